@@ -1,0 +1,1 @@
+"""hcompile applications: benchmark workloads, the peer benchmark harness, the demo."""

@@ -1,0 +1,510 @@
+"""Run every workload under every peer, side by side, in one process.
+
+    python -m apps.bench [--workloads a,b] [--peers numpy,hcompile,...] [--repeat N]
+                         [--size bench|small] [--no-overhead] [--write apps/RESULTS.md]
+
+Peers: NumPy (the reference), hcompile (default mode), torch eager and torch.compile (default
+mode, if torch imports), jax.jit (if jax imports). For each (workload, peer):
+
+* the first call is timed alone and reported as *compile* time (for NumPy and torch eager it is
+  just a cold call);
+* two more warm-up calls, then ``--repeat`` samples; each sample times a batch of k calls (k
+  chosen so a sample lasts >= ~2 ms, so sub-millisecond kernels are not timer noise) and the
+  reported time is the median of the per-call means. jax calls ``block_until_ready`` on every
+  call; everything else is synchronous on the CPU.
+* the result is compared with NumPy's (``np.allclose`` at the workload's float32 tolerance); a
+  mismatch is printed loudly, marked in the table, and makes the exit status 1.
+
+The per-call overhead probe (``x + 1`` on a 1-element float32 array) runs first, so one-time
+startup costs (torch inductor import, XLA client creation, Halide JIT init) land in its
+"first call" column and not in the first workload's compile time.
+
+Threads: nothing here sets a thread variable. On this machine each peer uses its own default:
+NumPy's BLAS its own pool (matmul only; elementwise NumPy is single-threaded), torch
+``torch.get_num_threads()`` (= cores), XLA's CPU client its Eigen pool (= cores), Halide its
+thread pool (``HL_NUM_THREADS``, default = cores). The environment section of the report lists
+any of these variables that are set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import importlib
+import importlib.metadata
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from apps import workloads as W
+
+NS = time.perf_counter_ns
+
+PEERS = ["numpy", "hcompile", "torch", "torch.compile", "jax.jit"]
+PEER_TITLES = {
+    "numpy": "NumPy",
+    "hcompile": "hcompile",
+    "torch": "torch eager",
+    "torch.compile": "torch.compile",
+    "jax.jit": "jax.jit",
+}
+THREAD_ENV = [
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE",
+    "OPENBLAS_L2_SIZE", "HL_NUM_THREADS", "HL_JIT_TARGET", "XLA_FLAGS", "JAX_PLATFORMS",
+    "HCOMPILE_LOGS", "HCOMPILE_CACHE_DIR",
+]
+SAMPLE_TARGET_NS = 2_000_000  # a timed sample lasts at least ~2 ms
+OVERHEAD_SAMPLE_TARGET_NS = 20_000_000
+
+
+# --------------------------------------------------------------------------------------------
+# Peers: each turns a workload into (call, sync, to_numpy)
+# --------------------------------------------------------------------------------------------
+
+
+class PeerUnavailable(Exception):
+    pass
+
+
+def _try_import(name):
+    try:
+        return importlib.import_module(name), None
+    except Exception as e:  # noqa: BLE001 - any import failure means "peer absent"
+        return None, f"{type(e).__name__}: {e}"
+
+
+@dataclass
+class Prepared:
+    call: object  # () -> result
+    sync: object  # result -> None
+    to_numpy: object  # result -> np.ndarray
+
+
+class Peers:
+    """Lazily imports each peer's library once; ``prepare`` binds a workload to a peer."""
+
+    def __init__(self):
+        self.hc, self.hc_err = _try_import("hcompile")
+        self.torch, self.torch_err = _try_import("torch")
+        self.jax, self.jax_err = _try_import("jax")
+        if self.jax is not None:
+            import jax.numpy  # noqa: F401
+
+        self.hc_fns = {}  # workload name -> compiled hcompile function (for explain)
+
+    def available(self, peer) -> str | None:
+        """None if usable, else why not."""
+        if peer == "hcompile" and self.hc is None:
+            return self.hc_err
+        if peer in ("torch", "torch.compile") and self.torch is None:
+            return self.torch_err
+        if peer == "jax.jit" and self.jax is None:
+            return self.jax_err
+        return None
+
+    def prepare(self, peer, wl: W.Workload, args) -> Prepared:
+        why = self.available(peer)
+        if why:
+            raise PeerUnavailable(why)
+        nop = lambda r: None  # noqa: E731
+        if peer == "numpy":
+            fn = wl.fn
+            return Prepared(lambda: fn(*args), nop, np.asarray)
+        if peer == "hcompile":
+            fn = self.hc.hcompile(wl.fn)
+            self.hc_fns[wl.name] = fn
+            return Prepared(lambda: fn(*args), nop, np.asarray)
+        if peer in ("torch", "torch.compile"):
+            torch = self.torch
+            targs = tuple(torch.from_numpy(a) for a in args)
+            fn = W.torch_fn(wl.name)
+            if peer == "torch.compile":
+                fn = torch.compile(fn)
+            return Prepared(lambda: fn(*targs), nop, lambda r: r.detach().numpy())
+        if peer == "jax.jit":
+            jax = self.jax
+            jargs = tuple(jax.device_put(a) for a in args)
+            for a in jargs:
+                a.block_until_ready()
+            fn = jax.jit(W.jax_fn(wl.name))
+            return Prepared(lambda: fn(*jargs), lambda r: r.block_until_ready(), np.asarray)
+        raise ValueError(peer)
+
+
+# --------------------------------------------------------------------------------------------
+# Timing
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    peer: str
+    first_ns: int | None = None  # first call (compile for compiled peers)
+    median_ns: float | None = None
+    batch: int = 1
+    ok: bool | None = None
+    max_err: float | None = None
+    error: str | None = None  # peer failed or unavailable
+    samples_ns: list = field(default_factory=list)
+
+
+def measure(prep: Prepared, repeat: int, target_ns: int) -> tuple[int, float, int, object, list]:
+    call, sync = prep.call, prep.sync
+    t0 = NS()
+    out = call()
+    sync(out)
+    first = NS() - t0
+    # two warm calls; the second also sizes the batch
+    out = call()
+    sync(out)
+    t0 = NS()
+    out = call()
+    sync(out)
+    one = max(NS() - t0, 1)
+    k = max(1, min(100_000, target_ns // one))
+    samples = []
+    for _ in range(repeat):
+        t0 = NS()
+        for _ in range(k):
+            out = call()
+            sync(out)
+        samples.append((NS() - t0) / k)
+    return first, statistics.median(samples), k, out, samples
+
+
+def run_one(peers: Peers, peer: str, wl: W.Workload, args, want, repeat, target_ns) -> Result:
+    res = Result(peer)
+    try:
+        prep = peers.prepare(peer, wl, args)
+    except PeerUnavailable as e:
+        res.error = f"unavailable ({e})"
+        return res
+    except Exception as e:  # noqa: BLE001
+        res.error = f"setup failed: {type(e).__name__}: {e}"
+        return res
+    try:
+        res.first_ns, res.median_ns, res.batch, out, res.samples_ns = measure(prep, repeat, target_ns)
+    except Exception as e:  # noqa: BLE001
+        res.error = f"{type(e).__name__}: {e}"
+        print(f"  !! {peer} failed on {wl.name}:\n" + traceback.format_exc(limit=4), file=sys.stderr)
+        return res
+    if want is not None:
+        try:
+            res.ok, res.max_err = wl.check(prep.to_numpy(out), want)
+        except Exception as e:  # noqa: BLE001
+            res.ok, res.error = False, f"result not comparable: {e}"
+        if not res.ok:
+            print(
+                f"\n{'!' * 78}\n!! MISMATCH: {peer} on {wl.name}: max |err| = {res.max_err} "
+                f"(rtol={wl.rtol}, atol={wl.atol})\n{'!' * 78}\n",
+                file=sys.stderr,
+            )
+    return res
+
+
+# --------------------------------------------------------------------------------------------
+# Reporting
+# --------------------------------------------------------------------------------------------
+
+
+def _ms(ns):
+    return "—" if ns is None else (f"{ns / 1e6:.3f}" if ns < 1e9 else f"{ns / 1e6:.0f}")
+
+
+def _us(ns):
+    return "—" if ns is None else f"{ns / 1e3:.2f}"
+
+
+def _s(ns):
+    return "—" if ns is None else f"{ns / 1e9:.2f}"
+
+
+def _x(base, t):
+    if base is None or t is None:
+        return ""
+    return f"{base / t:.2f}×"
+
+
+def _cell_time(r: Result, base_ns, fmt):
+    if r.error:
+        short = r.error.split("(")[0].strip() if r.error.startswith("unavailable") else "error"
+        return short
+    txt = fmt(r.median_ns)
+    sp = _x(base_ns, r.median_ns)
+    if sp:
+        txt += f" ({sp})"
+    if r.ok is False:
+        txt += " **MISMATCH**"
+    return txt
+
+
+def workload_table(results: dict, peers: list[str]) -> str:
+    head = ["workload"] + [f"{PEER_TITLES[p]} ms" + ("" if p == "numpy" else " (vs NumPy)") for p in peers]
+    if "hcompile" in peers:
+        head += ["hcompile vs best peer"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, row in results.items():
+        base = row["numpy"].median_ns if "numpy" in row and not row["numpy"].error else None
+        cells = [name] + [_cell_time(row[p], None if p == "numpy" else base, _ms) for p in peers]
+        if "hcompile" in peers:
+            hc = row["hcompile"]
+            others = [
+                (row[p].median_ns, p) for p in peers
+                if p != "hcompile" and not row[p].error and row[p].ok is not False
+            ]
+            if hc.error or hc.median_ns is None or not others:
+                cells.append("—")
+            else:
+                best_ns, best_p = min(others)
+                cells.append(f"{best_ns / hc.median_ns:.2f}× (best: {PEER_TITLES[best_p]})")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def compile_table(results: dict, peers: list[str], hc_explain: dict) -> str:
+    cp = [p for p in peers if p in ("hcompile", "torch.compile", "jax.jit")]
+    head = ["workload"] + [f"{PEER_TITLES[p]} first call s" for p in cp]
+    if "hcompile" in peers:
+        head += ["hcompile graphs / breaks", "max abs err vs NumPy (hc)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, row in results.items():
+        cells = [name] + [("error" if row[p].error else _s(row[p].first_ns)) for p in cp]
+        if "hcompile" in peers:
+            cells.append(hc_explain.get(name, "—"))
+            e = row["hcompile"].max_err
+            cells.append("—" if e is None else f"{e:.2e}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def overhead_table(row: dict, peers: list[str]) -> str:
+    head = ["peer", "per call µs", "first call s", "correct"]
+    lines = ["| " + " | ".join(head) + " |", "|---|---|---|---|"]
+    for p in peers:
+        r = row[p]
+        if r.error:
+            lines.append(f"| {PEER_TITLES[p]} | {r.error.split(':')[0]} | — | — |")
+        else:
+            ok = {True: "yes", False: "**MISMATCH**", None: "—"}[r.ok]
+            lines.append(f"| {PEER_TITLES[p]} | {_us(r.median_ns)} | {_s(r.first_ns)} | {ok} |")
+    return "\n".join(lines)
+
+
+def _version(dist):
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def machine_info(peers: Peers) -> dict:
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    versions = {"python": platform.python_version(), "numpy": np.__version__}
+    for dist in ["hcompile", "halide", "torch", "jax", "jaxlib"]:
+        v = _version(dist)
+        if v:
+            versions[dist] = v
+    if peers.hc is not None and "hcompile" not in versions:
+        versions["hcompile"] = getattr(peers.hc, "__version__", "in tree")
+    blas = "?"
+    try:
+        cfg = np.show_config(mode="dicts")
+        b = cfg["Build Dependencies"]["blas"]
+        blas = f"{b.get('name')} {b.get('version', '')}".strip()
+    except Exception:  # noqa: BLE001
+        pass
+    threads = {"numpy BLAS": blas}
+    if peers.torch is not None:
+        threads["torch threads"] = peers.torch.get_num_threads()
+    if peers.jax is not None:
+        try:
+            threads["jax devices"] = ", ".join(str(d) for d in peers.jax.devices())
+        except Exception:  # noqa: BLE001
+            pass
+    env = {k: os.environ[k] for k in THREAD_ENV if k in os.environ}
+    return {
+        "cpu": cpu,
+        "cores": f"{os.cpu_count()} logical, {usable} usable",
+        "platform": platform.platform(),
+        "versions": versions,
+        "threads": threads,
+        "env": env,
+    }
+
+
+def report(info, command, tables: list[tuple[str, str]], notes: list[str]) -> str:
+    date = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    out = [
+        f"## {date} — {info['cpu']} ({info['cores']})",
+        "",
+        f"- command: `{command}`",
+        "- versions: " + ", ".join(f"{k} {v}" for k, v in info["versions"].items()),
+        "- peers' threads: " + ", ".join(f"{k}: {v}" for k, v in info["threads"].items())
+        + "; Halide: its own pool (HL_NUM_THREADS or cores)",
+        "- thread/env variables set: "
+        + (", ".join(f"{k}={v}" for k, v in info["env"].items()) or "none"),
+        f"- platform: {info['platform']}",
+    ]
+    out += [f"- {n}" for n in notes]
+    for title, table in tables:
+        out += ["", f"**{title}**", "", table]
+    return "\n".join(out) + "\n"
+
+
+RESULTS_HEADER = """# hcompile benchmark results
+
+Written by `python -m apps.bench --write apps/RESULTS.md`; every number below was measured by
+that command on the machine its section names. A section is replaced when the same command runs
+again on the same machine on the same day, and appended otherwise. Times are medians of per-call
+means (see apps/bench.py); "(1.23×)" is the speedup over NumPy; "first call" is compile time for
+compiled peers (for NumPy and torch eager just a cold call).
+"""
+
+
+def write_results(path: Path, key: str, section: str):
+    begin, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
+    block = f"{begin}\n{section}{end}\n"
+    text = path.read_text() if path.exists() else RESULTS_HEADER
+    pat = re.compile(re.escape(begin) + r".*?" + re.escape(end) + r"\n?", re.S)
+    if pat.search(text):
+        text = pat.sub(lambda m: block, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    path.write_text(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m apps.bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--workloads", default=",".join(W.WORKLOADS),
+                    help="comma-separated subset of: " + ", ".join(W.WORKLOADS))
+    ap.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of: " + ", ".join(PEERS))
+    ap.add_argument("--repeat", type=int, default=20, help="timed samples per (workload, peer)")
+    ap.add_argument("--size", choices=["bench", "small"], default="bench")
+    ap.add_argument("--no-overhead", action="store_true", help="skip the per-call overhead probe")
+    ap.add_argument("--write", metavar="PATH", help="append/update a section of this markdown file")
+    a = ap.parse_args(argv)
+
+    names = [n for n in a.workloads.split(",") if n]
+    bad = [n for n in names if n not in W.WORKLOADS]
+    peer_list = [p for p in a.peers.split(",") if p]
+    bad += [p for p in peer_list if p not in PEERS]
+    if bad:
+        ap.error(f"unknown workload/peer: {', '.join(bad)}")
+    if "numpy" not in peer_list:
+        peer_list.insert(0, "numpy")  # the reference every result is checked against
+    command = "python -m apps.bench " + " ".join(argv if argv is not None else sys.argv[1:])
+
+    peers = Peers()
+    if peers.torch is not None:
+        peers.torch.set_grad_enabled(False)
+    info = machine_info(peers)
+    print(f"machine: {info['cpu']} ({info['cores']}); versions: {info['versions']}")
+    print(f"threads: {info['threads']}; env: {info['env'] or 'no thread variables set'}")
+    for p in peer_list:
+        why = peers.available(p)
+        if why:
+            print(f"peer {PEER_TITLES[p]}: not available ({why})")
+
+    any_mismatch = False
+    tables = []
+    notes = []
+
+    if not a.no_overhead:
+        print("\n== per-call overhead (x + 1, 1-element float32) ==")
+        wl = W.OVERHEAD
+        args = wl.make_inputs()
+        want = wl.fn(*args)
+        row = {}
+        for p in peer_list:
+            row[p] = run_one(peers, p, wl, args, want, max(a.repeat, 5), OVERHEAD_SAMPLE_TARGET_NS)
+            any_mismatch |= row[p].ok is False
+            r = row[p]
+            print(f"  {PEER_TITLES[p]:14s} " + (r.error or f"{_us(r.median_ns)} µs/call (first call {_s(r.first_ns)} s)"))
+        tables.append(("Per-call overhead, `x + 1` on a 1-element float32 array (µs; first call "
+                       "includes each library's one-time startup)", overhead_table(row, peer_list)))
+
+    results = {}
+    for name in names:
+        wl = W.WORKLOADS[name]
+        args = wl.make_inputs(a.size)
+        want = wl.fn(*args)
+        print(f"\n== {name}: {wl.description} ==")
+        row = {}
+        for p in peer_list:
+            row[p] = run_one(peers, p, wl, args, None if p == "numpy" else want, a.repeat, SAMPLE_TARGET_NS)
+            r = row[p]
+            any_mismatch |= r.ok is False
+            if r.error:
+                print(f"  {PEER_TITLES[p]:14s} {r.error}")
+            else:
+                flag = "" if r.ok is not False else f"   <<< MISMATCH max|err|={r.max_err:.3g}"
+                print(f"  {PEER_TITLES[p]:14s} {_ms(r.median_ns):>9s} ms  first call {_s(r.first_ns):>6s} s"
+                      f"  (batch {r.batch}){flag}")
+        results[name] = row
+
+    hc_explain = {}
+    if "hcompile" in peer_list and peers.hc is not None:
+        for name in names:
+            fn = peers.hc_fns.get(name)
+            if fn is None:
+                continue
+            try:
+                ex = peers.hc.explain(W.WORKLOADS[name].fn, *W.WORKLOADS[name].make_inputs("small"))
+                hc_explain[name] = f"{ex.graph_count} / {ex.graph_break_count}"
+            except Exception as e:  # noqa: BLE001
+                hc_explain[name] = f"explain failed: {type(e).__name__}"
+            try:
+                ci = fn.cache_info()
+                hc_explain[name] += f" (cache: {ci.entries} entries, {ci.recompiles} recompiles)"
+            except Exception:  # noqa: BLE001
+                pass
+
+    tables.insert(0, (f"Median ms per call (speedup vs NumPy), size={a.size}, repeat={a.repeat}",
+                      workload_table(results, peer_list)))
+    tables.insert(1, ("First call (compile) seconds, hcompile capture summary",
+                      compile_table(results, peer_list, hc_explain)))
+    if any_mismatch:
+        notes.append("**A RESULT DID NOT MATCH NUMPY: see cells marked MISMATCH.**")
+    errs = [f"{PEER_TITLES[p]} on {n}: {row[p].error}" for n, row in results.items()
+            for p in peer_list if row[p].error and not row[p].error.startswith("unavailable")]
+    notes += [f"error: {e}" for e in errs]
+
+    text = report(info, command, tables, notes)
+    print("\n" + text)
+    if a.write:
+        key = "|".join([_dt.date.today().isoformat(), info["cpu"], info["cores"], a.size,
+                        ",".join(names), ",".join(peer_list)])
+        write_results(Path(a.write), re.sub(r"[^A-Za-z0-9|,._-]+", "_", key), text)
+        print(f"wrote {a.write}")
+    if any_mismatch:
+        print("MISMATCH: at least one peer disagreed with NumPy (see above)", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
