@@ -1,0 +1,476 @@
+"""Shared helpers of the differential test suite: compiled-vs-NumPy oracle, inputs, tolerances.
+
+The oracle is NumPy itself: every test runs the plain Python function and the same function
+compiled with ``hc.hcompile(fn, fullgraph=True)`` on identical (deep-copied, layout-preserving)
+inputs and compares results. ``fullgraph=True`` means anything not compiled raises
+``hc.Unsupported``, so a passing test proves the compiled path ran.
+
+Switches (environment):
+  HCOMPILE_TEST_SEED=N       reproduce a run (the seed is printed in the header and on failure)
+  HCOMPILE_TEST_IDENTITY=1   replace ``hc.hcompile`` by the identity (with a fake cache_info and
+                             explain); validates the oracle logic and the expected errors without
+                             the compiler. Tests that need the real compiler are skipped then.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import linecache
+import math
+import os
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+# --------------------------------------------------------------------------------------------
+# The hcompile module under test (real or identity stand-in)
+
+IDENTITY = os.environ.get("HCOMPILE_TEST_IDENTITY", "") not in ("", "0")
+
+
+def _identity_hc():
+    """A stand-in for ``hcompile`` whose compiler is the identity.
+
+    Its cache_info simulates a cache keyed by (type, dtype, shape) of arrays and (type, value) of
+    Python scalars, so the cache tests check the bookkeeping the real cache must have.
+    """
+
+    class Unsupported(Exception):
+        pass
+
+    class CompileError(Exception):
+        pass
+
+    class CacheInfo(types.SimpleNamespace):
+        pass
+
+    class Identity:
+        def __init__(self, fn, **options):
+            self.fn = fn
+            self.options = options
+            self.keys = set()
+            self.hits = self.misses = self.recompiles = 0
+
+        def __call__(self, *args, **kwargs):
+            key = tuple(
+                (type(a), a.dtype.str, a.shape) if isinstance(a, np.ndarray) else (type(a), repr(a))
+                for a in args
+            )
+            if key in self.keys:
+                self.hits += 1
+            else:
+                self.misses += 1
+                if self.keys:
+                    self.recompiles += 1
+                self.keys.add(key)
+            return self.fn(*args, **kwargs)
+
+        def cache_info(self):
+            return CacheInfo(entries=len(self.keys), hits=self.hits, misses=self.misses,
+                             recompiles=self.recompiles)
+
+    def hcompile(fn=None, **options):
+        if fn is None:
+            return lambda f: Identity(f, **options)
+        return Identity(fn, **options)
+
+    class Explanation(types.SimpleNamespace):
+        def __str__(self):
+            return f"identity: {self.graph_count} graph(s), {self.graph_break_count} break(s)"
+
+    def explain(fn, *args, **kwargs):
+        fn(*args, **kwargs)
+        return Explanation(graph_count=1, graph_break_count=0, break_reasons=[],
+                           graphs=["<identity>"])
+
+    return types.SimpleNamespace(hcompile=hcompile, explain=explain, reset=lambda: None,
+                                 Unsupported=Unsupported, CompileError=CompileError,
+                                 __name__="hcompile_identity")
+
+
+if IDENTITY:
+    hc = _identity_hc()
+else:
+    import hcompile as hc  # noqa: E402  (the real compiler; an ImportError here is a real failure)
+
+real_only = pytest.mark.skipif(IDENTITY, reason="needs the real compiler (HCOMPILE_TEST_IDENTITY)")
+
+# --------------------------------------------------------------------------------------------
+# Seed bookkeeping (conftest sets these; they are quoted in every assertion message)
+
+BASE_SEED: int | None = None
+CURRENT_TEST: str = "?"
+
+
+def context() -> str:
+    return (f"[seed: HCOMPILE_TEST_SEED={BASE_SEED} pytest '{CURRENT_TEST}'"
+            f"{' identity' if IDENTITY else ''}]")
+
+
+# --------------------------------------------------------------------------------------------
+# Compiled functions, shared across shapes/tests (each hcompile wrapper keeps its own cache)
+
+_COMPILED: dict = {}
+
+
+def compiled(fn, **options):
+    """hc.hcompile(fn, fullgraph=True, **options), memoised per (fn, options)."""
+    options.setdefault("fullgraph", True)
+    key = (fn, tuple(sorted(options.items())))
+    if key not in _COMPILED:
+        _COMPILED[key] = hc.hcompile(fn, **options)
+    return _COMPILED[key]
+
+
+_SRC_FNS: dict = {}
+
+
+def fn_from_src(src: str, name: str = "f", extra_globals: dict | None = None):
+    """Build a function from source text with literal constants (memoised by text).
+
+    Parametrised tests use this instead of closures so each captured function holds its axis,
+    shape and constants as literals; the text is registered with linecache so tracebacks and
+    the compiler's source locations can show it.
+    """
+    key = (src, name, tuple(sorted((extra_globals or {}).items())) if extra_globals else ())
+    if key in _SRC_FNS:
+        return _SRC_FNS[key]
+    filename = f"<hcompile-test-{len(_SRC_FNS)}>"
+    text = src if src.endswith("\n") else src + "\n"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    g = {"np": np, "__name__": "hcompile_generated"}
+    if extra_globals:
+        g.update(extra_globals)
+    exec(compile(text, filename, "exec"), g)
+    fn = g[name]
+    _SRC_FNS[key] = fn
+    return fn
+
+
+# --------------------------------------------------------------------------------------------
+# Tolerances: stated here and only here.
+#
+# * Integer and boolean outputs: exact.
+# * Floats, elementwise: RTOL_PER_OP per operation in the chain (`ops`). float32: 2e-6 ≈ 16 ulp
+#   per op. Single IEEE ops (+ - * / sqrt) are correctly rounded in both NumPy and Halide, but
+#   transcendentals differ by ≤ 2-4 ulp between NumPy's SIMD kernels and libm/Halide, a fused
+#   chain may contract a*b+c into an FMA or reassociate, and later ops amplify an earlier op's
+#   relative error (exp(y) turns an absolute error in y into a relative one). float64: 1e-12
+#   per op, the same reasoning with generous headroom (still ~1e4 times tighter than float32).
+# * Chains with cancellation (x - mean(x), a*b - c*d): a relative tolerance is meaningless near
+#   zero, so for ops > 1 the absolute tolerance is rtol times the largest finite |expected|.
+# * Reductions over n elements (`reduce=n`): any summation order satisfies
+#   |error| <= (n-1) eps sum|x_i|; realistic orders (pairwise in NumPy, lane-wise sequential in
+#   a vectorised Halide loop) have errors ~ eps sqrt(n) |x|. We allow rtol + RED_ULPS eps sqrt(n)
+#   relative and RED_ULPS eps n `scale` absolute, where `scale` is the typical |element|
+#   (tests pass it: max|x| for sum, max|x|/n for mean, ...). Both are far below the size of a
+#   dropped/duplicated element or a wrong axis.
+# * Single ops get atol = a few times the smallest normal, so flushing denormals to zero is
+#   tolerated (Halide may run with FTZ/DAZ) but nothing else.
+
+RTOL_PER_OP = {np.dtype(np.float16): 2e-3, np.dtype(np.float32): 2e-6,
+               np.dtype(np.float64): 1e-12}
+RED_ULPS = 8
+
+
+def tolerance(dtype, ops=1, reduce=1, scale=None, expected=None):
+    """(rtol, atol) for a float result of `dtype` (see the table above)."""
+    dtype = np.dtype(dtype)
+    eps = float(np.finfo(dtype).eps)
+    rtol = RTOL_PER_OP[dtype] * ops
+    atol = 4 * float(np.finfo(dtype).tiny)
+    if reduce > 1:
+        rtol += RED_ULPS * eps * math.sqrt(reduce)
+        if scale is not None:
+            atol += RED_ULPS * eps * reduce * scale
+    if ops > 1 or reduce > 1:
+        if scale is None and expected is not None:
+            scale = finite_max_abs(expected)
+        if scale is not None:
+            atol += rtol * scale
+    elif scale is not None:
+        atol += rtol * scale
+    return rtol, atol
+
+
+def finite_max_abs(x) -> float:
+    """Largest finite |value| in x (arrays, scalars, tuples); 0 when none."""
+    if isinstance(x, (tuple, list)):
+        return max((finite_max_abs(v) for v in x), default=0.0)
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub" or a.size == 0:
+        return 0.0
+    a = a.astype(np.float64)
+    a = a[np.isfinite(a)]
+    return float(np.max(np.abs(a))) if a.size else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Layout-preserving copies (copy.deepcopy makes strided/negative-stride views contiguous)
+
+def clone(x):
+    """Deep copy that keeps an array's strides (transposed, stepped, reversed, broadcast views)
+    and its writeable flag; recurses into tuples, lists and dicts."""
+    if isinstance(x, np.ndarray):
+        if x.dtype.hasobject or x.size == 0 or x.ndim == 0:
+            out = x.copy()
+        else:
+            isz = x.itemsize
+            lo = sum(s * (n - 1) for s, n in zip(x.strides, x.shape) if s < 0)
+            hi = sum(s * (n - 1) for s, n in zip(x.strides, x.shape) if s > 0)
+            if any(s % isz for s in x.strides):
+                out = x.copy()
+            else:
+                buf = np.zeros((hi - lo) // isz + 1, dtype=x.dtype)
+                out = np.ndarray(x.shape, x.dtype, buffer=buf, offset=-lo, strides=x.strides)
+                if x.ndim and 0 in x.strides:
+                    # broadcast view: write through a stride-free view of the distinct elements
+                    idx = tuple(slice(0, 1) if s == 0 else slice(None) for s in x.strides)
+                    out[idx] = x[idx]
+                else:
+                    out[...] = x
+        if not x.flags.writeable:
+            out.flags.writeable = False
+        return out
+    if isinstance(x, tuple):
+        return tuple(clone(v) for v in x)
+    if isinstance(x, list):
+        return [clone(v) for v in x]
+    if isinstance(x, dict):
+        return {k: clone(v) for k, v in x.items()}
+    return copy.deepcopy(x)
+
+
+def _same_value_exact(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)):
+            return False
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        if a.dtype.kind in "fc":
+            return bool(np.array_equal(a, b, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(
+            _same_value_exact(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return type(a) is type(b) and a == b
+
+
+# --------------------------------------------------------------------------------------------
+# Result comparison
+
+
+def _leaf_kind(x):
+    return "ndarray" if isinstance(x, np.ndarray) else type(x).__name__
+
+
+def assert_same_result(got, expected, *, rtol=None, atol=None, ops=1, reduce=1, scale=None,
+                       path="result"):
+    """Same Python type, dtype and shape; exact for ints/bools; allclose (equal_nan) for floats."""
+    where = f"{path} {context()}"
+    assert type(got) is type(expected), (
+        f"{where}: type {type(got).__name__} != NumPy's {type(expected).__name__}")
+    if isinstance(expected, (tuple, list)):
+        assert len(got) == len(expected), f"{where}: length {len(got)} != {len(expected)}"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            assert_same_result(g, e, rtol=rtol, atol=atol, ops=ops, reduce=reduce, scale=scale,
+                               path=f"{path}[{i}]")
+        return
+    if isinstance(expected, (np.ndarray, np.generic)):
+        assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != NumPy's {expected.dtype}"
+        assert got.shape == expected.shape, f"{where}: shape {got.shape} != NumPy's {expected.shape}"
+        if isinstance(expected, np.ndarray) and expected.flags.writeable:
+            assert got.flags.writeable, f"{where}: result is read-only, NumPy's is writeable"
+        kind = expected.dtype.kind
+        if kind in "biu":
+            if not np.array_equal(got, expected):
+                g, e = np.asarray(got), np.asarray(expected)
+                bad = np.argwhere(g != e)
+                first = tuple(bad[0]) if bad.size else ()
+                raise AssertionError(
+                    f"{where}: {int((g != e).sum())} of {e.size} elements differ (exact "
+                    f"{expected.dtype}); first at {first}: got {g[first]!r}, NumPy {e[first]!r}\n"
+                    f"got:\n{g!r}\nNumPy:\n{e!r}")
+        elif kind in "fc":
+            r, a = tolerance(expected.dtype, ops=ops, reduce=reduce, scale=scale,
+                             expected=expected)
+            r = r if rtol is None else rtol
+            a = a if atol is None else atol
+            np.testing.assert_allclose(got, expected, rtol=r, atol=a, equal_nan=True,
+                                       err_msg=f"{where} (rtol={r:g}, atol={a:g})")
+        else:
+            assert np.array_equal(got, expected), f"{where}: {got!r} != {expected!r}"
+        return
+    if isinstance(expected, float):
+        r, a = tolerance(np.float64, ops=ops, reduce=reduce, scale=scale, expected=expected)
+        np.testing.assert_allclose(got, expected, rtol=r if rtol is None else rtol,
+                                   atol=a if atol is None else atol, equal_nan=True,
+                                   err_msg=where)
+        return
+    assert got == expected, f"{where}: {got!r} != NumPy's {expected!r}"
+
+
+def _involves_float16(x) -> bool:
+    if isinstance(x, (tuple, list)):
+        return any(_involves_float16(v) for v in x)
+    return isinstance(x, (np.ndarray, np.generic)) and x.dtype == np.float16
+
+
+def run_numpy(fn, args, kwargs=None):
+    """(result, exception) of the plain function, warnings silenced (we compare values)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*args, **(kwargs or {})), None
+        except Exception as e:  # noqa: BLE001  (any NumPy error is part of the semantics)
+            return None, e
+
+
+def check(fn, *args, rtol=None, atol=None, ops=1, reduce=1, scale=None, cfn=None,
+          **compile_options):
+    """Run `fn` with NumPy and compiled (fullgraph=True) on identical copies of `args`.
+
+    Asserts the same Python type / dtype / shape of the result, exact equality for integer and
+    boolean results, allclose (equal_nan) within `tolerance(...)` for floats, that the compiled
+    call left its inputs unmodified (as NumPy did), and that if NumPy raises, the compiled call
+    raises the same exception type (or a subclass of it). `cfn` overrides the compiled function
+    (default: `compiled(fn, **compile_options)`, shared across calls). Returns NumPy's result.
+    """
+    cfn = cfn if cfn is not None else compiled(fn, **compile_options)
+    snapshot = clone(args)
+    np_args = clone(args)
+    hc_args = clone(args)
+    expected, np_exc = run_numpy(fn, np_args)
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            got = cfn(*hc_args)
+            hc_exc = None
+        except Exception as e:  # noqa: BLE001
+            got, hc_exc = None, e
+
+    if np_exc is not None:
+        if hc_exc is None:
+            raise AssertionError(
+                f"NumPy raised {type(np_exc).__name__}: {np_exc}; compiled returned "
+                f"{got!r} {context()}")
+        if not isinstance(hc_exc, type(np_exc)):
+            raise AssertionError(
+                f"NumPy raised {type(np_exc).__name__}: {np_exc}; compiled raised "
+                f"{type(hc_exc).__name__}: {hc_exc} {context()}") from hc_exc
+        return None
+
+    if hc_exc is not None:
+        if (not IDENTITY and isinstance(hc_exc, hc.Unsupported)
+                and _involves_float16(expected)):
+            # float16 is not an IR dtype (core/OPS.md); NumPy picks it for bool/int8 inputs
+            pytest.xfail(f"float16 result not supported: {hc_exc}")
+        hc_exc.add_note(f"compiled call raised; NumPy returned {_leaf_kind(expected)} "
+                        f"{getattr(expected, 'dtype', '')} {context()}")
+        raise hc_exc
+
+    # inputs: the compiled call must leave them exactly as NumPy's call left its own copy
+    for i, (before, after_np, after_hc) in enumerate(zip(snapshot, np_args, hc_args)):
+        if _same_value_exact(before, after_np):
+            assert _same_value_exact(before, after_hc), (
+                f"compiled function modified its input argument {i} {context()}")
+        else:
+            assert_same_result(after_hc, after_np, rtol=rtol, atol=atol, ops=ops,
+                               path=f"argument {i} after the call")
+
+    assert_same_result(got, expected, rtol=rtol, atol=atol, ops=ops, reduce=reduce, scale=scale)
+    return expected
+
+
+def check_raises_same(fn, *args, cfn=None, **compile_options):
+    """NumPy must raise on these args, and the compiled function the same exception type."""
+    expected, np_exc = run_numpy(fn, clone(args))
+    assert np_exc is not None, f"test bug: NumPy did not raise, returned {expected!r}"
+    check(fn, *args, cfn=cfn, **compile_options)
+    return np_exc
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+
+DTYPES = ["float32", "float64", "int32", "int64", "bool"]
+FLOAT_DTYPES = ["float32", "float64"]
+INT_DTYPES = ["int32", "int64"]
+
+
+def make(rng, shape, dtype, kind="normal", specials=0.0, layout="C", low=None, high=None):
+    """A random array of `shape` and `dtype` (or a NumPy scalar when shape is None).
+
+    kind (floats): normal | pos (0.05..10) | unit (-1..1) | small (-3..3) | halves (k/2, for
+    rounding ties) | mixed (normal with halves, zeros and out-of-domain values)
+    kind (ints): small (-9..9) | normal (-100..100) | wide (full range) | nonneg (0..9) | nonzero
+    specials: fraction of float elements replaced by nan/inf/-inf/0/-0.0
+    layout: C | F (transposed view) | step (every other element of a larger array) |
+            rev (negative strides) | bcast (stride-0 broadcast view, read-only)
+    """
+    dtype = np.dtype(dtype)
+    scalar = shape is None
+    shape = () if scalar else tuple(shape)
+    if layout == "F":
+        base = make(rng, shape[::-1], dtype, kind, specials, "C", low, high)
+        return base.T
+    if layout == "step":
+        big = make(rng, tuple(2 * n for n in shape), dtype, kind, specials, "C", low, high)
+        return big[tuple(slice(None, None, 2) for _ in shape)]
+    if layout == "rev":
+        base = make(rng, shape, dtype, kind, specials, "C", low, high)
+        return base[tuple(slice(None, None, -1) for _ in shape)]
+    if layout == "bcast":
+        row = make(rng, shape[-1:] if shape else (), dtype, kind, specials, "C", low, high)
+        return np.broadcast_to(row, shape)
+
+    if dtype.kind == "b":
+        a = rng.random(shape) < 0.5
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = {"small": (-9, 10), "normal": (-100, 101), "nonneg": (0, 10),
+                  "nonzero": (-9, 10), "pos": (1, 10),
+                  "wide": (int(info.min), int(info.max) + 1)}.get(kind, (-100, 101))
+        if low is not None:
+            lo = low
+        if high is not None:
+            hi = high
+        a = rng.integers(lo, hi, size=shape, dtype=dtype, endpoint=False)
+        if kind == "nonzero":
+            a = np.where(a == 0, dtype.type(1), a).astype(dtype)
+    else:
+        if kind == "pos":
+            a = rng.uniform(0.05, 10.0, shape)
+        elif kind == "unit":
+            a = rng.uniform(-1.0, 1.0, shape)
+        elif kind == "small":
+            a = rng.uniform(-3.0, 3.0, shape)
+        elif kind == "halves":
+            a = rng.integers(-12, 13, size=shape) / 2.0
+        elif kind == "uniform":
+            a = rng.uniform(low if low is not None else 0.0, high if high is not None else 1.0,
+                            shape)
+        else:
+            a = rng.standard_normal(shape) * 2.0
+            if kind == "mixed" and a.size:
+                m = rng.random(shape)
+                a = np.where(m < 0.15, rng.integers(-6, 7, size=shape) / 2.0, a)
+                a = np.where((m >= 0.15) & (m < 0.2), 0.0, a)
+        a = np.asarray(a, dtype=np.float64).astype(dtype)
+        if specials and a.size:
+            mask = rng.random(shape) < specials
+            vals = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], dtype=dtype)
+            a = np.where(mask, vals[rng.integers(0, len(vals), size=shape)], a).astype(dtype)
+    if scalar:
+        return dtype.type(a[()])
+    return np.ascontiguousarray(a) if shape else np.asarray(a, dtype=dtype)
+
+
+def shapes_product(*lists):
+    return list(itertools.product(*lists))
