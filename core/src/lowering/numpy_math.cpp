@@ -1,0 +1,265 @@
+// Vectorizable, NumPy-compatible math for Halide. See numpy_math.h.
+//
+// Conventions used throughout:
+//  * Every function is written once for Float(32) and Float(64); only the
+//    polynomial coefficients and range constants differ (chosen via is64()).
+//  * Polynomials are near-minimax fits (Lawson-iterated least squares in 60-digit
+//    mpmath, then rounded to the target type). The comment next to each gives the
+//    fit's max relative error on its interval.
+//  * Halide's default float mode lets the simplifier and LLVM reassociate, assume
+//    no nan/inf and ignore the sign of zero. So special values are detected only
+//    with is_nan/is_inf/is_finite or integer bit tests, signs are restored with
+//    integer bit operations, and nothing relies on error-free transformations
+//    such as (a + b) - a.
+//  * Integer work uses an integer type of the float's width so vectors keep the
+//    same lane count (AVX2 has no double<->int64 conversion, so doubles go through
+//    int32 and are widened).
+#include "lowering/numpy_math.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hc::math {
+
+using namespace Halide;
+using Halide::Internal::make_const;
+
+namespace {
+
+bool is64(const Expr &x) { return x.type().bits() == 64; }
+
+// A constant of x's (scalar) float type.
+Expr k(const Expr &x, double v) { return make_const(x.type().element_of(), v); }
+
+Type int_t(const Expr &x) { return Int(x.type().bits(), x.type().lanes()); }
+
+Expr bits_of(const Expr &x) { return reinterpret(int_t(x), x); }
+
+Expr sign_bit(const Expr &x) {
+    return bits_of(x) & make_const(int_t(x).element_of(), is64(x) ? INT64_MIN : (int64_t)INT32_MIN);
+}
+
+// |x| with the sign bit set to that of `s` (an integer sign mask as from sign_bit).
+Expr with_sign(const Expr &mag, const Expr &sbit) { return reinterpret(mag.type(), bits_of(mag) | sbit); }
+
+Expr abs_f(const Expr &x) {
+    return reinterpret(x.type(), bits_of(x) & make_const(int_t(x).element_of(), is64(x) ? INT64_MAX : INT32_MAX));
+}
+
+Expr inf_of(const Expr &x) { return k(x, INFINITY); }
+Expr nan_of(const Expr &x) { return k(x, NAN); }
+
+// Evaluates f over let-bound copies of `args` under strict_float, so that only
+// f's own few operations are IEEE-exact and unreassociated; the (possibly large)
+// argument expressions keep fast-math (FMA contraction etc.).
+Expr strict_of(const std::vector<Expr> &args, const std::function<Expr(const std::vector<Expr> &)> &f) {
+    std::vector<Expr> vars;
+    std::vector<std::string> names;
+    for (const Expr &a : args) {
+        names.push_back(Internal::unique_name('s'));
+        vars.push_back(Internal::Variable::make(a.type(), names.back()));
+    }
+    Expr e = strict_float(f(vars));
+    for (int i = (int)args.size() - 1; i >= 0; i--) e = Internal::Let::make(names[i], args[i], e);
+    return e;
+}
+
+// Horner evaluation of c[0] + c[1] r + c[2] r^2 + ...; LLVM contracts it into FMAs.
+Expr horner(const Expr &r, const std::vector<double> &c) {
+    Expr p = k(r, c.back());
+    for (int i = (int)c.size() - 2; i >= 0; i--) p = p * r + k(r, c[i]);
+    return p;
+}
+
+// Integer-valued float -> integer of the float's width (via int32 for doubles).
+Expr to_int(const Expr &kf) {
+    Expr i = cast(Int(32, kf.type().lanes()), kf);
+    return is64(kf) ? cast(Int(64, kf.type().lanes()), i) : i;
+}
+
+// 2^n for an integer n (of the float's width) in the normal exponent range.
+Expr pow2(const Expr &n, Type ft) {
+    bool d = ft.bits() == 64;
+    Expr biased = n + make_const(n.type().element_of(), d ? 1023 : 127);
+    return reinterpret(ft, biased << make_const(n.type().element_of(), d ? 52 : 23));
+}
+
+// y * 2^n for y in [0.5, 2) and |n| < 1100 (f64) / 160 (f32), rounding once, so
+// overflow gives inf and denormal results are correctly rounded. n is first added
+// to y's exponent field (integer add: the simplifier cannot reassociate it), keeping
+// 2^-+600 / 2^-+64 in reserve for a single final multiply.
+Expr scale(const Expr &y, const Expr &n) {
+    bool d = is64(y);
+    Type it = n.type().element_of();
+    Expr pos = n >= make_const(it, 0);
+    int off = d ? 600 : 64;
+    Expr n2 = select(pos, n - make_const(it, off), n + make_const(it, off));
+    Expr yb = reinterpret(y.type(), bits_of(y) + (n2 << make_const(it, d ? 52 : 23)));
+    return yb * select(pos, k(y, std::ldexp(1.0, off)), k(y, std::ldexp(1.0, -off)));
+}
+
+// Cody-Waite reduction x = kf*ln2 + r. ln2 is split so that kf*LN2_HI is exact for
+// |kf| < 2^11 even without FMA contraction.
+struct Reduced {
+    Expr r, kf, ki;
+};
+Reduced reduce_ln2(const Expr &x, bool truncate) {
+    bool d = is64(x);
+    Expr t = x * k(x, 1.4426950408889634);
+    Expr kf = truncate ? Halide::trunc(t) : Halide::round(t);
+    // hi = ln2 rounded to 32 (f64) / 12 (f32) bits; lo = ln2 - hi.
+    double hi = d ? 0x1.62e42feep-1 : 0x1.62ep-1;
+    double lo = d ? 0x1.a39ef35793c76p-33 : 0x1.0bfbe8p-15;
+    // strict_float keeps the simplifier from merging the two products back into one.
+    Expr r = strict_of({x, kf}, [&](const std::vector<Expr> &v) {
+        return (v[0] - v[1] * k(x, hi)) - v[1] * k(x, lo);
+    });
+    return {r, kf, to_int(kf)};
+}
+
+// expm1(r) for |r| <= ln2/2 (exp) or |r| < ln2 (expm1 family), as r + r^2 P(r).
+Expr expm1_poly(const Expr &r, bool wide) {
+    const bool d = is64(r);
+    // exp, |r| <= 0.35: P rel err 1.4e-7 (f32, deg 4), 2.3e-16 (f64, deg 9).
+    static const std::vector<double> e32 = {0.5, 0.16666573286056519, 0.04166686162352562, 0.008363739587366581,
+                                            0.0013901470229029655};
+    static const std::vector<double> e64 = {0.5000000000000001,    0.1666666666666664,   0.04166666666662084,
+                                            0.008333333333358109,  0.0013888888918857539, 0.00019841269781120194,
+                                            2.480151874803428e-05, 2.7557357075889553e-06, 2.7621295140372885e-07,
+                                            2.5068448048906584e-08};
+    // expm1, |r| < 0.7: P rel err 8.2e-9 (f32, deg 6), 2.2e-16 (f64, deg 11).
+    static const std::vector<double> m32 = {0.5,
+                                            0.16666670143604279,
+                                            0.04166664928197861,
+                                            0.008332755416631699,
+                                            0.0013889474794268608,
+                                            0.00020078099623788148,
+                                            2.487972415110562e-05};
+    static const std::vector<double> m64 = {0.49999999999999994,   0.16666666666666688,    0.04166666666667792,
+                                            0.008333333333324814,  0.0013888888886194526,  0.00019841269850092528,
+                                            2.4801589657341206e-05, 2.7557315832534725e-06, 2.755638943988378e-07,
+                                            2.5052502560033322e-08, 2.104566382861386e-09,  1.6096302616229675e-10};
+    const auto &c = wide ? (d ? m64 : m32) : (d ? e64 : e32);
+    return r + (r * r) * horner(r, c);
+}
+
+// Clamp bounds beyond which exp is certainly 0 / inf (keeps 2^k representable).
+Expr clamp_exp_arg(const Expr &x) {
+    return is64(x) ? clamp(x, k(x, -760.0), k(x, 720.0)) : clamp(x, k(x, -110.0), k(x, 100.0));
+}
+
+// Splits positive normal x (as integer bits) into 2^e * m with m in [sqrt(1/2), sqrt(2)).
+// Returns e (integer, float's width) and m.
+void split_exponent(const Expr &bits, Type ft, Expr &e, Expr &m) {
+    bool d = ft.bits() == 64;
+    Type it = bits.type().element_of();
+    // Subtracting sqrt(1/2)'s bits makes the exponent field count from sqrt(1/2).
+    Expr base = make_const(it, (int64_t)(d ? 0x3fe6a09e667f3bcdLL : 0x3f3504f3));
+    Expr ix = bits - base;
+    e = ix >> make_const(it, d ? 52 : 23);
+    Expr mant_mask = make_const(it, (int64_t)(d ? 0x000fffffffffffffLL : 0x007fffff));
+    m = reinterpret(ft, (ix & mant_mask) + base);
+}
+
+// log(2^e (1 + f)) for |f| <= 0.42, e given as a float. With s = f / (2 + f):
+// log1p(f) = 2 atanh(s) = 2s + s^3 Q(s^2), and since 2s = f - s f,
+// log1p(f) = f - s (f - s^2 Q(s^2)): the leading f is exact and the correction is
+// small, so rounding in it costs a fraction of an ulp.
+Expr log_core(const Expr &ef, const Expr &f) {
+    const bool d = is64(f);
+    // Q on z in [0, 0.03]: rel err 3.0e-7 (f32, deg 2), 6.0e-16 (f64, deg 6); it is
+    // scaled by s^2/2 < 0.015 in the result.
+    static const std::vector<double> q32 = {0.6666668653488159, 0.3998832106590271, 0.2960034906864166};
+    static const std::vector<double> q64 = {0.666666666666667,   0.39999999999886837, 0.2857142863164357,
+                                            0.2222221022116239,  0.18182954896549944, 0.15329560467420614,
+                                            0.14642865118164747};
+    Expr s = f / (k(f, 2.0) + f);
+    Expr z = s * s;
+    Expr corr = s * (f - z * horner(z, d ? q64 : q32));
+    double hi = d ? 0x1.62e42feep-1 : 0x1.62ep-1;
+    double lo = d ? 0x1.a39ef35793c76p-33 : 0x1.0bfbe8p-15;
+    // e*hi is exact; keep the summation order (the simplifier would merge e*hi + e*lo).
+    return strict_of({ef, f, corr}, [&](const std::vector<Expr> &v) {
+        return v[0] * k(f, hi) + (v[1] - (v[2] - v[0] * k(f, lo)));
+    });
+}
+
+}  // namespace
+
+Expr exp(Expr x) {
+    // e^x = 2^k (1 + expm1(r)), k = round(x / ln2), |r| <= ln2/2.
+    Reduced red = reduce_ln2(clamp_exp_arg(x), false);
+    Expr y = scale(k(x, 1.0) + expm1_poly(red.r, false), red.ki);
+    return select(is_nan(x), x, y);
+}
+
+Expr expm1(Expr x) {
+    // k = trunc(x / ln2) so r has x's sign and 2^k (p + (1 - 2^-k)) adds two terms
+    // of equal sign (no cancellation). k = 0 (|x| < ln2) returns p itself.
+    bool d = is64(x);
+    Expr xc = is64(x) ? clamp(x, k(x, -40.0), k(x, 720.0)) : clamp(x, k(x, -20.0), k(x, 100.0));
+    Reduced red = reduce_ln2(xc, true);
+    Expr p = expm1_poly(red.r, true);
+    Expr lim = make_const(red.ki.type().element_of(), d ? 1000 : 100);
+    // strict_float: otherwise p + (1 - 2^-k) is rewritten to (p - 2^-k) + 1.
+    Expr t = strict_of({pow2(clamp(-red.ki, -lim, lim), x.type())},
+                       [&](const std::vector<Expr> &v) { return k(x, 1.0) - v[0]; });
+    // k = 0 returns p as is (scale() needs a normal-range argument).
+    Expr y = select(red.ki == make_const(red.ki.type().element_of(), 0), p, scale(p + t, red.ki));
+    // expm1(-0) = -0: the reduction loses the sign of zero.
+    return select(is_nan(x), x, select(x == k(x, 0.0), x, y));
+}
+
+Expr log(Expr x) {
+    const bool d = is64(x);
+    // Denormals: scale into the normal range first.
+    Expr tiny = x < k(x, d ? 0x1p-1022 : 0x1p-126);
+    Expr xs = select(tiny, x * k(x, d ? 0x1p54 : 0x1p24), x);
+    Expr e, m;
+    split_exponent(bits_of(xs), x.type(), e, m);
+    Expr ef = cast(x.type(), cast(Int(32, x.type().lanes()), e)) - select(tiny, k(x, d ? 54 : 24), k(x, 0));
+    Expr y = log_core(ef, m - k(x, 1.0));  // m - 1 is exact (Sterbenz)
+    y = select(x == k(x, 0.0), -inf_of(x), y);
+    y = select(is_inf(x), x, y);  // +inf -> inf; -inf -> nan below
+    return select(x < k(x, 0.0) || is_nan(x), nan_of(x), y);
+}
+
+Expr log1p(Expr x) {
+    const bool d = is64(x);
+    // 1 + x = 2^e (1 + f). e comes from u = fl(1 + x); f is formed from x itself,
+    // f = x 2^-e + (2^-e - 1), which is exact or singly rounded for e <= 25 (f32) /
+    // 54 (f64), so the rounding of 1 + x is not inherited. For larger e, log1p(x)
+    // and log(u) differ by < 1/x, far below an ulp, and f = m - 1 is used.
+    Expr u = k(x, 1.0) + x;
+    Expr e, m;
+    split_exponent(bits_of(u), x.type(), e, m);
+    Type it = e.type().element_of();
+    Expr big = e > make_const(it, d ? 54 : 25);
+    Expr sc = pow2(-min(e, make_const(it, d ? 54 : 25)), x.type());
+    Expr f_small = strict_of({x, sc}, [&](const std::vector<Expr> &v) { return v[0] * v[1] + (v[1] - k(x, 1.0)); });
+    Expr f = select(big, m - k(x, 1.0), f_small);
+    Expr ef = cast(x.type(), cast(Int(32, x.type().lanes()), e));
+    Expr y = log_core(ef, f);
+    y = select(x == k(x, -1.0), -inf_of(x), y);
+    y = select(x == k(x, 0.0) || is_inf(x), x, y);  // keeps -0; +inf -> inf
+    return select(x < k(x, -1.0) || is_nan(x), nan_of(x), y);
+}
+Expr sqrt(Expr x) { return Halide::sqrt(x); }
+Expr sin(Expr x) { return Halide::sin(x); }
+Expr cos(Expr x) { return Halide::cos(x); }
+Expr tan(Expr x) { return Halide::tan(x); }
+Expr tanh(Expr x) { return Halide::tanh(x); }
+Expr sinh(Expr x) { return Halide::sinh(x); }
+Expr cosh(Expr x) { return Halide::cosh(x); }
+Expr arcsin(Expr x) { return Halide::asin(x); }
+Expr arccos(Expr x) { return Halide::acos(x); }
+Expr arctan(Expr x) { return Halide::atan(x); }
+Expr arctan2(Expr y, Expr x) { return Halide::atan2(y, x); }
+Expr pow(Expr a, Expr b) { return Halide::pow(a, b); }
+Expr floor(Expr x) { return Halide::floor(x); }
+Expr ceil(Expr x) { return Halide::ceil(x); }
+Expr rint(Expr x) { return Halide::round(x); }
+Expr trunc(Expr x) { return Halide::trunc(x); }
+}  // namespace hc::math

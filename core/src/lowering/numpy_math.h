@@ -1,0 +1,36 @@
+// NumPy-compatible transcendental and rounding functions for Halide pipelines.
+//
+// Every function takes and returns a Halide::Expr of type Float(32) or Float(64)
+// (the result has the argument's type). They are written as plain vectorizable
+// Halide expressions (range reduction + polynomial), avoiding Halide builtins that
+// lower to per-lane libm calls, and they reproduce NumPy's (C99 Annex F) special
+// values: nan -> nan, +-inf, overflow -> inf, underflow -> 0, signed zeros, and
+// nan for domain errors. Measured accuracy and speed: apps/mathbench/RESULTS.md.
+#pragma once
+
+#include <Halide.h>
+
+namespace hc::math {
+
+Halide::Expr exp(Halide::Expr x);
+Halide::Expr expm1(Halide::Expr x);
+Halide::Expr log(Halide::Expr x);
+Halide::Expr log1p(Halide::Expr x);
+Halide::Expr sqrt(Halide::Expr x);
+Halide::Expr sin(Halide::Expr x);
+Halide::Expr cos(Halide::Expr x);
+Halide::Expr tan(Halide::Expr x);
+Halide::Expr tanh(Halide::Expr x);
+Halide::Expr sinh(Halide::Expr x);
+Halide::Expr cosh(Halide::Expr x);
+Halide::Expr arcsin(Halide::Expr x);
+Halide::Expr arccos(Halide::Expr x);
+Halide::Expr arctan(Halide::Expr x);
+Halide::Expr arctan2(Halide::Expr y, Halide::Expr x);
+Halide::Expr pow(Halide::Expr a, Halide::Expr b);
+Halide::Expr floor(Halide::Expr x);
+Halide::Expr ceil(Halide::Expr x);
+Halide::Expr rint(Halide::Expr x);  // round half to even
+Halide::Expr trunc(Halide::Expr x);
+
+}  // namespace hc::math
