@@ -1,0 +1,140 @@
+"""Bytecode capture: turn one call of a NumPy function into a graph.
+
+``capture(fn, args)`` abstractly interprets ``fn``'s bytecode for the given arguments (arrays
+become graph inputs; Python scalars are specialised as constants) and returns the graph, the
+shape of the return value, and the outside values the graph depends on (to be guarded). What it
+cannot capture raises ``hcompile.errors.Unsupported`` with the file and line responsible.
+
+Modules: ``normalize`` (per-Python-version bytecode → canonical instructions), ``interpreter``
+(frames and the opcode dispatch table), ``values`` (abstract values), ``lookaside`` (what calls
+and attributes mean), ``elementwise`` / ``reductions`` / ``matmul`` / ``shape_ops`` /
+``indexing`` (NumPy semantics as explicit IR ops), ``numpy_rules`` (NumPy as the oracle for
+dtypes and axes), ``builder`` (the wrapper over the C++ graph).
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import Unsupported
+from .builder import GraphBuilder
+from .interpreter import Frame, Tracer, _GENERATOR_FLAGS
+from .numpy_rules import is_supported_dtype
+from .values import ArrayValue
+
+__all__ = ["Capture", "OutputRef", "ArgRef", "capture", "Unsupported"]
+
+
+@dataclass(frozen=True)
+class OutputRef:
+    index: int          # index into graph.outputs
+    as_scalar: bool     # hand back a NumPy scalar (ufunc/reduction 0-d result), not a 0-d array
+
+
+@dataclass(frozen=True)
+class ArgRef:
+    index: int          # `return x`: the argument object itself
+
+
+@dataclass
+class Capture:
+    graph: object                      # hcompile._C.Graph, outputs set
+    result: object                     # tuple/list nesting of OutputRef | ArgRef | constants
+    global_reads: dict = field(default_factory=dict)   # name -> scalar read from fn.__globals__
+    cell_reads: dict = field(default_factory=dict)     # fn.__closure__ index -> scalar
+
+
+RESULT_CONSTANTS = (bool, int, float, str, type(None))
+
+
+def _new_graph():
+    from .. import _C
+    return _C.Graph()
+
+
+def _argument_value(builder, fn, index, arg):
+    """The interpreter's view of one argument: arrays and NumPy scalars become lazily created
+    graph inputs; Python scalars (and None/str) are specialised as constants."""
+    loc = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+
+    def make_input(dtype, shape):
+        def make():
+            saved, builder.loc = builder.loc, loc
+            try:
+                return builder.input(index, dtype, shape)
+            finally:
+                builder.loc = saved
+        return make
+
+    if type(arg) is np.ndarray or isinstance(arg, np.generic):
+        if not is_supported_dtype(arg.dtype):
+            raise Unsupported(f"argument {index} has unsupported dtype {arg.dtype}",
+                              fn.__code__.co_filename, fn.__code__.co_firstlineno)
+        scalar = isinstance(arg, np.generic)
+        return ArrayValue(None, arg.dtype, arg.shape, is_scalar=scalar, arg_index=index,
+                          make_node=make_input(arg.dtype, arg.shape))
+    if type(arg) in RESULT_CONSTANTS:
+        return arg
+    raise Unsupported(f"argument {index} of type {type(arg).__name__} is not supported",
+                      fn.__code__.co_filename, fn.__code__.co_firstlineno)
+
+
+class _ResultBuilder:
+    """Maps the abstract return value to OutputRef/ArgRef leaves and the graph's outputs."""
+
+    def __init__(self, builder):
+        self.builder = builder
+        self.nodes = []
+        self.index_of = {}      # id(ArrayValue) -> output index: one output per array object
+        self.keep = []
+
+    def convert(self, value):
+        if isinstance(value, ArrayValue):
+            if value.arg_index is not None:
+                return ArgRef(value.arg_index)
+            if id(value) not in self.index_of:
+                self.index_of[id(value)] = len(self.nodes)
+                self.nodes.append(value.node)
+                self.keep.append(value)
+            return OutputRef(self.index_of[id(value)], value.is_scalar)
+        if type(value) in (tuple, list):
+            return type(value)(self.convert(v) for v in value)
+        if type(value) in RESULT_CONSTANTS:
+            return value
+        if isinstance(value, np.generic):   # a NumPy scalar constant: a constant output
+            c = self.builder.constant(value, value.dtype)
+            self.nodes.append(c.node)
+            return OutputRef(len(self.nodes) - 1, True)
+        raise Unsupported(f"returning a {type(value).__name__} is not supported")
+
+
+def capture(fn, args: tuple, *, graph=None) -> Capture:
+    """Capture ``fn(*args)`` as a graph. ``graph``: an empty graph to fill (tests); defaults to
+    a new ``hcompile._C.Graph``."""
+    if not isinstance(fn, types.FunctionType):
+        raise Unsupported(f"can only compile Python functions, not {type(fn).__name__}")
+    code = fn.__code__
+    if code.co_flags & _GENERATOR_FLAGS:
+        raise Unsupported("generator/coroutine functions are not supported",
+                          code.co_filename, code.co_firstlineno)
+    builder = GraphBuilder(graph if graph is not None else _new_graph())
+    tracer = Tracer(builder, fn)
+    values = [_argument_value(builder, fn, i, a) for i, a in enumerate(args)]
+    try:
+        import inspect
+        bound = inspect.signature(fn, follow_wrapped=False).bind(*values)
+    except TypeError as e:
+        raise Unsupported(f"bad call to {fn.__qualname__}(): {e}", code.co_filename,
+                          code.co_firstlineno) from e
+    bound.apply_defaults()
+    frame = Frame(tracer, fn, bound.arguments)
+    returned = frame.run()
+    results = _ResultBuilder(builder)
+    try:
+        result = results.convert(returned)
+    except Unsupported as e:
+        raise Unsupported(e.reason, code.co_filename, frame.lineno) from e
+    builder.set_outputs(results.nodes)
+    return Capture(builder.graph, result, tracer.global_reads, tracer.cell_reads)

@@ -1,0 +1,302 @@
+"""NumPy ufuncs, operators, ``where`` and ``clip`` as explicit graph ops.
+
+NumPy's implicit steps become explicit nodes: each operand is cast to the loop dtype NumPy
+resolves and broadcast to the common shape, then the strict IR op is emitted. When no operand
+is abstract the real NumPy (or Python) operation is run on the constants instead.
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+
+import numpy as np
+
+from ..errors import Unsupported
+from . import numpy_rules as rules
+from .values import ArrayValue
+
+# ufunc -> IR kind. Kinds of identity operations are None.
+UNARY_KINDS = {
+    np.negative: "neg", np.absolute: "abs", np.fabs: "abs", np.square: "square",
+    np.sign: "sign", np.exp: "exp", np.log: "log", np.log1p: "log1p", np.expm1: "expm1",
+    np.sqrt: "sqrt", np.sin: "sin", np.cos: "cos", np.tan: "tan", np.tanh: "tanh",
+    np.sinh: "sinh", np.cosh: "cosh", np.arcsin: "arcsin", np.arccos: "arccos",
+    np.arctan: "arctan", np.reciprocal: "reciprocal", np.floor: "floor", np.ceil: "ceil",
+    np.rint: "rint", np.trunc: "trunc", np.isnan: "isnan", np.isfinite: "isfinite",
+    np.isinf: "isinf", np.invert: "invert", np.positive: None,
+}
+BINARY_KINDS = {
+    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
+    np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
+    np.maximum: "maximum", np.minimum: "minimum", np.arctan2: "arctan2",
+    np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
+    np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le",
+    np.greater: "gt", np.greater_equal: "ge",
+}
+LOGICAL = {np.logical_and: "bitwise_and", np.logical_or: "bitwise_or",
+           np.logical_xor: "bitwise_xor", np.logical_not: "invert"}
+SUPPORTED_UFUNCS = set(UNARY_KINDS) | set(BINARY_KINDS) | set(LOGICAL)
+
+# Python operator symbol (canonical BINARY_OP / COMPARE_OP argument) -> ufunc.
+BINARY_OPERATORS = {
+    "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
+    "//": np.floor_divide, "%": np.remainder, "**": np.power, "&": np.bitwise_and,
+    "|": np.bitwise_or, "^": np.bitwise_xor,
+}
+PYTHON_BINARY = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "&": operator.and_,
+    "|": operator.or_, "^": operator.xor, "@": operator.matmul, "<<": operator.lshift,
+    ">>": operator.rshift,
+}
+COMPARISONS = {
+    "<": np.less, "<=": np.less_equal, "==": np.equal, "!=": np.not_equal,
+    ">": np.greater, ">=": np.greater_equal,
+}
+PYTHON_COMPARE = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+    ">": operator.gt, ">=": operator.ge,
+}
+
+
+def is_abstract(v):
+    return isinstance(v, ArrayValue)
+
+
+def check_operand(v):
+    """Operands an array op accepts: arrays, Python scalars and NumPy scalars."""
+    if isinstance(v, (ArrayValue, np.generic) + rules.PYTHON_SCALARS):
+        return
+    if isinstance(v, np.ndarray):
+        raise Unsupported("a constant NumPy array (global, closure or default) in an array "
+                          "operation")
+    if isinstance(v, (list, tuple)):
+        raise Unsupported("an array built from a Python sequence in an array operation")
+    raise Unsupported(f"operand of type {type(v).__name__} in an array operation")
+
+
+def run_concrete(fn, *args, **kwargs):
+    """Run a real NumPy/Python operation on constants; failures run as plain Python instead."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as e:
+            raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants raises "
+                              f"{type(e).__name__}: {e}") from e
+    if isinstance(result, np.ndarray):
+        raise Unsupported(f"{getattr(fn, '__name__', fn)} builds a constant array")
+    return result
+
+
+def to_array(b, v, dtype) -> ArrayValue:
+    """Operand ``v`` as an ArrayValue of ``dtype`` (constants become 0-d constant nodes)."""
+    if isinstance(v, ArrayValue):
+        return b.cast(v, dtype)
+    return b.constant(v, dtype)
+
+
+def shape_of(v):
+    return v.shape if isinstance(v, ArrayValue) else ()
+
+
+_UFUNC_DEFAULT_KWARGS = {"out": None, "where": True, "dtype": None, "casting": "same_kind",
+                         "order": "K", "subok": True}
+
+
+def _is_default(val, default):
+    return type(val) is type(default) and val == default
+
+
+def apply_ufunc(b, ufunc, operands, **kwargs):
+    """``ufunc(*operands)`` as graph ops (or run for real if every operand is a constant)."""
+    for key, val in kwargs.items():
+        # NumPy's defaults are harmless; anything else changes semantics we do not model.
+        if key not in _UFUNC_DEFAULT_KWARGS or not _is_default(val, _UFUNC_DEFAULT_KWARGS[key]):
+            raise Unsupported(f"np.{ufunc.__name__}(..., {key}=...) is not supported")
+    if ufunc not in SUPPORTED_UFUNCS:
+        raise Unsupported(f"np.{ufunc.__name__} is not supported")
+    if len(operands) != ufunc.nin:
+        raise Unsupported(f"np.{ufunc.__name__} takes {ufunc.nin} operands")
+    for v in operands:
+        check_operand(v)
+    if not any(is_abstract(v) for v in operands):
+        return run_concrete(ufunc, *operands)
+
+    if ufunc in LOGICAL:
+        # logical_* treat any value as its truth value: x != 0 (what cast-to-bool does).
+        args = [to_array(b, v, np.bool_) for v in operands]
+        shape = rules.broadcast_shapes(*(a.shape for a in args))
+        args = [b.broadcast(a, shape) for a in args]
+        return b.op(LOGICAL[ufunc], args, is_scalar=shape == ())
+
+    in_dtypes, out_dtype = rules.resolve_ufunc(ufunc, operands)
+    shape = rules.broadcast_shapes(*(shape_of(v) for v in operands))
+    scalar = shape == ()
+
+    if ufunc.nin == 1:
+        (x,) = operands
+        return _unary(b, ufunc, x, in_dtypes[0], out_dtype, shape, scalar)
+
+    base, exponent = operands
+    if ufunc is np.power:
+        special = _power_special_case(b, base, exponent, in_dtypes[0], shape, scalar)
+        if special is not None:
+            return special
+    args = [b.broadcast(to_array(b, v, dt), shape) for v, dt in zip(operands, in_dtypes)]
+    return b.op(BINARY_KINDS[ufunc], args, is_scalar=scalar)
+
+
+def _copy(v: ArrayValue, scalar: bool) -> ArrayValue:
+    """A new array object with the same data (NumPy returns a fresh array)."""
+    return ArrayValue(v.node, v.dtype, v.shape, is_scalar=scalar)
+
+
+def _unary(b, ufunc, x, dtype, out_dtype, shape, scalar):
+    x = to_array(b, x, dtype)
+    kind = UNARY_KINDS[ufunc]
+    int_like = dtype.kind in "biu"
+    if kind is None or (kind == "abs" and dtype.kind in "bu") or \
+            (kind in ("floor", "ceil", "trunc") and int_like):
+        return _copy(x, scalar)                   # identities (abs of unsigned, floor of int)
+    if kind in ("isnan", "isinf", "isfinite") and int_like:
+        return b.full(kind == "isfinite", np.bool_, shape)   # integers are always finite
+    if kind == "reciprocal" and int_like:
+        # NumPy computes 1/x in C integer division (truncation): 1 for 1, -1 for -1, else 0.
+        one = b.full(1, dtype, shape)
+        zero = b.full(0, dtype, shape)
+        result = b.op("where", [b.op("eq", [x, one]), one, zero])
+        if dtype.kind == "i":
+            minus_one = b.full(-1, dtype, shape)
+            result = b.op("where", [b.op("eq", [x, minus_one]), minus_one, result])
+        return _copy(result, scalar)
+    return b.op(kind, [x], is_scalar=scalar)
+
+
+def _power_special_case(b, base, exponent, dtype, shape, scalar):
+    """Integer powers need a known non-negative exponent (NumPy raises for negative ones at
+    run time); ``x ** 2`` becomes ``square`` as in NumPy's fast scalar power."""
+    if is_abstract(exponent):
+        if dtype.kind in "biu":
+            raise Unsupported("integer power with an array exponent (may be negative)")
+        return None
+    exp_value = exponent.item() if isinstance(exponent, np.generic) else exponent
+    if dtype.kind in "biu":
+        if not isinstance(exp_value, int) or exp_value < 0:
+            raise Unsupported("integer power needs a non-negative constant integer exponent")
+    if exp_value == 2 and is_abstract(base):
+        x = b.broadcast(to_array(b, base, dtype), shape)
+        return b.op("square", [x], is_scalar=scalar)
+    return None
+
+
+def binary_operator(b, symbol, left, right):
+    """``left <symbol> right`` for the Python binary operators."""
+    if symbol == "@":
+        from .matmul import matmul
+        if is_abstract(left) or is_abstract(right):
+            return matmul(b, left, right)
+    if is_abstract(left) or is_abstract(right):
+        if symbol not in BINARY_OPERATORS:
+            raise Unsupported(f"operator {symbol} on arrays is not supported")
+        return apply_ufunc(b, BINARY_OPERATORS[symbol], [left, right])
+    return run_concrete(PYTHON_BINARY[symbol], left, right)
+
+
+def compare_operator(b, symbol, left, right):
+    if is_abstract(left) or is_abstract(right):
+        return apply_ufunc(b, COMPARISONS[symbol], [left, right])
+    return run_concrete(PYTHON_COMPARE[symbol], left, right)
+
+
+def inplace_operator(b, symbol, target, other):
+    """``target <symbol>= other``. NumPy updates ``target`` in place, which every alias of it
+    would see; we rebind the abstract array's node, so only arrays no one else can observe
+    (not an argument, not a view, without views) may be updated."""
+    if not isinstance(target, ArrayValue) or target.is_scalar:
+        return binary_operator(b, symbol, target, other)   # immutable: plain rebinding
+    if target.root().arg_index is not None:
+        raise Unsupported("in-place update of an argument array (would mutate the caller's data)")
+    if target.view_of is not None or target.has_views:
+        raise Unsupported("in-place update of an array that shares memory with a view")
+    if symbol not in BINARY_OPERATORS:
+        raise Unsupported(f"in-place operator {symbol}= on arrays is not supported")
+    ufunc = BINARY_OPERATORS[symbol]
+    check_operand(other)
+    rules.resolve_ufunc(ufunc, [target, other], out_dtype=target.dtype)   # casting check
+    if rules.broadcast_shapes(target.shape, shape_of(other)) != target.shape:
+        raise Unsupported(f"in-place {symbol}= would change the shape {target.shape}")
+    result = b.cast(apply_ufunc(b, ufunc, [target, other]), target.dtype)
+    target.set_node(result.node)
+    return target
+
+
+def where(b, cond, x=None, y=None):
+    if x is None or y is None:
+        raise Unsupported("np.where with one argument (data-dependent shape)")
+    for v in (cond, x, y):
+        check_operand(v)
+    if not any(is_abstract(v) for v in (cond, x, y)):
+        return run_concrete(np.where, cond, x, y)
+    dtype = rules.result_type(x, y)
+    shape = rules.broadcast_shapes(shape_of(cond), shape_of(x), shape_of(y))
+    c = b.broadcast(to_array(b, cond, np.bool_), shape)
+    xs = b.broadcast(to_array(b, x, dtype), shape)
+    ys = b.broadcast(to_array(b, y, dtype), shape)
+    return b.op("where", [c, xs, ys])          # np.where returns an array even when 0-d
+
+
+def clip(b, a, a_min=None, a_max=None, **kwargs):
+    if kwargs.get("out") is not None:
+        raise Unsupported("np.clip(..., out=...) is not supported")
+    for v in (a, a_min, a_max):
+        if v is not None:
+            check_operand(v)
+    bounds = [v for v in (a_min, a_max) if v is not None]
+    if not any(is_abstract(v) for v in (a, *bounds)):
+        return run_concrete(np.clip, a, a_min, a_max)
+    if not bounds:
+        raise Unsupported("np.clip needs a_min or a_max")
+    # NumPy's clip is maximum-then-minimum in the common dtype of all three operands.
+    dtype = rules.result_type(a, *bounds)
+    shape = rules.broadcast_shapes(*(shape_of(v) for v in (a, *bounds)))
+    out = b.broadcast(to_array(b, a, dtype), shape)
+    if a_min is not None:
+        out = b.op("maximum", [out, b.broadcast(to_array(b, a_min, dtype), shape)])
+    if a_max is not None:
+        out = b.op("minimum", [out, b.broadcast(to_array(b, a_max, dtype), shape)])
+    out.is_scalar = shape == ()
+    return out
+
+
+def astype(b, x, dtype, *, copy=True, casting="unsafe", **kwargs):
+    if kwargs:
+        raise Unsupported(f"astype(..., {', '.join(kwargs)}=...) is not supported")
+    if casting != "unsafe":
+        raise Unsupported("astype(casting=...) is not supported")
+    dtype = rules.as_dtype(dtype)
+    if not is_abstract(x):
+        return run_concrete(lambda v: v.astype(dtype), x)
+    if x.dtype == dtype:
+        if copy:
+            return _copy(x, x.is_scalar)
+        return x
+    return b.cast(x, dtype) if not x.is_scalar else _as_scalar(b.cast(x, dtype))
+
+
+def _as_scalar(v):
+    v.is_scalar = True
+    return v
+
+
+def round_(b, a, decimals=0, out=None):
+    if out is not None or decimals != 0:
+        raise Unsupported("np.round with decimals != 0 or out= is not supported")
+    if not is_abstract(a):
+        return run_concrete(np.round, a)
+    if a.dtype.kind in "biu":
+        if a.dtype.kind == "b":
+            # np.round on bool goes through the float16 loop: not a dtype we support.
+            raise Unsupported("np.round of a bool array (float16 result)")
+        return _copy(a, a.ndim == 0)
+    return b.op("rint", [a], is_scalar=a.ndim == 0)

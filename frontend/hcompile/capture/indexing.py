@@ -1,0 +1,112 @@
+"""Basic NumPy indexing (integers, slices, ``None``, ``...``) as ``slice`` + ``reshape``.
+
+Each index is normalised the way NumPy does it (``slice.indices``; negative integers count from
+the end), all dims are sliced by one ``slice`` node, then one ``reshape`` drops the dims indexed
+by integers and inserts the ``None`` dims. Advanced (array / boolean / list) indexing is not
+supported.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import Unsupported
+from . import numpy_rules as rules
+from .values import ArrayValue
+
+
+def _classify(item):
+    if item is None:
+        return "newaxis"
+    if item is Ellipsis:
+        return "ellipsis"
+    if isinstance(item, slice):
+        for part in (item.start, item.stop, item.step):
+            if part is not None and (isinstance(part, (ArrayValue, bool)) or
+                                     not hasattr(type(part), "__index__")):
+                raise Unsupported("slice bounds must be constant integers")
+        return "slice"
+    if isinstance(item, ArrayValue):
+        raise Unsupported("indexing with an array (advanced indexing)")
+    if isinstance(item, (bool, np.bool_)):
+        raise Unsupported("indexing with a boolean (advanced indexing)")
+    if hasattr(type(item), "__index__"):
+        return "int"
+    raise Unsupported(f"indexing with a {type(item).__name__} (advanced indexing)")
+
+
+def getitem(b, a: ArrayValue, key):
+    items = key if isinstance(key, tuple) else (key,)
+    kinds = [_classify(it) for it in items]
+    if kinds.count("ellipsis") > 1:
+        raise Unsupported("an index can only have a single ellipsis")
+    consumed = sum(k in ("int", "slice") for k in kinds)
+    if consumed > a.ndim:
+        raise Unsupported(f"too many indices for a {a.ndim}-d array")
+    if "ellipsis" in kinds:
+        pos = kinds.index("ellipsis")
+        fill = a.ndim - consumed
+        items = items[:pos] + (slice(None),) * fill + items[pos + 1:]
+        kinds = kinds[:pos] + ["slice"] * fill + kinds[pos + 1:]
+    else:
+        items = items + (slice(None),) * (a.ndim - consumed)
+        kinds = kinds + ["slice"] * (a.ndim - consumed)
+
+    starts, stops, steps, out_shape = [], [], [], []
+    dim = 0
+    for item, kind in zip(items, kinds):
+        if kind == "newaxis":
+            out_shape.append(1)
+            continue
+        size = a.shape[dim]
+        if kind == "int":
+            i = int(rules.int_index(item))
+            if not -size <= i < size:
+                raise Unsupported(f"index {i} is out of bounds for axis {dim} with size {size}")
+            i %= size
+            start, stop, step = i, i + 1, 1
+        else:
+            try:
+                start, stop, step = item.indices(size)
+            except ValueError as e:
+                raise Unsupported(f"bad slice {item}: {e}") from e
+            out_shape.append(len(range(start, stop, step)))
+        starts.append(start)
+        stops.append(stop)
+        steps.append(step)
+        dim += 1
+
+    trivial = all(st == 0 and sp == n and sd == 1
+                  for st, sp, sd, n in zip(starts, stops, steps, a.shape))
+    r = a
+    if not trivial:
+        r = b.op("slice", [a], {"starts": starts, "stops": stops, "steps": steps})
+    r = b.reshape(r, out_shape)
+    # Only a full set of integer indices gives a NumPy scalar (a copy); all else is a view.
+    if all(k == "int" for k in kinds) and len(kinds) == a.ndim:
+        return ArrayValue(r.node, r.dtype, r.shape, is_scalar=True)
+    return ArrayValue(r.node, r.dtype, r.shape, view_of=a)
+
+
+class ArrayRows:
+    """Iterator over ``x[0], x[1], …`` (``for row in x``, unpacking), made lazily so each row's
+    nodes carry the location of the loop step that uses it."""
+
+    def __init__(self, b, a: ArrayValue):
+        self.b, self.a, self.i = b, a, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.a.shape[0]:
+            raise StopIteration
+        self.i += 1
+        return getitem(self.b, self.a, self.i - 1)
+
+
+def iterate_rows(b, a: ArrayValue, limit=4096) -> ArrayRows:
+    if a.ndim == 0:
+        raise Unsupported("iteration over a 0-d array")
+    if a.shape[0] > limit:
+        raise Unsupported(f"iteration over {a.shape[0]} rows of an array is too long to unroll")
+    return ArrayRows(b, a)

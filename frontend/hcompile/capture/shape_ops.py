@@ -1,0 +1,211 @@
+"""Shape-only operations: transpose, reshape, expand_dims, squeeze, broadcast_to, copies and
+array creation (zeros/ones/full and their ``_like`` forms).
+
+Results that NumPy returns as *views* are marked ``view_of`` their base, so later in-place
+updates can be refused where the aliasing would be observable.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import Unsupported
+from . import numpy_rules as rules
+from .elementwise import check_operand, run_concrete
+from .values import ArrayValue
+
+
+def as_view(result: ArrayValue, base: ArrayValue) -> ArrayValue:
+    """A new array object for ``result``'s data that aliases ``base`` (NumPy view semantics)."""
+    return ArrayValue(result.node, result.dtype, result.shape, view_of=base)
+
+
+def copy_of(v: ArrayValue) -> ArrayValue:
+    return ArrayValue(v.node, v.dtype, v.shape)
+
+
+def _require_array(name, a):
+    if isinstance(a, ArrayValue):
+        return a
+    if isinstance(a, (np.generic, bool, int, float)):
+        return None       # caller runs NumPy on the constant
+    raise Unsupported(f"np.{name} of a {type(a).__name__}")
+
+
+def _shape_tuple(shape):
+    if isinstance(shape, (tuple, list)):
+        return tuple(rules.int_index(s) for s in shape)
+    return (rules.int_index(shape),)
+
+
+def transpose(b, a, axes=None):
+    if _require_array("transpose", a) is None:
+        return run_concrete(np.transpose, a, axes)
+    if axes is None:
+        perm = tuple(reversed(range(a.ndim)))
+    else:
+        axes = _shape_tuple(axes)
+        if len(axes) != a.ndim:
+            raise Unsupported(f"transpose: axes {axes} don't match a {a.ndim}-d array")
+        perm = tuple(rules.normalize_axis(ax, a.ndim) for ax in axes)
+        if sorted(perm) != list(range(a.ndim)):
+            raise Unsupported(f"transpose: repeated axis in {axes}")
+    if perm == tuple(range(a.ndim)):
+        return as_view(a, a)
+    return as_view(b.op("transpose", [a], {"perm": list(perm)}), a)
+
+
+def method_transpose(b, a, *axes):
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return transpose(b, a, axes if axes != () else None)
+
+
+def swapaxes(b, a, axis1, axis2):
+    if _require_array("swapaxes", a) is None:
+        return run_concrete(np.swapaxes, a, axis1, axis2)
+    perm = list(range(a.ndim))
+    i, j = rules.normalize_axis(axis1, a.ndim), rules.normalize_axis(axis2, a.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(b, a, perm)
+
+
+def resolve_reshape(shape, size, old_shape):
+    """NumPy's new shape with one ``-1`` filled in."""
+    shape = list(_shape_tuple(shape))
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1 or any(s < -1 for s in shape):
+        raise Unsupported(f"cannot reshape {old_shape} into {tuple(shape)}")
+    known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+    if unknown:
+        if known == 0 or size % known:
+            raise Unsupported(f"cannot reshape {old_shape} into {tuple(shape)}")
+        shape[unknown[0]] = size // known
+    elif known != size:
+        raise Unsupported(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+    return tuple(shape)
+
+
+def reshape(b, a, shape=None, order="C", *, newshape=None, copy=None):
+    if newshape is not None:
+        shape = newshape
+    if order != "C":
+        raise Unsupported(f"reshape(order={order!r}) is not supported")
+    if copy is False:
+        raise Unsupported("reshape(copy=False) is not supported")
+    if _require_array("reshape", a) is None:
+        return run_concrete(np.reshape, a, shape)
+    new = resolve_reshape(shape, a.size, a.shape)
+    return as_view(b.reshape(a, new), a)
+
+
+def method_reshape(b, a, *shape, order="C", copy=None):
+    if len(shape) == 1:
+        shape = shape[0]
+    return reshape(b, a, shape, order, copy=copy)
+
+
+def ravel(b, a, order="C"):
+    return reshape(b, a, (-1,), order)
+
+
+def flatten(b, a, order="C"):
+    return copy_of(reshape(b, a, (-1,), order))
+
+
+def expand_dims(b, a, axis):
+    if _require_array("expand_dims", a) is None:
+        return run_concrete(np.expand_dims, a, axis)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out_ndim = a.ndim + len(axes)
+    new_axes = rules.normalize_axes(tuple(axes), out_ndim)
+    if len(set(new_axes)) != len(axes):
+        raise Unsupported(f"expand_dims: repeated axis in {axis}")
+    it = iter(a.shape)
+    shape = tuple(1 if i in new_axes else next(it) for i in range(out_ndim))
+    return as_view(b.reshape(a, shape), a)
+
+
+def squeeze(b, a, axis=None):
+    if _require_array("squeeze", a) is None:
+        return run_concrete(np.squeeze, a, axis)
+    if axis is None:
+        drop = {i for i, s in enumerate(a.shape) if s == 1}
+    else:
+        drop = set(rules.normalize_axes(axis, a.ndim))
+        if any(a.shape[i] != 1 for i in drop):
+            raise Unsupported("squeeze: cannot select an axis whose size is not one")
+    shape = tuple(s for i, s in enumerate(a.shape) if i not in drop)
+    return as_view(b.reshape(a, shape), a)
+
+
+def broadcast_to(b, array, shape, subok=False):
+    if _require_array("broadcast_to", array) is None:
+        raise Unsupported("np.broadcast_to of a constant builds a constant array")
+    shape = _shape_tuple(shape)
+    if rules.broadcast_shapes(array.shape, shape) != shape:
+        raise Unsupported(f"cannot broadcast {array.shape} to {shape}")
+    return as_view(b.broadcast(array, shape), array)
+
+
+def copy(b, a, order="K", subok=False):
+    if _require_array("copy", a) is None:
+        return run_concrete(np.copy, a)
+    return copy_of(a)
+
+
+def method_copy(b, a, order="C"):
+    return copy_of(a)
+
+
+# -- creation ----------------------------------------------------------------------------------
+
+def _fill(b, value, dtype, shape):
+    shape = _shape_tuple(shape)
+    if any(s < 0 for s in shape):
+        raise Unsupported(f"negative dimensions in {shape}")
+    if isinstance(value, ArrayValue):
+        if value.ndim != 0:
+            raise Unsupported("fill value must be a scalar")
+        return copy_of(b.broadcast(b.cast(value, dtype), shape))
+    check_operand(value)
+    # NumPy converts the fill value with an unsafe cast (2.5 -> 2 for an int array).
+    cast_value = run_concrete(lambda: np.array(value).astype(dtype)[()])
+    return copy_of(b.full(cast_value, dtype, shape))
+
+
+def _creation_dtype(dtype, default):
+    return rules.as_dtype(default if dtype is None else dtype)
+
+
+def zeros(b, shape, dtype=float, order="C", *, like=None):
+    return _fill(b, 0, _creation_dtype(dtype, float), shape)
+
+
+def ones(b, shape, dtype=None, order="C", *, like=None):
+    return _fill(b, 1, _creation_dtype(dtype, float), shape)
+
+
+def full(b, shape, fill_value, dtype=None, order="C", *, like=None):
+    if dtype is None:
+        dtype = fill_value.dtype if isinstance(fill_value, ArrayValue) else \
+            run_concrete(lambda: np.array(fill_value).dtype)
+    return _fill(b, fill_value, rules.as_dtype(dtype), shape)
+
+
+def _like(name, value):
+    def creator(b, a, *rest, dtype=None, order="K", subok=True, shape=None, device=None):
+        fill_value = rest[0] if rest else value
+        if fill_value is None or len(rest) > 1:
+            raise Unsupported(f"np.{name}: too many positional arguments")
+        if not isinstance(a, ArrayValue):
+            raise Unsupported(f"np.{name} of a {type(a).__name__}")
+        out_shape = a.shape if shape is None else shape
+        return _fill(b, fill_value, _creation_dtype(dtype, a.dtype), out_shape)
+    creator.__name__ = name
+    return creator
+
+
+zeros_like = _like("zeros_like", 0)
+ones_like = _like("ones_like", 1)
+empty_like = _like("empty_like", 0)     # any contents are valid for empty; zeros are simplest
+full_like = _like("full_like", None)

@@ -1,0 +1,123 @@
+"""The abstract values that live on the interpreter's stack besides plain Python objects.
+
+Everything the function computes from Python constants stays a real Python object (ints,
+tuples, dtypes, modules ...); only NumPy array data is abstract. An ``ArrayValue`` stands for
+one NumPy array or NumPy scalar whose contents are a graph node.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class _Null:
+    """CPython's NULL stack entry (pushed before a callable that has no ``self``)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = _Null()
+
+
+class ArrayValue:
+    """An array (or NumPy scalar) whose data is produced by a graph node.
+
+    ``is_scalar``: stands for a NumPy scalar (``np.float32(…)``) rather than an ndarray; ufuncs
+    and reductions return scalars where their result is 0-d. ``arg_index``: set when this *is*
+    the caller's argument object (returning it hands back the same object). ``view_of`` /
+    ``has_views`` track NumPy aliasing so that in-place updates are only allowed where no other
+    live array could observe them.
+    """
+
+    __slots__ = ("_node", "_make_node", "dtype", "shape", "is_scalar", "arg_index",
+                 "view_of", "has_views")
+
+    def __init__(self, node, dtype, shape, *, is_scalar=False, make_node=None, arg_index=None,
+                 view_of=None):
+        self._node = node
+        self._make_node = make_node
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(int(s) for s in shape)
+        self.is_scalar = is_scalar
+        self.arg_index = arg_index
+        self.view_of = view_of
+        self.has_views = False
+        if view_of is not None:
+            view_of.has_views = True
+
+    @property
+    def node(self) -> int:
+        # Arguments become graph inputs only when their data is actually used.
+        if self._node is None:
+            self._node = self._make_node()
+        return self._node
+
+    def set_node(self, node):
+        self._node = node
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def python_type(self):
+        """The type Python code would see (for isinstance/type checks)."""
+        return self.dtype.type if self.is_scalar else np.ndarray
+
+    def root(self):
+        v = self
+        while v.view_of is not None:
+            v = v.view_of
+        return v
+
+    def __repr__(self):
+        kind = "scalar" if self.is_scalar else "array"
+        return f"<{kind} {self.dtype} {list(self.shape)} node={self._node}>"
+
+    # Guard against accidental use as a concrete value inside the interpreter.
+    def __bool__(self):
+        raise TypeError("ArrayValue has no concrete truth value")
+
+
+class BoundArrayMethod:
+    """``x.sum`` before it is called: the array method name plus its ``self``."""
+
+    __slots__ = ("array", "name")
+
+    def __init__(self, array: ArrayValue, name: str):
+        self.array = array
+        self.name = name
+
+    def __repr__(self):
+        return f"<method {self.name} of {self.array!r}>"
+
+
+class UserFunctionRef:
+    """Marker type for functions whose code we inline instead of calling."""
+
+
+def contains_abstract(obj, _depth=0) -> bool:
+    """Whether a (possibly nested) concrete container holds anything abstract."""
+    if isinstance(obj, (ArrayValue, BoundArrayMethod)) or obj is NULL:
+        return True
+    if _depth > 20:
+        return True
+    if isinstance(obj, (tuple, list, set, frozenset)):
+        return any(contains_abstract(o, _depth + 1) for o in obj)
+    if isinstance(obj, dict):
+        return any(contains_abstract(k, _depth + 1) or contains_abstract(v, _depth + 1)
+                   for k, v in obj.items())
+    if isinstance(obj, slice):
+        return any(contains_abstract(o, _depth + 1) for o in (obj.start, obj.stop, obj.step))
+    return False

@@ -1,0 +1,138 @@
+"""A stand-in for ``hcompile._C.Graph`` used by the capture tests until/unless the real one
+is importable. It checks the IR's strictness (same dtype and shape on elementwise inputs, ...)
+per core/OPS.md so that capture bugs show up here; it is test code only."""
+import numpy as np
+import pytest
+
+UNARY_SAME = {"neg", "abs", "square", "sign", "exp", "log", "log1p", "expm1", "sqrt", "sin",
+              "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "reciprocal",
+              "floor", "ceil", "rint", "trunc", "invert"}
+UNARY_BOOL = {"isnan", "isfinite", "isinf"}
+FLOAT_ONLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
+              "cosh", "arcsin", "arccos", "arctan", "reciprocal", "isnan", "isfinite", "isinf",
+              "div", "arctan2"}
+BINARY_SAME = {"add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum",
+               "arctan2", "bitwise_and", "bitwise_or", "bitwise_xor"}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+REDUCE = {"sum", "prod", "max", "min", "any", "all"}
+
+
+class FakeGraph:
+    def __init__(self):
+        self.nodes = []     # (kind, dtype, shape, inputs, attrs, loc)
+        self.outputs = []
+
+    def _add(self, kind, dtype, shape, inputs, attrs, loc):
+        self.nodes.append((kind, np.dtype(dtype).name, list(shape), list(inputs), dict(attrs),
+                           loc))
+        return len(self.nodes) - 1
+
+    def add_input(self, arg, dtype, shape, loc=""):
+        return self._add("input", dtype, shape, [], {"arg": arg}, loc)
+
+    def add_constant(self, value, dtype, loc=""):
+        assert isinstance(value, (bool, int, float)), value
+        return self._add("constant", dtype, [], [], {"value": value}, loc)
+
+    def dtype(self, n):
+        return self.nodes[n][1]
+
+    def shape(self, n):
+        return list(self.nodes[n][2])
+
+    def kind(self, n):
+        return self.nodes[n][0]
+
+    def set_outputs(self, outs):
+        self.outputs = list(outs)
+
+    def add_op(self, kind, inputs, attrs={}, loc=""):
+        for k, v in attrs.items():
+            assert isinstance(v, (int, float, str, list)), (k, v)
+        ins = [(self.dtype(i), tuple(self.shape(i))) for i in inputs]
+        dt, sh = ins[0] if ins else (None, None)
+
+        def fail(msg):
+            raise ValueError(f"{kind}: {msg} (inputs {ins}, attrs {attrs})")
+
+        if kind in FLOAT_ONLY and not dt.startswith("float"):
+            fail("needs float")
+        if kind in UNARY_SAME | UNARY_BOOL:
+            if kind in ("neg", "abs", "square", "sign") and dt == "bool":
+                fail("numeric")
+            return self._add(kind, "bool" if kind in UNARY_BOOL else dt, sh, inputs, attrs, loc)
+        if kind in BINARY_SAME | COMPARE | {"where"}:
+            vals = ins[1:] if kind == "where" else ins
+            if kind == "where" and ins[0][0] != "bool":
+                fail("cond bool")
+            if len({v[0] for v in vals}) != 1 or len({v[1] for v in ins}) != 1:
+                fail("dtype/shape mismatch")
+            if kind in ("sub", "div", "floordiv", "mod", "pow") and dt == "bool":
+                fail("no bool")
+            return self._add(kind, "bool" if kind in COMPARE else vals[0][0], sh, inputs,
+                             attrs, loc)
+        if kind == "cast":
+            return self._add(kind, attrs["dtype"], sh, inputs, attrs, loc)
+        if kind == "broadcast":
+            if tuple(np.broadcast_shapes(sh, tuple(attrs["shape"]))) != tuple(attrs["shape"]):
+                fail("bad broadcast")
+            return self._add(kind, dt, attrs["shape"], inputs, attrs, loc)
+        if kind == "reshape":
+            if int(np.prod(sh)) != int(np.prod(attrs["shape"])):
+                fail("bad reshape")
+            return self._add(kind, dt, attrs["shape"], inputs, attrs, loc)
+        if kind == "transpose":
+            return self._add(kind, dt, [sh[p] for p in attrs["perm"]], inputs, attrs, loc)
+        if kind == "slice":
+            shape = [len(range(a, b, c)) for a, b, c in
+                     zip(attrs["starts"], attrs["stops"], attrs["steps"])]
+            assert len(shape) == len(sh)
+            return self._add(kind, dt, shape, inputs, attrs, loc)
+        if kind in REDUCE:
+            if kind in ("any", "all") and dt != "bool":
+                fail("bool only")
+            axes, keep = attrs["axes"], attrs["keepdims"]
+            assert all(0 <= a < len(sh) for a in axes) and len(set(axes)) == len(axes)
+            shape = [1 if i in axes else s for i, s in enumerate(sh)] if keep else \
+                [s for i, s in enumerate(sh) if i not in axes]
+            return self._add(kind, dt, shape, inputs, attrs, loc)
+        if kind in ("argmax", "argmin"):
+            ax = attrs["axis"]
+            assert 0 <= ax < len(sh)
+            shape = [1 if i == ax else s for i, s in enumerate(sh)] if attrs["keepdims"] else \
+                [s for i, s in enumerate(sh) if i != ax]
+            return self._add(kind, "int64", shape, inputs, attrs, loc)
+        if kind == "matmul":
+            (da, sa), (db, sb) = ins
+            if da != db or len(sa) < 2 or len(sa) != len(sb) or sa[:-2] != sb[:-2] or \
+                    sa[-1] != sb[-2]:
+                fail("bad matmul")
+            return self._add(kind, da, list(sa[:-1]) + [sb[-1]], inputs, attrs, loc)
+        fail("unknown kind")
+
+    def verify(self):
+        pass
+
+    def __str__(self):
+        lines = []
+        for i, (kind, dt, sh, ins, attrs, loc) in enumerate(self.nodes):
+            a = ", ".join(f"{k}={v}" for k, v in attrs.items())
+            lines.append(f"%{i} = {kind}({', '.join('%' + str(j) for j in ins)}"
+                         f"{'; ' + a if a else ''}) : {dt}{sh}")
+        lines.append("return " + ", ".join(f"%{o}" for o in self.outputs))
+        return "\n".join(lines)
+
+
+def real_graph_available():
+    try:
+        from hcompile import _C   # noqa: F401
+        return True
+    except Exception:
+        return False
+
+
+def test_double_is_consistent():
+    g = FakeGraph()
+    x = g.add_input(0, "float32", [2, 3])
+    with pytest.raises(ValueError):
+        g.add_op("add", [x, g.add_constant(1.0, "float32")])
