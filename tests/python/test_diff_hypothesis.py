@@ -3,13 +3,15 @@
 Each example is a small expression over 1-3 arrays of random broadcast-compatible shapes and
 random dtypes, built as Python source and exec'd into a function (so every example is a fresh
 capture + compile). Seeded from HCOMPILE_TEST_SEED; the failing program's source is printed
-(hypothesis `note`).
+(hypothesis `note`). HCOMPILE_TEST_EXAMPLES=N changes the number of examples (default 40).
 
 To keep comparisons meaningful without spurious failures, ops that are discontinuous or have a
 restricted domain (floor, //, %, comparisons, log, sqrt, exp, casts to int, ...) take leaves
 (inputs) only: an intermediate float that differs in the last bit between two correct
 implementations must not flip a comparison or a floor. Continuous ops take any subexpression.
 """
+
+import os
 
 import numpy as np
 from hypothesis import HealthCheck, given, note, seed, settings
@@ -85,7 +87,7 @@ def programs(draw):
 
 
 @seed(numpy_oracle.BASE_SEED)
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=int(os.environ.get("HCOMPILE_TEST_EXAMPLES", "40")), deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_random_elementwise_programs(prog):
     src, specs, ops, data_seed = prog
