@@ -123,6 +123,78 @@ class FakeGraph:
         return "\n".join(lines)
 
 
+_ELEMENTWISE_NUMPY = {
+    "neg": np.negative, "abs": np.absolute, "square": np.square, "sign": np.sign,
+    "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh,
+    "cosh": np.cosh, "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan,
+    "reciprocal": np.reciprocal, "floor": np.floor, "ceil": np.ceil, "rint": np.rint,
+    "trunc": np.trunc, "isnan": np.isnan, "isfinite": np.isfinite, "isinf": np.isinf,
+    "invert": np.invert, "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "div": np.true_divide, "floordiv": np.floor_divide, "mod": np.remainder,
+    "pow": np.power, "maximum": np.maximum, "minimum": np.minimum, "arctan2": np.arctan2,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+    "bitwise_xor": np.bitwise_xor, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "where": np.where,
+    "matmul": np.matmul,
+}
+
+
+def evaluate(graph, args):
+    """Run a FakeGraph with NumPy, one IR op at a time (the IR's semantics per OPS.md)."""
+    vals = []
+    with np.errstate(all="ignore"):
+        for kind, dt, sh, ins, attrs, _ in graph.nodes:
+            xs = [vals[i] for i in ins]
+            if kind == "input":
+                v = np.asarray(args[attrs["arg"]])
+            elif kind == "constant":
+                v = np.array(attrs["value"], dtype=dt)
+            elif kind == "cast":
+                v = xs[0].astype(dt)
+            elif kind == "broadcast":
+                v = np.broadcast_to(xs[0], attrs["shape"])
+            elif kind == "reshape":
+                v = xs[0].reshape(attrs["shape"])
+            elif kind == "transpose":
+                v = xs[0].transpose(attrs["perm"])
+            elif kind == "slice":
+                v = xs[0]
+                for ax, (a, b, c) in enumerate(zip(attrs["starts"], attrs["stops"],
+                                                   attrs["steps"])):
+                    v = v.take(np.arange(a, b, c, dtype=np.int64), axis=ax)
+            elif kind in REDUCE:
+                fn = getattr(np, kind)
+                kw = {"dtype": dt} if kind in ("sum", "prod") else {}
+                v = fn(xs[0], axis=tuple(attrs["axes"]), keepdims=bool(attrs["keepdims"]), **kw)
+            elif kind in ("argmax", "argmin"):
+                v = getattr(np, kind)(xs[0], axis=attrs["axis"],
+                                      keepdims=bool(attrs["keepdims"])).astype(np.int64)
+            else:
+                v = _ELEMENTWISE_NUMPY[kind](*xs)
+            v = np.asarray(v)
+            assert v.dtype == np.dtype(dt), (kind, v.dtype, dt)
+            assert list(v.shape) == list(sh), (kind, v.shape, sh)
+            vals.append(v)
+    return [vals[o] for o in graph.outputs]
+
+
+def rebuild_result(cap, outputs, args):
+    """What the compiled function would return, from a Capture and its graph's outputs."""
+    from hcompile.capture import ArgRef, OutputRef
+
+    def conv(r):
+        if isinstance(r, OutputRef):
+            v = outputs[r.index]
+            return v[()] if r.as_scalar else v.copy()
+        if isinstance(r, ArgRef):
+            return args[r.index]
+        if type(r) in (tuple, list):
+            return type(r)(conv(x) for x in r)
+        return r
+    return conv(cap.result)
+
+
 def real_graph_available():
     try:
         from hcompile import _C   # noqa: F401

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from .builder import GraphBuilder
-from .interpreter import Frame, Tracer, _GENERATOR_FLAGS
+from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
 from .numpy_rules import is_supported_dtype
 from .values import ArrayValue
 
@@ -123,13 +123,10 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
     tracer = Tracer(builder, fn)
     values = [_argument_value(builder, fn, i, a) for i, a in enumerate(args)]
     try:
-        import inspect
-        bound = inspect.signature(fn, follow_wrapped=False).bind(*values)
-    except TypeError as e:
-        raise Unsupported(f"bad call to {fn.__qualname__}(): {e}", code.co_filename,
-                          code.co_firstlineno) from e
-    bound.apply_defaults()
-    frame = Frame(tracer, fn, bound.arguments)
+        local_values = bind_arguments(fn, values, {})
+    except Unsupported as e:
+        raise Unsupported(e.reason, code.co_filename, code.co_firstlineno) from e
+    frame = Frame(tracer, fn, local_values)
     returned = frame.run()
     results = _ResultBuilder(builder)
     try:

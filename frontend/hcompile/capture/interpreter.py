@@ -219,13 +219,59 @@ class Frame:
         if self.depth >= MAX_INLINE_DEPTH:
             raise Unsupported(f"inlining {fn.__qualname__}() exceeds depth {MAX_INLINE_DEPTH}"
                               " (recursion?)")
-        try:
-            bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
-        except TypeError as e:
-            raise Unsupported(f"bad call to {fn.__qualname__}(): {e}") from e
-        bound.apply_defaults()
-        child = Frame(self.tracer, fn, bound.arguments, self.depth + 1)
+        local_values = bind_arguments(fn, args, kwargs)
+        child = Frame(self.tracer, fn, local_values, self.depth + 1)
         return child.run()
+
+
+def bind_arguments(fn, args, kwargs) -> dict:
+    """Python's argument binding for a plain function, from its code object (parameter names
+    like comprehensions' ``.0`` are fine here, unlike with ``inspect.signature``)."""
+    code = fn.__code__
+    names = code.co_varnames
+    n_pos, n_kwonly = code.co_argcount, code.co_kwonlyargcount
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    has_varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    pos_names = names[:n_pos]
+    kwonly_names = names[n_pos:n_pos + n_kwonly]
+    positional_only = set(pos_names[:code.co_posonlyargcount])
+    bad = f"bad call to {fn.__qualname__}()"
+
+    bound = {}
+    if len(args) > n_pos and not has_varargs:
+        raise Unsupported(f"{bad}: too many positional arguments")
+    for name, value in zip(pos_names, args):
+        bound[name] = value
+    extra_kwargs = {}
+    for key, value in kwargs.items():
+        if key in bound or (key in positional_only and not has_varkw):
+            raise Unsupported(f"{bad}: argument {key!r} given twice or positional-only")
+        if (key in pos_names and key not in positional_only) or key in kwonly_names:
+            bound[key] = value
+        elif has_varkw:
+            extra_kwargs[key] = value
+        else:
+            raise Unsupported(f"{bad}: unexpected keyword argument {key!r}")
+    defaults = fn.__defaults__ or ()
+    first_default = n_pos - len(defaults)
+    for i, name in enumerate(pos_names):
+        if name not in bound:
+            if i < first_default:
+                raise Unsupported(f"{bad}: missing argument {name!r}")
+            bound[name] = defaults[i - first_default]
+    kwdefaults = fn.__kwdefaults__ or {}
+    for name in kwonly_names:
+        if name not in bound:
+            if name not in kwdefaults:
+                raise Unsupported(f"{bad}: missing keyword argument {name!r}")
+            bound[name] = kwdefaults[name]
+    index = n_pos + n_kwonly
+    if has_varargs:
+        bound[names[index]] = tuple(args[n_pos:])
+        index += 1
+    if has_varkw:
+        bound[names[index]] = extra_kwargs
+    return bound
 
 
 def _unsupported_opcode_reason(opname):

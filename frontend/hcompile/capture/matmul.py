@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import numpy_rules as rules
-from .elementwise import apply_ufunc, check_operand, run_concrete, to_array
+from .elementwise import apply_ufunc, check_operand, run_concrete
 from .values import ArrayValue
 
 
@@ -38,6 +38,10 @@ def matmul(b, a, c, **kwargs):
     return r
 
 
+def _strong(v):
+    return np.asarray(v)[()] if isinstance(v, (bool, int, float)) else v
+
+
 def dot(b, a, c, out=None):
     if out is not None:
         raise Unsupported("np.dot(..., out=...) is not supported")
@@ -47,7 +51,10 @@ def dot(b, a, c, out=None):
         return run_concrete(np.dot, a, c)
     ndim = lambda v: v.ndim if isinstance(v, ArrayValue) else 0   # noqa: E731
     if ndim(a) == 0 or ndim(c) == 0:
-        return apply_ufunc(b, np.multiply, [a, c])   # dot with a scalar is multiplication
+        # dot with a scalar is multiplication; dot converts Python scalars to arrays first, so
+        # they are strongly typed here (np.dot(float32 array, 2.0) is float64), unlike in ufuncs.
+        a, c = (_strong(v) for v in (a, c))
+        return apply_ufunc(b, np.multiply, [a, c])
     if ndim(c) > 2:
         # dot's N-d rule (sum over a's last and c's second-to-last axis, no batching) is not
         # matmul's; not supported yet.
