@@ -318,9 +318,222 @@ Expr log1p(Expr x) {
     return select(x < k(x, -1.0) || is_nan(x), nan_of(x), y);
 }
 Expr sqrt(Expr x) { return Halide::sqrt(x); }
-Expr sin(Expr x) { return Halide::sin(x); }
-Expr cos(Expr x) { return Halide::cos(x); }
-Expr tan(Expr x) { return Halide::tan(x); }
+namespace {
+
+// 2^(j-3) mod 2pi for j = 0..107 as hi (29 significant bits, so M * hi is exact for
+// a 24-bit integer M) + lo. Generated with 120-digit mpmath.
+const double kTwoPowModTwoPi[108][2] = {
+{0x1.0000000000000p-3, 0x0.0p+0},
+{0x1.0000000000000p-2, 0x0.0p+0},
+{0x1.0000000000000p-1, 0x0.0p+0},
+{0x1.0000000000000p+0, 0x0.0p+0},
+{0x1.0000000000000p+1, 0x0.0p+0},
+{0x1.0000000000000p+2, 0x0.0p+0},
+{0x1.b7812af000000p+0, -0x1.0b4611a626331p-32},
+{0x1.b7812af000000p+1, -0x1.0b4611a626331p-31},
+{0x1.2b0bad5000000p-1, 0x1.63d0d3e0a0805p-31},
+{0x1.2b0bad5000000p+0, 0x1.63d0d3e0a0805p-30},
+{0x1.2b0bad5000000p+1, 0x1.63d0d3e0a0805p-29},
+{0x1.2b0bad5000000p+2, 0x1.63d0d3e0a0805p-28},
+{0x1.87ef4ad000000p+1, -0x1.244ae564858a6p-30},
+{0x1.87ef4ad000000p+2, -0x1.244ae564858a6p-29},
+{0x1.7dbee05000000p+2, 0x1.cb00b98118127p-28},
+{0x1.695e0b7000000p+2, -0x1.7ab2ee18323e5p-28},
+{0x1.409c619000000p+2, -0x1.868f52b1b7f28p-34},
+{0x1.de321bb000000p+1, 0x1.c62e48a01fba7p-29},
+{0x1.304999d000000p+0, -0x1.2a1861e90aa2fp-30},
+{0x1.304999d000000p+1, -0x1.2a1861e90aa2fp-29},
+{0x1.304999d000000p+2, -0x1.2a1861e90aa2fp-28},
+{0x1.9ce6fca000000p+1, 0x1.3635b62710adep-29},
+{0x1.58e8ec1000000p-3, 0x1.6055432b92ab6p-34},
+{0x1.58e8ec1000000p-2, 0x1.6055432b92ab6p-33},
+{0x1.58e8ec1000000p-1, 0x1.6055432b92ab6p-32},
+{0x1.58e8ec1000000p+0, 0x1.6055432b92ab6p-31},
+{0x1.58e8ec1000000p+1, 0x1.6055432b92ab6p-30},
+{0x1.58e8ec1000000p+2, 0x1.6055432b92ab6p-29},
+{0x1.1fb222e000000p+2, 0x1.3e838844c120cp-30},
+{0x1.5a89210000000p+1, -0x1.c5ca73e0074b5p-30},
+{0x1.5a89210000000p+2, -0x1.c5ca73e0074b5p-29},
+{0x1.22f28cb000000p+2, 0x1.29812b0596518p-28},
+{0x1.678ac85000000p+1, -0x1.7b64161e6b807p-29},
+{0x1.678ac85000000p+2, -0x1.7b64161e6b807p-28},
+{0x1.3cf5db5000000p+2, -0x1.df2355ce59043p-34},
+{0x1.cf9802b000000p+1, 0x1.c0a5086e55a96p-29},
+{0x1.ebc26b9000000p-1, 0x1.7f853a9f9a315p-31},
+{0x1.ebc26b9000000p+0, 0x1.7f853a9f9a315p-30},
+{0x1.ebc26b9000000p+1, 0x1.7f853a9f9a315p-29},
+{0x1.668ad94000000p+0, 0x1.bb436614df386p-30},
+{0x1.668ad94000000p+1, 0x1.bb436614df386p-29},
+{0x1.668ad94000000p+2, 0x1.bb436614df386p-28},
+{0x1.3af5fd5000000p+2, -0x1.9a2d94f0a3f27p-28},
+{0x1.c7988aa000000p+1, -0x1.143e2beea9204p-30},
+{0x1.abc6aad000000p-1, -0x1.ad37711b6f34fp-32},
+{0x1.abc6aad000000p+0, -0x1.ad37711b6f34fp-31},
+{0x1.abc6aad000000p+1, -0x1.ad37711b6f34fp-30},
+{0x1.9a6f588000000p-2, 0x1.8afe657e60255p-32},
+{0x1.9a6f588000000p-1, 0x1.8afe657e60255p-31},
+{0x1.9a6f588000000p+0, 0x1.8afe657e60255p-30},
+{0x1.9a6f588000000p+1, 0x1.8afe657e60255p-29},
+{0x1.09f4684000000p-3, -0x1.6d7ee7008f78ap-34},
+{0x1.09f4684000000p-2, -0x1.6d7ee7008f78ap-33},
+{0x1.09f4684000000p-1, -0x1.6d7ee7008f78ap-32},
+{0x1.09f4684000000p+0, -0x1.6d7ee7008f78ap-31},
+{0x1.09f4684000000p+1, -0x1.6d7ee7008f78ap-30},
+{0x1.09f4684000000p+2, -0x1.6d7ee7008f78ap-29},
+{0x1.0392367000000p+1, -0x1.f8cd206bc76f2p-30},
+{0x1.0392367000000p+2, -0x1.f8cd206bc76f2p-29},
+{0x1.d412de5000000p+0, -0x1.303030c53a4afp-33},
+{0x1.d412de5000000p+1, -0x1.303030c53a4afp-32},
+{0x1.07cca43000000p+0, -0x1.b5d339984d648p-31},
+{0x1.07cca43000000p+1, -0x1.b5d339984d648p-30},
+{0x1.07cca43000000p+2, -0x1.b5d339984d648p-29},
+{0x1.f5e64c5000000p+0, 0x1.cbc32a6a81c2ap-31},
+{0x1.f5e64c5000000p+1, 0x1.cbc32a6a81c2ap-30},
+{0x1.8f1a5c4000000p+0, -0x1.56965f290c0efp-31},
+{0x1.8f1a5c4000000p+1, -0x1.56965f290c0efp-30},
+{0x1.8f1a5c4000000p+2, -0x1.56965f290c0efp-29},
+{0x1.8c15033000000p+2, 0x1.98b53fbc918dep-28},
+{0x1.860a513000000p+2, -0x1.df49e1a13f478p-28},
+{0x1.79f4ed1000000p+2, -0x1.9e9048b9c1e44p-29},
+{0x1.61ca24d000000p+2, 0x1.50bb562bdbb89p-28},
+{0x1.3174946000000p+2, 0x1.90c24b3d550dep-28},
+{0x1.a192e71000000p+1, 0x1.0d0356047b88ep-32},
+{0x1.ee66399000000p-3, -0x1.e27ecb3a5e429p-33},
+{0x1.ee66399000000p-2, -0x1.e27ecb3a5e429p-32},
+{0x1.ee66399000000p-1, -0x1.e27ecb3a5e429p-31},
+{0x1.ee66399000000p+0, -0x1.e27ecb3a5e429p-30},
+{0x1.ee66399000000p+1, -0x1.e27ecb3a5e429p-29},
+{0x1.711a111000000p+0, 0x1.999a7567eb471p-33},
+{0x1.711a111000000p+1, 0x1.999a7567eb471p-32},
+{0x1.711a111000000p+2, 0x1.999a7567eb471p-31},
+{0x1.50146ce000000p+2, -0x1.549b8780cf22dp-29},
+{0x1.0e09247000000p+2, 0x1.9ab01764ce79fp-28},
+{0x1.13e5275000000p+1, 0x1.255e6d79d485fp-31},
+{0x1.13e5275000000p+2, 0x1.255e6d79d485fp-30},
+{0x1.2b5532c000000p+1, -0x1.f814a975e080fp-30},
+{0x1.2b5532c000000p+2, -0x1.f814a975e080fp-29},
+{0x1.8915606000000p+1, 0x1.ee6deadf7a37dp-29},
+{0x1.8915606000000p+2, 0x1.ee6deadf7a37dp-28},
+{0x1.800b0b9000000p+2, -0x1.33d88b5b6df3ap-28},
+{0x1.6df661d000000p+2, 0x1.0f35105d836b3p-29},
+{0x1.49cd0e6000000p+2, -0x1.7f50bcdef8092p-36},
+{0x1.017a678000000p+2, -0x1.13b3029420534p-28},
+{0x1.c35466d000000p+0, -0x1.c0d33215184dcp-31},
+{0x1.c35466d000000p+1, -0x1.c0d33215184dcp-30},
+{0x1.89a58c4000000p-1, 0x1.dc40bb622ebdap-33},
+{0x1.89a58c4000000p+0, 0x1.dc40bb622ebdap-32},
+{0x1.89a58c4000000p+1, 0x1.dc40bb622ebdap-31},
+{0x1.89a58c4000000p+2, 0x1.dc40bb622ebdap-30},
+{0x1.812b634000000p+2, -0x1.14a01b4a5822fp-31},
+{0x1.7037114000000p+2, -0x1.55dc67ecf86bfp-28},
+{0x1.4e4e6d3000000p+2, 0x1.0e4b3c2eb313cp-30},
+{0x1.0a7d252000000p+2, -0x1.131d860611b2ap-29},
+{0x1.05b529f000000p+1, -0x1.1e8f3903a0ae8p-31},
+{0x1.05b529f000000p+2, -0x1.1e8f3903a0ae8p-30},
+{0x1.e52a7a6000000p+0, 0x1.8010098f35163p-30}};
+
+// Gathers kTwoPowModTwoPi[j][col] (j int32, clamped).
+Expr two_pow_mod_two_pi(const Expr &j, int col) {
+    static Buffer<double> table = [] {
+        Buffer<double> b(108, 2, "hc_two_pow_mod_two_pi");
+        for (int i = 0; i < 108; i++)
+            for (int c = 0; c < 2; c++) b(i, c) = kTwoPowModTwoPi[i][c];
+        return b;
+    }();
+    return table(clamp(j, 0, 107), col);
+}
+
+// Reduces a = |x| (finite) to a - q pi/2 = r with |r| <= ~pi/4, r in double.
+// float32: exact for all inputs. Large a = M 2^e (M < 2^24, e >= -3) is first replaced by
+// M (2^e mod 2pi) = M hi + M lo from a table (M hi exact); then y < 1.1e8 and q < 2^26
+// so Cody-Waite with pi/2 in 26+26+53 bits leaves an absolute error ~1e-20.
+// float64: Cody-Waite with pi/2 in 33+33+33+53 bits, exact products for q < 2^20;
+// only valid for a < 2^20 * pi/2 (callers fall back above 2^20).
+struct TrigReduced {
+    Expr r, q;  // r: Float(64); q: Int(32), only q mod 4 matters
+};
+TrigReduced reduce_pio2(const Expr &a) {
+    const int lanes = a.type().lanes();
+    const Type f64 = Float(64, lanes);
+    const Expr two_over_pi = make_const(Float(64), 0x1.45f306dc9c883p-1);
+    auto c = [](double v) { return make_const(Float(64), v); };
+    if (!is64(a)) {
+        Expr bits = bits_of(a);
+        Expr huge = a >= k(a, 0x1p20);
+        Expr e = (bits >> 23) - 150;
+        Expr m = cast(f64, (bits & 0x7fffff) | 0x800000);
+        Expr hi = select(huge, m * two_pow_mod_two_pi(e + 3, 0), cast(f64, a));
+        Expr lo = select(huge, m * two_pow_mod_two_pi(e + 3, 1), c(0.0));
+        Expr qf = Halide::round((hi + lo) * two_over_pi);
+        Expr r = strict_of({hi, lo, qf}, [&](const std::vector<Expr> &v) {
+            return (((v[0] - v[2] * c(0x1.921fb58p+0)) - v[2] * c(-0x1.dde974p-27)) + v[1]) -
+                   v[2] * c(0x1.1a62633145c07p-54);
+        });
+        return {r, cast(Int(32, lanes), qf)};
+    }
+    Expr qf = Halide::round(a * two_over_pi);
+    Expr r = strict_of({a, qf}, [&](const std::vector<Expr> &v) {
+        return (((v[0] - v[1] * c(0x1.921fb544p+0)) - v[1] * c(0x1.0b4611a6p-34)) - v[1] * c(0x1.3198a2ep-69)) -
+               v[1] * c(0x1.b839a252049c1p-104);
+    });
+    return {r, cast(Int(32, lanes), qf)};
+}
+
+// sin(r), cos(r) for |r| <= pi/4 (double): r + r^3 S(r^2), 1 - r^2/2 + r^4 C(r^2).
+// For float32 results S, C of degree 3 (rel err 1.9e-10, 6.1e-11); for float64
+// degree 6 / 5 (5.8e-17, 5.6e-17).
+void sincos_kernel(const Expr &r, bool full, Expr &s, Expr &c) {
+    static const std::vector<double> s3 = {-0.16666666663580784, 0.008333331773240714, -0.00019840033807627392,
+                                           2.724324548008107e-06};
+    static const std::vector<double> s6 = {-0.16666666666666666,    0.008333333333333331,   -0.00019841269841264523,
+                                           2.755731921892631e-06,   -2.5052106091543932e-08, 1.6058509645598708e-10,
+                                           -7.585421384617872e-13};
+    static const std::vector<double> c3 = {0.04166666666410488, -0.0013888887590959608, 2.4800557735227326e-05,
+                                           -2.7295545593324863e-07};
+    static const std::vector<double> c5 = {0.041666666666666664,    -0.001388888888888723, 2.4801587298518488e-05,
+                                           -2.7557317145736517e-07, 2.087612042343041e-09,  -1.138079757464786e-11};
+    Expr z = r * r;
+    s = r + r * z * horner(z, full ? s6 : s3);
+    // 1 - z/2 loses nothing: z/2 <= 0.31 and the rounding of 1 - z/2 is the result's.
+    c = (k(r, 1.0) - z * k(r, 0.5)) + z * z * horner(z, full ? c5 : c3);
+}
+
+enum class Trig { Sin, Cos, Tan };
+
+Expr trig(const Expr &x, Trig which) {
+    const bool d = is64(x);
+    Expr a = abs_f(x);
+    TrigReduced red = reduce_pio2(a);
+    Expr s, c;
+    sincos_kernel(red.r, d, s, c);
+    Expr q = red.q & 3;
+    Expr y;
+    if (which == Trig::Sin) {
+        // sin(a) by quadrant: s, c, -s, -c; odd in x (sign bit copied back below).
+        y = select(q == 0, s, q == 1, c, q == 2, -s, -c);
+    } else if (which == Trig::Cos) {
+        y = select(q == 0, c, q == 1, -s, q == 2, -c, s);
+    } else {
+        y = select((q & 1) == 0, s / c, -c / s);
+    }
+    y = cast(x.type(), y);
+    if (d) {
+        // float64 beyond 2^20: no vectorized exact reduction here; use libm (called
+        // with 0 for the other lanes, which libm answers at once).
+        Expr big = a > k(x, 0x1p20);
+        Expr xb = select(big, a, k(x, 0.0));
+        Expr lib = which == Trig::Sin ? Halide::sin(xb) : which == Trig::Cos ? Halide::cos(xb) : Halide::tan(xb);
+        y = select(big, lib, y);
+    }
+    if (which != Trig::Cos) y = reinterpret(x.type(), bits_of(y) ^ sign_bit(x));
+    return select(is_finite(x), y, nan_of(x));
+}
+
+}  // namespace
+
+Expr sin(Expr x) { return trig(x, Trig::Sin); }
+Expr cos(Expr x) { return trig(x, Trig::Cos); }
+Expr tan(Expr x) { return trig(x, Trig::Tan); }
 Expr arcsin(Expr x) { return Halide::asin(x); }
 Expr arccos(Expr x) { return Halide::acos(x); }
 Expr arctan(Expr x) { return Halide::atan(x); }
