@@ -16,7 +16,8 @@ except ImportError:   # not installed yet: use the source tree
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "frontend"))
 
 sys.path.insert(0, os.path.dirname(__file__))
-from test_capture_graph_double import FakeGraph, evaluate, real_graph_available, rebuild_result  # noqa: E402
+from test_capture_graph_double import (FakeGraph, evaluate, graph_nodes,  # noqa: E402
+                                       real_graph_available, rebuild_result)
 
 from hcompile.capture import ArgRef, OutputRef, capture  # noqa: E402
 from hcompile.errors import Unsupported  # noqa: E402
@@ -43,10 +44,11 @@ def new_graph():
 
 
 def kinds(cap):
-    g = cap.graph
-    if isinstance(g, FakeGraph):
-        return [n[0] for n in g.nodes]
-    return [g.kind(i) for i in range(g.num_nodes())] if hasattr(g, "num_nodes") else str(g)
+    return [n[0] for n in graph_nodes(cap.graph)]
+
+
+def nodes(cap, kind):
+    return [n for n in graph_nodes(cap.graph) if n[0] == kind]
 
 
 def f32(*shape):
@@ -66,15 +68,18 @@ def boolean(*shape):
 
 
 def check_against_numpy(fn, *args, rtol=1e-6):
-    """Capture fn, evaluate the graph with NumPy, compare to fn(*args) exactly in type/dtype."""
-    cap = capture(fn, args, graph=FakeGraph())
-    if real_graph_available():   # the real typing rules must accept the same graph
-        real = capture(fn, args)
-        real.graph.verify()
-    got = rebuild_result(cap, evaluate(cap.graph, args), args)
+    """Capture fn, evaluate the graph with NumPy, compare to fn(*args) exactly in type/dtype.
+    Done with the graph double and, when built, the real graph (whose typing rules must accept
+    everything the frontend emits)."""
     with np.errstate(all="ignore"):
         want = fn(*args)
-    _compare(got, want, rtol)
+    graphs = [FakeGraph()] + ([None] if real_graph_available() else [])
+    for graph in graphs:
+        cap = capture(fn, args, graph=graph)
+        if graph is None and len(cap.graph.outputs):
+            cap.graph.verify()
+        got = rebuild_result(cap, evaluate(cap.graph, args), args)
+        _compare(got, want, rtol)
     return cap
 
 
@@ -99,11 +104,10 @@ def _compare(got, want, rtol):
 def test_mul_add_float32_uses_float32_constants():
     def f(x):
         return x * 2 + 1
-    cap = capture(f, (f32(4, 4),), graph=FakeGraph())
-    g = cap.graph
+    cap = capture(f, (f32(4, 4),), graph=new_graph())
     ks = kinds(cap)
     assert "mul" in ks and "add" in ks and "cast" not in ks
-    consts = [n for n in g.nodes if n[0] == "constant"]
+    consts = nodes(cap, "constant")
     assert [c[1] for c in consts] == ["float32", "float32"]
     assert cap.result == OutputRef(0, False)
 
@@ -111,8 +115,8 @@ def test_mul_add_float32_uses_float32_constants():
 def test_int32_plus_python_float_casts_to_float64():
     def f(x):
         return x + 1.5
-    cap = capture(f, (i32(3),), graph=FakeGraph())
-    casts = [n for n in cap.graph.nodes if n[0] == "cast"]
+    cap = capture(f, (i32(3),), graph=new_graph())
+    casts = nodes(cap, "cast")
     assert casts and casts[0][1] == "float64"
     assert cap.graph.dtype(cap.graph.outputs[0]) == "float64"
 
@@ -121,23 +125,23 @@ def test_locations_are_file_and_line():
     def f(x):
         y = x * 2
         return y + 1     # add here
-    cap = capture(f, (f32(3),), graph=FakeGraph())
-    add = [n for n in cap.graph.nodes if n[0] == "add"][0]
+    cap = capture(f, (f32(3),), graph=new_graph())
+    add = nodes(cap, "add")[0]
     assert add[5] == f"{f.__code__.co_filename}:{lineno_of(f, 'add here')}"
 
 
 def test_unused_arguments_are_not_inputs():
     def f(x, y):
         return x + 1
-    cap = capture(f, (f32(3), f32(3)), graph=FakeGraph())
-    inputs = [n for n in cap.graph.nodes if n[0] == "input"]
+    cap = capture(f, (f32(3), f32(3)), graph=new_graph())
+    inputs = nodes(cap, "input")
     assert [n[4]["arg"] for n in inputs] == [0]
 
 
 def test_return_argument_is_argref():
     def f(x, y):
         return x, y * 2, 3, None
-    cap = capture(f, (f32(3), f32(3)), graph=FakeGraph())
+    cap = capture(f, (f32(3), f32(3)), graph=new_graph())
     assert cap.result == (ArgRef(0), OutputRef(0, False), 3, None)
 
 
@@ -145,7 +149,7 @@ def test_same_array_returned_twice_is_one_output():
     def f(x):
         y = x + 1
         return [y, (y, x.sum())]
-    cap = capture(f, (f32(3),), graph=FakeGraph())
+    cap = capture(f, (f32(3),), graph=new_graph())
     assert cap.result == [OutputRef(0, False), (OutputRef(0, False), OutputRef(1, True))]
 
 
@@ -154,7 +158,7 @@ def test_global_and_closure_scalars_are_recorded():
 
     def f(x):
         return x * scale + OFFSET
-    cap = capture(f, (f32(3),), graph=FakeGraph())
+    cap = capture(f, (f32(3),), graph=new_graph())
     assert cap.global_reads == {"OFFSET": OFFSET}
     assert cap.cell_reads == {0: 3.0}
 
@@ -165,17 +169,17 @@ OFFSET = 2
 def test_reduction_scalar_flags():
     def f(x):
         return x.sum(), x.sum(axis=0), x.reshape(()), np.float32(2) * x.reshape(())
-    cap = capture(f, (f32(1),), graph=FakeGraph())
+    cap = capture(f, (f32(1),), graph=new_graph())
     assert [r.as_scalar for r in cap.result] == [True, True, False, True]
 
 
 def test_sum_int32_accumulates_in_int64():
     def f(x):
         return np.sum(x, axis=1)
-    cap = capture(f, (i32(3, 4),), graph=FakeGraph())
+    cap = capture(f, (i32(3, 4),), graph=new_graph())
     g = cap.graph
     assert g.dtype(g.outputs[0]) == "int64"
-    assert [n[0] for n in g.nodes] == ["input", "cast", "sum"]
+    assert kinds(cap) == ["input", "cast", "sum"]
 
 
 # ---- differential checks against NumPy ---------------------------------------------------------
@@ -276,6 +280,11 @@ CASES = {
     "creation": (lambda x: (np.zeros_like(x), np.ones_like(x, dtype=np.int32),
                             np.full_like(x, 2.5), np.zeros((2, 3)), np.ones(3, np.float32),
                             np.full((2,), 7), x + np.zeros(x.shape)), (i32(2, 3),)),
+    "asarray": (lambda x, s: (np.asarray(x) + 1, np.array(x, dtype=np.int32), np.asarray(s),
+                              np.asarray(2.5) * x, np.array(3) + s, np.asarray(x) is x),
+                (f32(3), np.float32(2))),
+    "broadcast_shapes": (lambda a, b: np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)),
+                         (f32(3, 1), f32(1, 4))),
     "builtin_sum": (lambda x, y: sum([x, y, 1.0]), (f32(3), f32(3))),
     "zero_d_ops": (lambda x: (x.sum() * 2 + 1, np.exp(x.sum()), x.max() > 0),
                    (f32(3),)),
@@ -345,7 +354,7 @@ def test_nested_function_and_lambda():
 
 def _expect_unsupported(fn, args, reason_part, marker):
     with pytest.raises(Unsupported) as info:
-        capture(fn, args, graph=FakeGraph())
+        capture(fn, args, graph=new_graph())
     e = info.value
     assert reason_part in e.reason, e.reason
     assert e.filename == fn.__code__.co_filename
@@ -390,7 +399,7 @@ def test_unsupported_inside_helper_points_at_helper():
     def f(x):
         return _bad_helper(x)
     with pytest.raises(Unsupported) as info:
-        capture(f, (f32(3),), graph=FakeGraph())
+        capture(f, (f32(3),), graph=new_graph())
     assert "data-dependent conversion float()" in info.value.reason
     assert info.value.lineno == lineno_of(_bad_helper, "helper here")
 
@@ -418,7 +427,7 @@ def test_unsupported_inside_helper_points_at_helper():
 ])
 def test_unsupported_constructs(fn, args, reason):
     with pytest.raises(Unsupported) as info:
-        capture(fn, args, graph=FakeGraph())
+        capture(fn, args, graph=new_graph())
     if reason is not None:
         assert reason in info.value.reason
     assert info.value.filename == THIS_FILE

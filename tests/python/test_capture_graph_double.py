@@ -140,11 +140,19 @@ _ELEMENTWISE_NUMPY = {
 }
 
 
+def graph_nodes(graph):
+    """(kind, dtype, shape, inputs, attrs, loc) per node, for the double or the real _C.Graph."""
+    if isinstance(graph, FakeGraph):
+        return list(graph.nodes)
+    return [(graph.kind(i), graph.dtype(i), list(graph.shape(i)), list(graph.inputs(i)),
+             dict(graph.attrs(i)), graph.loc(i)) for i in range(graph.num_nodes)]
+
+
 def evaluate(graph, args):
-    """Run a FakeGraph with NumPy, one IR op at a time (the IR's semantics per OPS.md)."""
+    """Run a graph (double or real) with NumPy, one IR op at a time (OPS.md semantics)."""
     vals = []
     with np.errstate(all="ignore"):
-        for kind, dt, sh, ins, attrs, _ in graph.nodes:
+        for kind, dt, sh, ins, attrs, _ in graph_nodes(graph):
             xs = [vals[i] for i in ins]
             if kind == "input":
                 v = np.asarray(args[attrs["arg"]])
@@ -176,7 +184,7 @@ def evaluate(graph, args):
             assert v.dtype == np.dtype(dt), (kind, v.dtype, dt)
             assert list(v.shape) == list(sh), (kind, v.shape, sh)
             vals.append(v)
-    return [vals[o] for o in graph.outputs]
+    return [vals[o] for o in list(graph.outputs)]
 
 
 def rebuild_result(cap, outputs, args):

@@ -40,6 +40,8 @@ NUMPY_FUNCTIONS = {
     np.empty: shape_ops.zeros,
     np.zeros_like: shape_ops.zeros_like, np.ones_like: shape_ops.ones_like,
     np.full_like: shape_ops.full_like, np.empty_like: shape_ops.empty_like,
+    np.asarray: shape_ops.asarray, np.asanyarray: shape_ops.asarray,
+    np.ascontiguousarray: shape_ops.asarray, np.array: shape_ops.array,
     np.shape: lambda b, a: a.shape if isinstance(a, ArrayValue) else np.shape(a),
     np.ndim: lambda b, a: a.ndim if isinstance(a, ArrayValue) else np.ndim(a),
     np.size: lambda b, a: a.size if isinstance(a, ArrayValue) else np.size(a),
@@ -47,7 +49,7 @@ NUMPY_FUNCTIONS = {
 
 # NumPy callables that are pure functions of constants (the answer is a constant).
 _PURE_NUMPY = {np.dtype, np.finfo, np.iinfo, np.result_type, np.promote_types, np.can_cast,
-               np.issubdtype, np.isscalar}
+               np.issubdtype, np.isscalar, np.broadcast_shapes}
 
 # -- array methods and attributes -------------------------------------------------------------
 

@@ -157,6 +157,36 @@ def method_copy(b, a, order="C"):
     return copy_of(a)
 
 
+def asarray(b, a, dtype=None, order=None, *, like=None, copy=None, device=None):
+    """``np.asarray``: the same array object when nothing changes; a NumPy or Python scalar
+    becomes a 0-d array (a constant if it is one)."""
+    if order not in (None, "C", "K", "A") or like is not None:
+        raise Unsupported("np.asarray(order=/like=) is not supported")
+    if isinstance(a, ArrayValue):
+        if dtype is not None and rules.as_dtype(dtype) != a.dtype:
+            return ArrayValue(*_cast_parts(b, a, dtype))
+        if copy:
+            return copy_of(a)
+        if a.is_scalar:
+            return ArrayValue(a.node, a.dtype, a.shape)     # a scalar becomes a 0-d array
+        return a
+    check_operand(a)
+    dt = rules.as_dtype(dtype) if dtype is not None else \
+        run_concrete(lambda: np.asarray(a).dtype)
+    return b.constant(run_concrete(lambda: np.asarray(a, dtype=dt)[()]), dt)
+
+
+def _cast_parts(b, a, dtype):
+    r = b.cast(a, rules.as_dtype(dtype))
+    return r.node, r.dtype, r.shape
+
+
+def array(b, a, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=None):
+    if ndmin:
+        raise Unsupported("np.array(ndmin=...) is not supported")
+    return asarray(b, a, dtype, None if order == "K" else order, like=like, copy=copy)
+
+
 # -- creation ----------------------------------------------------------------------------------
 
 def _fill(b, value, dtype, shape):
