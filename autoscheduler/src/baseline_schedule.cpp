@@ -1,0 +1,137 @@
+#include "hcompile/baseline_schedule.h"
+
+#include <algorithm>
+
+namespace hc {
+
+namespace {
+
+// Below this many elements a region runs on one thread: waking the pool costs more than it saves.
+constexpr int64_t kMinParallelElements = 1 << 15;
+
+int64_t product(const std::vector<int64_t> &v) {
+    int64_t p = 1;
+    for (int64_t x : v) p *= x;
+    return p;
+}
+
+struct ScheduleLog {
+    std::string text;
+    void add(const Halide::Func &f, const std::string &what) { text += f.name() + ": " + what + "\n"; }
+};
+
+// Vectorize the innermost dimension and parallelize the outermost non-trivial one.
+void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &log) {
+    f.compute_root();
+    const auto &vars = r.vars;
+    const auto &ext = r.extents;
+    if (vars.empty()) {
+        log.add(f, "compute_root (0-d)");
+        return;
+    }
+    std::string what = "compute_root";
+    bool parallel = product(ext) >= kMinParallelElements;
+    if (vars.size() == 1 && parallel) {
+        // One long dimension: chunks in parallel, vectors inside each chunk.
+        Halide::Var outer("chunk"), inner("x_in");
+        int chunk = static_cast<int>(std::max<int64_t>(width, ext[0] / 64 / width * width));
+        f.split(vars[0], outer, inner, chunk).parallel(outer).vectorize(inner, width);
+        log.add(f, what + ", split x by " + std::to_string(chunk) + ", parallel chunks, vectorize " + std::to_string(width));
+        return;
+    }
+    if (ext[0] >= width) {
+        f.vectorize(vars[0], width);
+        what += ", vectorize " + vars[0].name() + " by " + std::to_string(width);
+    }
+    if (parallel && vars.size() > 1) {
+        f.parallel(vars.back());
+        what += ", parallel " + vars.back().name();
+    }
+    log.add(f, what);
+}
+
+// `acc` holds the update; `func` (the region's value) reads the answer out of it.
+void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
+    schedule_pure(r.func, r, width, log);
+    Halide::Func acc = r.accumulator;
+    schedule_pure(acc, r, width, log);
+    if (r.rextents.empty()) return;
+    bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty();
+    Halide::Stage update = acc.update();
+    std::string what = "update:";
+    if (!r.reduces_innermost && !r.vars.empty() && r.extents[0] >= width) {
+        // Neighbouring outputs reduce neighbouring inputs: vectorize across outputs.
+        update.vectorize(r.vars[0], width);
+        what += " vectorize " + r.vars[0].name();
+    } else if (r.reduces_innermost && r.associative_vectorizable && r.rextents[0] >= 2 * width) {
+        // Row reduction: split the innermost reduced axis into vector lanes and reduce those
+        // lanes in an intermediate Func (reassociates the sum; within float tolerance).
+        Halide::RVar outer("r_out"), inner("r_lane");
+        Halide::Var lane("lane");
+        Halide::Func lanes = update.split(r.rdom[0], outer, inner, width).rfactor(inner, lane);
+        if (r.vars.empty()) {
+            lanes.compute_root();
+        } else {
+            lanes.compute_at(acc, r.vars[0]);
+        }
+        lanes.vectorize(lane);
+        lanes.update().vectorize(lane);
+        what += " rfactor lanes of " + std::to_string(width) + " over the innermost reduced axis";
+    }
+    if (parallel && r.vars.size() >= 1 && r.extents.back() > 1) {
+        update.parallel(r.vars.back());
+        what += ", parallel " + r.vars.back().name();
+    }
+    log.add(acc, what);
+}
+
+// Register-tiled matmul: each tile of TN x TM outputs accumulates in registers over all of K.
+void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
+    Halide::Func f = r.func, acc = r.accumulator;
+    f.compute_root();
+    const auto &v = r.vars;
+    int64_t n = r.extents[0], m = r.extents[1];
+    int tn = n >= 2 * width ? 2 * width : n >= width ? width : static_cast<int>(std::max<int64_t>(n, 1));
+    int tm = static_cast<int>(std::min<int64_t>(std::max<int64_t>(m, 1), 4));
+    Halide::Var no("no"), mo("mo"), ni("ni"), mi("mi");
+    f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).vectorize(ni, std::min(tn, width)).unroll(mi);
+    acc.compute_at(f, no).vectorize(v[0], std::min(tn, width)).unroll(v[1]);
+    acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], std::min(tn, width)).unroll(v[1]);
+    bool parallel = product(r.extents) * r.rextents[0] >= kMinParallelElements;
+    std::string what = "tile " + std::to_string(tn) + "x" + std::to_string(tm) + " in registers";
+    if (parallel) {
+        if (v.size() > 2) {
+            f.parallel(v.back());
+            what += ", parallel " + v.back().name();
+        } else {
+            f.parallel(mo);
+            what += ", parallel row tiles";
+        }
+    }
+    log.add(f, what);
+}
+
+}  // namespace
+
+std::string apply_baseline_schedule(LoweredPipeline &lowered, const Halide::Target &target) {
+    ScheduleLog log;
+    for (const RegionFunc &r : lowered.regions) {
+        int width = std::max(1, target.natural_vector_size(r.func.type()));
+        switch (r.op_class) {
+        case OpClass::Matmul:
+            if (r.vars.size() >= 2) {
+                schedule_matmul(r, width, log);
+                break;
+            }
+            [[fallthrough]];
+        case OpClass::Reduction:
+            schedule_reduction(r, width, log);
+            break;
+        default:
+            schedule_pure(r.func, r, width, log);
+        }
+    }
+    return log.text;
+}
+
+}  // namespace hc

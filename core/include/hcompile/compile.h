@@ -1,0 +1,38 @@
+// The compile driver: graph in, runnable kernel out. The whole order of steps is in one function.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hcompile/graph.h"
+#include "hcompile/kernel.h"
+#include "hcompile/lowering.h"
+
+namespace hc {
+
+struct CompileOptions {
+    std::string target = "host";            // "host" or a Halide target string
+    std::vector<InputLayout> layouts;       // by argument index
+    std::string scheduler = "baseline";
+    bool want_lowered_stmt = false;         // also produce Halide's lowered statement (slower)
+};
+
+// What each step produced, for explain(), logs and debug dumps.
+struct CompileReport {
+    std::string captured_graph;
+    std::string optimized_graph;
+    std::string regions;
+    std::string schedule;
+    std::string lowered_stmt;
+    std::string target;
+    std::vector<std::pair<std::string, double>> step_ms;  // (step, milliseconds), in order
+};
+
+// Throws GraphError for malformed graphs and Halide::CompileError (or other Halide errors) when
+// Halide refuses the pipeline.
+KernelPtr compile_graph(const Graph &graph, const CompileOptions &options, CompileReport *report = nullptr);
+
+Halide::Target resolve_target(const std::string &name);
+
+}  // namespace hc

@@ -1,0 +1,54 @@
+// Lowering: one Halide Func per graph node, one Halide pipeline per graph.
+#pragma once
+
+#include <Halide.h>
+
+#include <vector>
+
+#include "hcompile/fusion.h"
+#include "hcompile/graph.h"
+
+namespace hc {
+
+// How an input array is laid out in memory; the compiled code is specialised on it and the
+// runtime guards check it on every call.
+enum class InputLayout : int {
+    CContiguous = 0,  // row-major dense: every stride is a compile-time constant
+    InnerDense = 1,   // innermost stride is one element; outer strides arbitrary
+    Strided = 2,      // any element-multiple strides (transposed, reversed, stepped views)
+};
+
+struct LoweredInput {
+    int arg_index = -1;
+    DType dtype = DType::Float32;
+    Halide::ImageParam param;
+};
+
+// One materialized region, as the scheduler sees it. Dimensions are in Halide order: index 0 is
+// the innermost (NumPy's last) axis.
+struct RegionFunc {
+    NodeId node = -1;
+    OpClass op_class = OpClass::Elementwise;
+    Halide::Func func;
+    std::vector<Halide::Var> vars;
+    std::vector<int64_t> extents;
+    Halide::RDom rdom;                  // reductions and matmul: the reduction domain
+    std::vector<int64_t> rextents;      // its extents, innermost first
+    bool reduces_innermost = false;     // the reduced axes include the input's innermost axis
+    bool associative_vectorizable = false;  // safe to rfactor (plain sum/prod/max/min/any/all)
+    Halide::Func accumulator;           // matmul: the Func with the update; `func` copies it
+};
+
+struct LoweredPipeline {
+    std::vector<Halide::Func> node_funcs;  // by node id
+    std::vector<LoweredInput> inputs;      // Halide argument order (before the outputs)
+    std::vector<Halide::Func> outputs;     // one per graph output
+    std::vector<RegionFunc> regions;       // materialized funcs, including outputs
+    Halide::Pipeline pipeline;
+};
+
+// `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
+LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
+                                const std::vector<InputLayout> &layouts);
+
+}  // namespace hc

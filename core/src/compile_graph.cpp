@@ -1,0 +1,98 @@
+#include "hcompile/compile.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "hcompile/baseline_schedule.h"
+#include "hcompile/fusion.h"
+#include "hcompile/passes.h"
+#include "hcompile/printer.h"
+#include "hcompile/verify.h"
+
+namespace hc {
+
+namespace {
+
+// Times and logs one step of the driver.
+class StepTimer {
+public:
+    explicit StepTimer(CompileReport &report) : report_(report) {}
+    template <typename F>
+    auto operator()(const char *step, F &&fn) {
+        auto start = std::chrono::steady_clock::now();
+        auto finish = [&] {
+            double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            report_.step_ms.emplace_back(step, ms);
+            spdlog::debug("hcompile: {} took {:.2f} ms", step, ms);
+        };
+        if constexpr (std::is_void_v<decltype(fn())>) {
+            fn();
+            finish();
+        } else {
+            auto result = fn();
+            finish();
+            return result;
+        }
+    }
+
+private:
+    CompileReport &report_;
+};
+
+std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide::Argument> &args,
+                              const Halide::Target &target) {
+    std::string path = std::tmpnam(nullptr);
+    lowered.pipeline.compile_to_lowered_stmt(path, args, Halide::StmtOutputFormat::Text, target);
+    std::ifstream in(path);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(path.c_str());
+    return text;
+}
+
+}  // namespace
+
+Halide::Target resolve_target(const std::string &name) {
+    if (name.empty() || name == "host" || name == "auto") return Halide::get_host_target();
+    return Halide::Target(name);
+}
+
+KernelPtr compile_graph(const Graph &input, const CompileOptions &options, CompileReport *report_out) {
+    CompileReport local;
+    CompileReport &report = report_out ? *report_out : local;
+    StepTimer step(report);
+    Halide::Target target = resolve_target(options.target);
+    report.target = target.to_string();
+    report.captured_graph = print_graph(input);
+
+    // The lowering order, one step per line.
+    step("verify", [&] { verify(input); });
+    Graph graph = step("fold_constants", [&] { return fold_constants(input); });
+    graph = step("eliminate_common_subexpressions", [&] { return eliminate_common_subexpressions(graph); });
+    graph = step("eliminate_dead_code", [&] { return eliminate_dead_code(graph); });
+    step("verify_optimized", [&] { verify(graph); });
+    Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
+    LoweredPipeline lowered = step("lower_to_halide", [&] { return lower_to_halide(graph, partition, options.layouts); });
+    report.schedule = step("schedule", [&] { return apply_baseline_schedule(lowered, target); });
+
+    std::vector<Halide::Argument> args;
+    auto kernel = std::make_shared<Kernel>();
+    for (const LoweredInput &in : lowered.inputs) {
+        args.push_back(in.param);
+        kernel->inputs.push_back({in.arg_index, in.dtype, in.param.dimensions()});
+    }
+    for (NodeId id : graph.outputs()) kernel->outputs.push_back({graph.node(id).dtype, graph.node(id).shape});
+    if (options.want_lowered_stmt) {
+        report.lowered_stmt = step("lowered_stmt", [&] { return lowered_statement(lowered, args, target); });
+    }
+    kernel->callable = step("jit_compile", [&] { return lowered.pipeline.compile_to_callable(args, target); });
+
+    report.optimized_graph = print_graph(graph);
+    report.regions = print_partition(graph, partition);
+    return kernel;
+}
+
+}  // namespace hc

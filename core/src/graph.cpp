@@ -1,0 +1,104 @@
+#include "hcompile/graph.h"
+
+#include "hcompile/op_types.h"
+
+namespace hc {
+
+int64_t Node::size() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+int64_t Node::int_attr(const std::string &name) const {
+    auto it = attrs.find(name);
+    if (it == attrs.end()) throw GraphError(std::string(op_name(kind)) + ": missing attribute '" + name + "'");
+    if (auto *v = std::get_if<int64_t>(&it->second)) return *v;
+    if (auto *d = std::get_if<double>(&it->second)) return static_cast<int64_t>(*d);
+    throw GraphError(std::string(op_name(kind)) + ": attribute '" + name + "' is not an int");
+}
+
+double Node::float_attr(const std::string &name) const {
+    auto it = attrs.find(name);
+    if (it == attrs.end()) throw GraphError(std::string(op_name(kind)) + ": missing attribute '" + name + "'");
+    if (auto *d = std::get_if<double>(&it->second)) return *d;
+    if (auto *v = std::get_if<int64_t>(&it->second)) return static_cast<double>(*v);
+    throw GraphError(std::string(op_name(kind)) + ": attribute '" + name + "' is not a number");
+}
+
+const std::vector<int64_t> &Node::ints_attr(const std::string &name) const {
+    auto it = attrs.find(name);
+    if (it == attrs.end()) throw GraphError(std::string(op_name(kind)) + ": missing attribute '" + name + "'");
+    if (auto *v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
+    throw GraphError(std::string(op_name(kind)) + ": attribute '" + name + "' is not a list of ints");
+}
+
+NodeId Graph::add_input(int arg_index, DType dtype, Shape shape, std::string loc) {
+    for (int64_t d : shape) {
+        if (d < 0) throw GraphError("input: negative size");
+    }
+    Node n;
+    n.kind = OpKind::Input;
+    n.dtype = dtype;
+    n.shape = std::move(shape);
+    n.attrs["arg"] = int64_t{arg_index};
+    n.loc = std::move(loc);
+    return append(std::move(n));
+}
+
+NodeId Graph::add_constant(double value, DType dtype, std::string loc) {
+    Node n;
+    n.kind = OpKind::Constant;
+    n.dtype = dtype;
+    n.attrs["value"] = value;
+    n.loc = std::move(loc);
+    return append(std::move(n));
+}
+
+NodeId Graph::add_constant_int(int64_t value, DType dtype, std::string loc) {
+    Node n;
+    n.kind = OpKind::Constant;
+    n.dtype = dtype;
+    // Integers keep their exact value; floats are stored as doubles.
+    if (is_float(dtype)) {
+        n.attrs["value"] = static_cast<double>(value);
+    } else {
+        n.attrs["value"] = value;
+    }
+    n.loc = std::move(loc);
+    return append(std::move(n));
+}
+
+NodeId Graph::add_op(OpKind kind, std::vector<NodeId> inputs, Attrs attrs, std::string loc) {
+    if (op_class(kind) == OpClass::Leaf) throw GraphError("use add_input/add_constant for leaves");
+    Node n;
+    n.kind = kind;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    n.loc = std::move(loc);
+    for (NodeId in : n.inputs) {
+        if (in < 0 || in >= num_nodes()) throw GraphError(std::string(op_name(kind)) + ": bad input id");
+    }
+    infer_type(*this, n);
+    return append(std::move(n));
+}
+
+NodeId Graph::append(Node node) {
+    node.id = num_nodes();
+    nodes_.push_back(std::move(node));
+    return nodes_.back().id;
+}
+
+const Node &Graph::node(NodeId id) const {
+    if (id < 0 || id >= num_nodes()) throw GraphError("no node with id " + std::to_string(id));
+    return nodes_[id];
+}
+
+void Graph::set_outputs(std::vector<NodeId> outputs) {
+    for (NodeId id : outputs) node(id);
+    outputs_ = std::move(outputs);
+}
+
+double constant_value(const Node &node) { return node.float_attr("value"); }
+
+}  // namespace hc

@@ -1,0 +1,210 @@
+// Scalar rules for elementwise ops, with NumPy's semantics: integer arithmetic wraps, integer
+// division and modulo round toward -inf with x//0 == x%0 == 0, max/min propagate NaN, and
+// transcendentals go through hc::math (vectorizable, NumPy's special values).
+#include <unordered_map>
+
+#include "numpy_math.h"
+#include "rules.h"
+
+namespace hc::lowering {
+
+namespace {
+
+using Halide::Expr;
+using Halide::select;
+using Args = std::vector<Expr>;
+
+bool is_float_type(const Expr &e) { return e.type().is_float(); }
+bool is_bool_type(const Expr &e) { return e.type().is_bool(); }
+
+// Signed integer overflow is undefined in Halide; NumPy wraps. Do the arithmetic unsigned.
+template <typename F>
+Expr wrapping(const Expr &a, const Expr &b, F op) {
+    Halide::Type t = a.type();
+    if (!t.is_int()) return op(a, b);
+    Halide::Type u = t.with_code(halide_type_uint);
+    return Halide::reinterpret(t, op(Halide::reinterpret(u, a), Halide::reinterpret(u, b)));
+}
+
+Expr nan_of(const Expr &like) { return Halide::Internal::make_const(like.type(), std::numeric_limits<double>::quiet_NaN()); }
+
+Expr numpy_maximum(const Expr &a, const Expr &b) {
+    if (is_float_type(a)) return select(Halide::is_nan(a) || a > b, a, b);
+    if (is_bool_type(a)) return a || b;
+    return Halide::max(a, b);
+}
+
+Expr numpy_minimum(const Expr &a, const Expr &b) {
+    if (is_float_type(a)) return select(Halide::is_nan(a) || a < b, a, b);
+    if (is_bool_type(a)) return a && b;
+    return Halide::min(a, b);
+}
+
+// C's fmod, which NumPy's float remainder and floor_divide are built on; exact, so a libm call.
+Expr c_fmod(const Expr &a, const Expr &b) {
+    const char *name = a.type().bits() == 32 ? "fmodf" : "fmod";
+    return Halide::Internal::Call::make(a.type(), name, {a, b}, Halide::Internal::Call::PureExtern);
+}
+
+// NumPy's float divmod (npy_divmod): the quotient rounded toward -inf and the remainder with the
+// divisor's sign, computed from fmod so that both are exact where NumPy's are.
+std::pair<Expr, Expr> float_divmod(const Expr &a, const Expr &b) {
+    Expr mod = c_fmod(a, b);
+    Expr div = (a - mod) / b;
+    Expr adjust = mod != 0 && ((b < 0) != (mod < 0));
+    Expr mod_adj = select(adjust, mod + b, mod);
+    Expr div_adj = select(adjust, div - 1, div);
+    Expr floordiv = math::floor(div_adj);
+    floordiv = select(div_adj - floordiv > Halide::Internal::make_const(a.type(), 0.5), floordiv + 1, floordiv);
+    // A zero quotient takes the sign of the true quotient; division by zero gives a / b.
+    Expr zero_signed = select((a < 0) != (b < 0), Halide::Internal::make_const(a.type(), -0.0), Halide::Internal::make_zero(a.type()));
+    floordiv = select(div_adj == 0, zero_signed, floordiv);
+    floordiv = select(b == 0, a / b, floordiv);
+    Expr remainder = select(mod == 0, select(b < 0, Halide::Internal::make_const(a.type(), -0.0), Halide::Internal::make_zero(a.type())), mod_adj);
+    remainder = select(b == 0, mod, remainder);
+    return {floordiv, remainder};
+}
+
+// Integer floor division and modulo. Halide's / and % are Euclidean (remainder >= 0) and give 0
+// for a zero divisor, as NumPy does; MIN // -1 is routed around the hardware trap (NumPy wraps).
+std::pair<Expr, Expr> int_divmod(const Expr &a, const Expr &b) {
+    if (a.type().is_uint()) return {a / b, a % b};
+    Expr minus_one = Halide::Internal::make_const(b.type(), -1);
+    Expr safe_b = select(b == minus_one, Halide::Internal::make_one(b.type()), b);
+    Expr q = a / safe_b;
+    Expr r = a % safe_b;
+    Expr negate = Halide::reinterpret(a.type(), Halide::Internal::make_zero(a.type().with_code(halide_type_uint)) -
+                                                    Halide::reinterpret(a.type().with_code(halide_type_uint), a));
+    Expr shift = b < 0 && r != 0;
+    Expr floor_q = select(shift, q + 1, q);
+    Expr floor_r = select(shift, r + b, r);
+    return {select(b == minus_one, negate, floor_q), select(b == minus_one, Halide::Internal::make_zero(a.type()), floor_r)};
+}
+
+// Non-negative integer powers by repeated squaring (the frontend guarantees exponent >= 0).
+Expr int_pow(const Expr &base, const Expr &exponent) {
+    Expr result = Halide::Internal::make_one(base.type());
+    Expr square = base;
+    Expr e = exponent;
+    for (int bit = 0; bit < base.type().bits(); ++bit) {
+        result = select((e & 1) != 0, wrapping(result, square, [](Expr x, Expr y) { return x * y; }), result);
+        square = wrapping(square, square, [](Expr x, Expr y) { return x * y; });
+        e = e >> 1;
+    }
+    return result;
+}
+
+Expr float_to_int(const Expr &x, Halide::Type t) {
+    // Out-of-range and NaN conversions are undefined in LLVM; x86 (and so NumPy) gives the
+    // "integer indefinite" value, the type's minimum for signed results.
+    Halide::Type wide = x.type();
+    double lo = t.is_int() ? -std::ldexp(1.0, t.bits() - 1) : 0.0;
+    double hi = t.is_int() ? std::ldexp(1.0, t.bits() - 1) : std::ldexp(1.0, t.bits());
+    Expr in_range = x >= Halide::Internal::make_const(wide, lo) && x < Halide::Internal::make_const(wide, hi);
+    Expr fallback = t.is_int() ? t.min() : Halide::Internal::make_zero(t);
+    return select(in_range, Halide::cast(t, x), fallback);
+}
+
+Expr numpy_cast(const Expr &x, Halide::Type to) {
+    if (to.is_bool()) return x != Halide::Internal::make_zero(x.type());
+    if (x.type().is_float() && !to.is_float()) return float_to_int(x, to);
+    return Halide::cast(to, x);
+}
+
+Expr sign(const Expr &x) {
+    Expr zero = Halide::Internal::make_zero(x.type()), one = Halide::Internal::make_one(x.type());
+    if (x.type().is_uint()) return select(x > zero, one, zero);
+    Expr s = select(x > zero, one, select(x < zero, Halide::Internal::make_const(x.type(), -1), zero));
+    return is_float_type(x) ? select(Halide::is_nan(x), x, s) : s;
+}
+
+using Table = std::unordered_map<OpKind, ElementwiseRule>;
+
+Table make_table() {
+    Table t;
+    auto unary = [&](OpKind k, Expr (*f)(Expr)) { t[k] = [f](const Node &, const Args &a) { return f(a[0]); }; };
+    unary(OpKind::Exp, math::exp);
+    unary(OpKind::Log, math::log);
+    unary(OpKind::Log1p, math::log1p);
+    unary(OpKind::Expm1, math::expm1);
+    unary(OpKind::Sqrt, math::sqrt);
+    unary(OpKind::Sin, math::sin);
+    unary(OpKind::Cos, math::cos);
+    unary(OpKind::Tan, math::tan);
+    unary(OpKind::Tanh, math::tanh);
+    unary(OpKind::Sinh, math::sinh);
+    unary(OpKind::Cosh, math::cosh);
+    unary(OpKind::Arcsin, math::arcsin);
+    unary(OpKind::Arccos, math::arccos);
+    unary(OpKind::Arctan, math::arctan);
+    auto rounding = [&](OpKind k, Expr (*f)(Expr)) {
+        t[k] = [f](const Node &, const Args &a) { return is_float_type(a[0]) ? f(a[0]) : a[0]; };
+    };
+    rounding(OpKind::Floor, math::floor);
+    rounding(OpKind::Ceil, math::ceil);
+    rounding(OpKind::Rint, math::rint);
+    rounding(OpKind::Trunc, math::trunc);
+
+    t[OpKind::Cast] = [](const Node &n, const Args &a) { return numpy_cast(a[0], halide_type(n.dtype)); };
+    t[OpKind::Neg] = [](const Node &, const Args &a) {
+        return wrapping(Halide::Internal::make_zero(a[0].type()), a[0], [](Expr x, Expr y) { return x - y; });
+    };
+    t[OpKind::Abs] = [](const Node &, const Args &a) {
+        if (a[0].type().is_uint()) return a[0];
+        return Halide::cast(a[0].type(), Halide::abs(a[0]));  // abs(MIN) wraps back to MIN, as in NumPy
+    };
+    t[OpKind::Square] = [](const Node &, const Args &a) { return wrapping(a[0], a[0], [](Expr x, Expr y) { return x * y; }); };
+    t[OpKind::Sign] = [](const Node &, const Args &a) { return sign(a[0]); };
+    t[OpKind::Reciprocal] = [](const Node &, const Args &a) {
+        return is_float_type(a[0]) ? Halide::Internal::make_one(a[0].type()) / a[0] : int_divmod(Halide::Internal::make_one(a[0].type()), a[0]).first;
+    };
+    t[OpKind::IsNan] = [](const Node &, const Args &a) { return Halide::is_nan(a[0]); };
+    t[OpKind::IsFinite] = [](const Node &, const Args &a) { return Halide::is_finite(a[0]); };
+    t[OpKind::IsInf] = [](const Node &, const Args &a) { return Halide::is_inf(a[0]); };
+    t[OpKind::Invert] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? !a[0] : ~a[0]; };
+
+    t[OpKind::Add] = [](const Node &, const Args &a) {
+        return is_bool_type(a[0]) ? (a[0] || a[1]) : wrapping(a[0], a[1], [](Expr x, Expr y) { return x + y; });
+    };
+    t[OpKind::Sub] = [](const Node &, const Args &a) { return wrapping(a[0], a[1], [](Expr x, Expr y) { return x - y; }); };
+    t[OpKind::Mul] = [](const Node &, const Args &a) {
+        return is_bool_type(a[0]) ? (a[0] && a[1]) : wrapping(a[0], a[1], [](Expr x, Expr y) { return x * y; });
+    };
+    t[OpKind::Div] = [](const Node &, const Args &a) { return a[0] / a[1]; };
+    t[OpKind::FloorDiv] = [](const Node &, const Args &a) {
+        return is_float_type(a[0]) ? float_divmod(a[0], a[1]).first : int_divmod(a[0], a[1]).first;
+    };
+    t[OpKind::Mod] = [](const Node &, const Args &a) {
+        return is_float_type(a[0]) ? float_divmod(a[0], a[1]).second : int_divmod(a[0], a[1]).second;
+    };
+    t[OpKind::Pow] = [](const Node &, const Args &a) {
+        return is_float_type(a[0]) ? math::pow(a[0], a[1]) : int_pow(a[0], a[1]);
+    };
+    t[OpKind::Maximum] = [](const Node &, const Args &a) { return numpy_maximum(a[0], a[1]); };
+    t[OpKind::Minimum] = [](const Node &, const Args &a) { return numpy_minimum(a[0], a[1]); };
+    t[OpKind::Arctan2] = [](const Node &, const Args &a) { return math::arctan2(a[0], a[1]); };
+    t[OpKind::BitwiseAnd] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] && a[1]) : (a[0] & a[1]); };
+    t[OpKind::BitwiseOr] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] || a[1]) : (a[0] | a[1]); };
+    t[OpKind::BitwiseXor] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] != a[1]) : (a[0] ^ a[1]); };
+
+    // Bools compare as 0/1 integers.
+    auto comparable = [](const Expr &e) { return is_bool_type(e) ? Halide::cast(Halide::UInt(8), e) : e; };
+    t[OpKind::Eq] = [comparable](const Node &, const Args &a) { return comparable(a[0]) == comparable(a[1]); };
+    t[OpKind::Ne] = [comparable](const Node &, const Args &a) { return comparable(a[0]) != comparable(a[1]); };
+    t[OpKind::Lt] = [comparable](const Node &, const Args &a) { return comparable(a[0]) < comparable(a[1]); };
+    t[OpKind::Le] = [comparable](const Node &, const Args &a) { return comparable(a[0]) <= comparable(a[1]); };
+    t[OpKind::Gt] = [comparable](const Node &, const Args &a) { return comparable(a[0]) > comparable(a[1]); };
+    t[OpKind::Ge] = [comparable](const Node &, const Args &a) { return comparable(a[0]) >= comparable(a[1]); };
+    t[OpKind::Where] = [](const Node &, const Args &a) { return select(a[0], a[1], a[2]); };
+    return t;
+}
+
+}  // namespace
+
+const ElementwiseRule *find_elementwise_rule(OpKind kind) {
+    static const Table table = make_table();
+    auto it = table.find(kind);
+    return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace hc::lowering

@@ -1,0 +1,152 @@
+// Lowering driver: walks the graph in order and gives every node a Halide Func through the rule
+// tables (elementwise, layout, reduction/matmul). Inputs become ImageParams specialised on the
+// static shapes and layouts the runtime guards.
+#include <algorithm>
+
+#include "hcompile/lowering.h"
+#include "rules.h"
+
+namespace hc {
+
+namespace lowering {
+
+std::vector<Halide::Expr> halide_order(const std::vector<Halide::Expr> &numpy_order) {
+    return {numpy_order.rbegin(), numpy_order.rend()};
+}
+
+Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index) const {
+    return funcs[id](halide_order(index));
+}
+
+Halide::Expr halide_constant(const Node &c) {
+    Halide::Type t = halide_type(c.dtype);
+    const AttrValue &v = c.attrs.at("value");
+    if (auto *i = std::get_if<int64_t>(&v)) {
+        if (t.is_bool()) return Halide::cast(t, *i != 0);
+        // make_const takes int64 exactly; wider unsigned values arrive as their two's complement.
+        return t.is_uint() && t.bits() == 64 ? Halide::Expr(static_cast<uint64_t>(*i)) : Halide::Internal::make_const(t, *i);
+    }
+    double d = std::get<double>(v);
+    if (t.is_bool()) return Halide::cast(t, d != 0);
+    return Halide::Internal::make_const(t, d);
+}
+
+}  // namespace lowering
+
+namespace {
+
+using lowering::LowerContext;
+
+std::vector<Halide::Var> make_axes(const Node &n) {
+    std::vector<Halide::Var> axes;
+    for (int i = 0; i < n.ndim(); ++i) axes.emplace_back("n" + std::to_string(n.id) + "_a" + std::to_string(i));
+    return axes;
+}
+
+std::vector<Halide::Expr> as_exprs(const std::vector<Halide::Var> &axes) { return {axes.begin(), axes.end()}; }
+
+Halide::ImageParam make_input(const Node &n, InputLayout layout) {
+    int arg = static_cast<int>(n.int_attr("arg"));
+    Halide::ImageParam p(halide_type(n.dtype), n.ndim(), "arg" + std::to_string(arg));
+    // Halide dim d is NumPy axis ndim-1-d. Shapes are static per compiled entry.
+    int64_t stride = 1;
+    for (int d = 0; d < n.ndim(); ++d) {
+        int64_t extent = n.shape[n.ndim() - 1 - d];
+        p.dim(d).set_bounds(0, static_cast<int>(extent));
+        if (layout == InputLayout::CContiguous) {
+            p.dim(d).set_stride(static_cast<int>(stride));
+        } else if (d == 0 && layout == InputLayout::Strided) {
+            p.dim(d).set_stride(Halide::Expr());  // lift Halide's default dense-innermost rule
+        }
+        stride *= std::max<int64_t>(extent, 1);
+    }
+    return p;
+}
+
+}  // namespace
+
+LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
+                                const std::vector<InputLayout> &layouts) {
+    LoweredPipeline out;
+    out.node_funcs.resize(graph.num_nodes());
+    LowerContext ctx{graph, out.node_funcs};
+    for (const Node &n : graph.nodes()) {
+        Halide::Func f(std::string(op_name(n.kind)) + "_" + std::to_string(n.id));
+        std::vector<Halide::Var> axes = make_axes(n);
+        std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
+        RegionFunc region;
+        region.node = n.id;
+        region.op_class = op_class(n.kind);
+        switch (op_class(n.kind)) {
+        case OpClass::Leaf:
+            if (n.kind == OpKind::Input) {
+                int arg = static_cast<int>(n.int_attr("arg"));
+                InputLayout layout = arg < static_cast<int>(layouts.size()) ? layouts[arg] : InputLayout::CContiguous;
+                LoweredInput input{arg, n.dtype, make_input(n, layout)};
+                f(lhs) = input.param(lhs);
+                out.inputs.push_back(input);
+            } else {
+                f(lhs) = lowering::halide_constant(n);
+            }
+            break;
+        case OpClass::Elementwise: {
+            const auto *rule = lowering::find_elementwise_rule(n.kind);
+            if (!rule) throw GraphError(std::string("no lowering rule for ") + op_name(n.kind));
+            std::vector<Halide::Expr> operands;
+            for (NodeId in : n.inputs) operands.push_back(ctx.at(in, as_exprs(axes)));
+            f(lhs) = (*rule)(n, operands);
+            break;
+        }
+        case OpClass::Layout: {
+            const auto *rule = lowering::find_layout_rule(n.kind);
+            f(lhs) = ctx.at(n.inputs[0], (*rule)(graph, n, as_exprs(axes)));
+            break;
+        }
+        case OpClass::Reduction:
+        case OpClass::Matmul: {
+            auto r = n.kind == OpKind::Matmul ? lowering::lower_matmul(ctx, n, f, axes)
+                                              : lowering::lower_reduction(ctx, n, f, axes);
+            region.rdom = r.rdom;
+            region.rextents = r.rextents;
+            region.reduces_innermost = r.reduces_innermost;
+            region.associative_vectorizable = r.associative;
+            region.accumulator = r.accumulator;
+            break;
+        }
+        }
+        out.node_funcs[n.id] = f;
+        if (partition.materialized[n.id]) {
+            region.func = f;
+            region.vars.assign(axes.rbegin(), axes.rend());
+            region.extents.assign(n.shape.rbegin(), n.shape.rend());
+            if (op_class(n.kind) != OpClass::Leaf) out.regions.push_back(region);
+        }
+    }
+
+    // Outputs: a node's own Func, or a copy where Halide needs a distinct Func (an input or
+    // constant returned as is, or the same node returned twice).
+    std::vector<bool> used(graph.num_nodes(), false);
+    for (NodeId id : graph.outputs()) {
+        const Node &n = graph.node(id);
+        Halide::Func f = out.node_funcs[id];
+        if (used[id] || op_class(n.kind) == OpClass::Leaf) {
+            Halide::Func copy("output_copy_" + std::to_string(out.outputs.size()));
+            std::vector<Halide::Var> axes = make_axes(n);
+            std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
+            copy(lhs) = f(lhs);
+            RegionFunc region;
+            region.node = id;
+            region.func = copy;
+            region.vars.assign(axes.rbegin(), axes.rend());
+            region.extents.assign(n.shape.rbegin(), n.shape.rend());
+            out.regions.push_back(region);
+            f = copy;
+        }
+        used[id] = true;
+        out.outputs.push_back(f);
+    }
+    out.pipeline = Halide::Pipeline(out.outputs);
+    return out;
+}
+
+}  // namespace hc

@@ -1,0 +1,140 @@
+// Bindings for compiling graphs and for the per-function dispatcher.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "hcompile/compile.h"
+#include "hcompile/dispatch.h"
+
+namespace nb = nanobind;
+
+namespace hc::bindings {
+
+namespace {
+
+nb::dict report_to_dict(const CompileReport &r) {
+    nb::dict d;
+    d["captured_graph"] = r.captured_graph;
+    d["optimized_graph"] = r.optimized_graph;
+    d["regions"] = r.regions;
+    d["schedule"] = r.schedule;
+    d["lowered_stmt"] = r.lowered_stmt;
+    d["target"] = r.target;
+    nb::list steps;
+    for (const auto &[name, ms] : r.step_ms) steps.append(nb::make_tuple(name, ms));
+    d["step_ms"] = steps;
+    return d;
+}
+
+std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, const std::string &target,
+                                                           const std::vector<int> &layouts, bool want_stmt) {
+    CompileOptions options;
+    options.target = target;
+    for (int l : layouts) options.layouts.push_back(static_cast<InputLayout>(l));
+    options.want_lowered_stmt = want_stmt;
+    CompileReport report;
+    KernelPtr kernel;
+    try {
+        nb::gil_scoped_release release;
+        kernel = compile_graph(graph, options, &report);
+    } catch (const Halide::Error &e) {
+        throw std::runtime_error(std::string("Halide: ") + e.what());
+    }
+    return {kernel, report_to_dict(report)};
+}
+
+PyObject *new_ref(nb::handle h) { return h.inc_ref().ptr(); }
+
+ArgGuard to_arg_guard(nb::handle spec) {
+    nb::tuple t = nb::borrow<nb::tuple>(spec);
+    std::string kind = nb::cast<std::string>(t[0]);
+    ArgGuard g;
+    g.type = new_ref(t[1]);
+    if (kind == "array") {
+        g.kind = ArgGuard::Array;
+        g.typenum = nb::cast<int>(t[2]);
+        for (nb::handle d : t[3]) g.shape.push_back(nb::cast<int64_t>(d));
+        g.layout = nb::cast<int>(t[4]);
+    } else if (kind == "npscalar") {
+        g.kind = ArgGuard::NumpyScalar;
+    } else if (kind == "int" || kind == "float" || kind == "str" || kind == "bool" || kind == "none") {
+        g.kind = kind == "int"     ? ArgGuard::Int
+                 : kind == "float" ? ArgGuard::Float
+                 : kind == "str"   ? ArgGuard::Str
+                 : kind == "bool"  ? ArgGuard::Bool
+                                   : ArgGuard::None;
+        g.value = new_ref(t[2]);
+    } else if (kind == "type") {
+        g.kind = ArgGuard::TypeOnly;
+    } else {
+        Py_DECREF(g.type);
+        throw std::invalid_argument("unknown guard kind '" + kind + "'");
+    }
+    return g;
+}
+
+}  // namespace
+
+void bind_runtime(nb::module_ &m) {
+    nb::class_<Kernel>(m, "Kernel", "A JIT-compiled Halide pipeline for one guard set.")
+        .def_prop_ro("input_args",
+                     [](const Kernel &k) {
+                         std::vector<int> v;
+                         for (const auto &in : k.inputs) v.push_back(in.arg_index);
+                         return v;
+                     })
+        .def_prop_ro("output_shapes", [](const Kernel &k) {
+            std::vector<std::vector<int64_t>> v;
+            for (const auto &out : k.outputs) v.push_back(out.shape);
+            return v;
+        });
+
+    m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
+          nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
+          "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.");
+    m.def("classify_layout", [](nb::handle array) { return classify_layout(array.ptr()); },
+          "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided, -1 unusable.");
+    m.def("numpy_typenum", [](const std::string &dtype) { return numpy_typenum(parse_dtype(dtype)); });
+    m.attr("MISS") = nb::handle(Dispatcher::miss_sentinel());
+
+    nb::class_<Dispatcher>(m, "Dispatcher", "Guards and cached kernels of one compiled function.")
+        .def("__init__", [](Dispatcher *d, nb::handle fn) { new (d) Dispatcher(fn.ptr()); }, nb::arg("function"))
+        .def("__call__",
+             [](Dispatcher &d, nb::args args) {
+                 PyObject *r = d.call(&PyTuple_GET_ITEM(args.ptr(), 0), PyTuple_GET_SIZE(args.ptr()));
+                 if (!r) throw nb::python_error();
+                 return nb::steal(r);
+             })
+        .def(
+            "add_entry",
+            [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
+               std::vector<bool> as_scalar, nb::object result_builder) {
+                auto e = std::make_unique<Entry>();
+                for (nb::handle spec : arg_guards) e->args.push_back(to_arg_guard(spec));
+                for (nb::handle spec : value_guards) {
+                    nb::tuple t = nb::borrow<nb::tuple>(spec);
+                    ValueGuard v;
+                    v.container = new_ref(t[0]);
+                    v.key = t[1].is_none() ? nullptr : new_ref(t[1]);
+                    v.expected = new_ref(t[2]);
+                    e->values.push_back(v);
+                }
+                e->kernel = std::move(kernel);
+                e->as_scalar = std::move(as_scalar);
+                if (e->kernel && e->as_scalar.size() != e->kernel->outputs.size()) {
+                    throw std::invalid_argument("as_scalar needs one flag per kernel output");
+                }
+                e->result_builder = result_builder.is_none() ? nullptr : new_ref(result_builder);
+                d.add_entry(std::move(e));
+            },
+            nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel").none(), nb::arg("as_scalar"),
+            nb::arg("result_builder").none())
+        .def("clear", &Dispatcher::clear)
+        .def_prop_ro("num_entries", &Dispatcher::num_entries)
+        .def_prop_ro("hits", &Dispatcher::hits)
+        .def_prop_ro("misses", &Dispatcher::misses);
+}
+
+}  // namespace hc::bindings

@@ -1,0 +1,239 @@
+"""``@hcompile``: the decorator, the compiled-function object and its compile path.
+
+Every call goes first to the C++ dispatcher (guards + cached kernel). On a miss we bind the
+arguments, capture the bytecode into a graph, compile it, and register a new entry; anything that
+cannot be captured or compiled registers an entry that runs the original Python function, so the
+answer is always the one Python gives.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+import weakref
+from collections import namedtuple
+
+import numpy as np
+
+from . import _C, debug_dump, guards, logs
+from .capture import ArgRef, OutputRef, capture
+from .errors import CompileError, Unsupported
+
+CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
+
+MODES = ("default", "reduce-overhead", "max-autotune")
+BACKENDS = ("halide", "eager")
+# Past this many entries for one function we stop compiling and run new guard sets as Python.
+RECOMPILE_LIMIT = 8
+
+_live_functions = weakref.WeakSet()
+
+
+class BreakRecord:
+    """One graph break: why, and where in the source."""
+
+    def __init__(self, reason, filename, lineno):
+        self.reason, self.filename, self.lineno = reason, filename, lineno
+
+    def __repr__(self):
+        return f"{self.filename}:{self.lineno}: {self.reason}"
+
+
+class CompiledFunction:
+    """What ``hcompile(fn)`` returns: call it like ``fn``."""
+
+    def __init__(self, fn, *, mode="default", fullgraph=False, dynamic=None, backend="halide",
+                 target="auto", autoscheduler="hcompile"):
+        if not isinstance(fn, type(lambda: 0)):
+            raise TypeError(f"hcompile needs a Python function, got {type(fn).__name__}")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        if target not in ("auto", "host") and not target.startswith(("x86", "host")):
+            raise ValueError(f"target {target!r} is not available yet: this build compiles for the CPU "
+                             "('auto' or 'host'); CUDA arrives with its own issue")
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self.options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                            target="host" if target == "auto" else target, autoscheduler=autoscheduler)
+        self._dispatcher = _C.Dispatcher(fn)
+        self._signature = inspect.signature(fn)
+        self._fast_arity = _plain_arity(fn)
+        self._guard_sets = []          # guard specs of every entry, in order (for recompile logs)
+        self._misses = 0               # calls that went through the compile path
+        self._redispatches = 0         # dispatcher hits that were really the first call of an entry
+        self.compile_records = []      # per entry: dict(graph, report, break, seconds)
+        _live_functions.add(self)
+        _warn_partial_options(self.options)
+
+    # -- calling -------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == self._fast_arity:
+            result = self._dispatcher(*args)
+            if result is not _C.MISS:
+                return result
+        return self._call_slow(args, kwargs)
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def _call_slow(self, args, kwargs):
+        if self._fast_arity < 0:
+            self._record_break(Unsupported("*args, **kwargs and keyword-only parameters are not "
+                                           "captured yet", self._fn.__code__.co_filename,
+                                           self._fn.__code__.co_firstlineno), once=True)
+            return self._fn(*args, **kwargs)
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        args = bound.args
+        result = self._dispatcher(*args)
+        if result is not _C.MISS:
+            return result
+        self._misses += 1
+        if len(self._guard_sets) >= RECOMPILE_LIMIT:
+            if len(self._guard_sets) == RECOMPILE_LIMIT:
+                logs.log("recompiles", "%s: reached the limit of %d compiled entries; new argument "
+                         "types and shapes now run as plain Python", self.__qualname__, RECOMPILE_LIMIT)
+                self._guard_sets.append(None)
+            return self._fn(*args)
+        self._add_entry(args)
+        self._redispatches += 1
+        result = self._dispatcher(*args)
+        assert result is not _C.MISS, "a freshly added entry must match the arguments it was made for"
+        return result
+
+    # -- compiling -----------------------------------------------------------------------------
+    def _add_entry(self, args):
+        arg_specs = [guards.arg_guard(a) for a in args]
+        if self._guard_sets:
+            logs.log("recompiles", "%s: recompiling (%s)", self.__qualname__,
+                     guards.diff(self._guard_sets[-1], arg_specs))
+        self._guard_sets.append(arg_specs)
+        logs.log("guards", "%s: entry %d guards: %s", self.__qualname__, len(self._guard_sets) - 1,
+                 [guards.describe(s) for s in arg_specs])
+        start = time.perf_counter()
+        record = {"graph": None, "report": None, "break": None, "seconds": 0.0}
+        self.compile_records.append(record)
+        try:
+            cap = capture(self._fn, tuple(args))
+        except Unsupported as e:
+            self._record_break(e)
+            record["break"] = BreakRecord(e.reason, e.filename, e.lineno)
+            self._dispatcher.add_entry(arg_specs, [], None, [], None)
+            return
+        record["graph"] = str(cap.graph)
+        value_specs = guards.value_guards(self._fn, cap)
+        kernel, as_scalar, builder = None, [], None
+        if cap.graph.outputs and self.options["backend"] == "halide":
+            kernel, report = self._compile(cap, args)
+            record["report"] = report
+            if kernel is not None:
+                as_scalar, builder = _result_plan(cap)
+        record["seconds"] = time.perf_counter() - start
+        self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder)
+
+    def _compile(self, cap, args):
+        want_stmt = debug_dump.enabled() or logs.enabled("output_code")
+        try:
+            kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
+                                              want_stmt)
+        except (RuntimeError, ValueError) as e:
+            if self.options["fullgraph"]:
+                raise CompileError(f"{self.__qualname__}: {e}") from e
+            logs.log("graph_breaks", "%s: compile failed, running as Python: %s", self.__qualname__, e)
+            return None, None
+        logs.log("schedule", "%s schedule:\n%s", self.__qualname__, report["schedule"])
+        logs.log("output_code", "%s lowered Halide:\n%s", self.__qualname__, report["lowered_stmt"])
+        debug_dump.write(self.__qualname__, report)
+        return kernel, report
+
+    def _record_break(self, error, once=False):
+        if self.options["fullgraph"]:
+            raise error
+        if once and getattr(self, "_break_logged", False):
+            return
+        self._break_logged = True
+        logs.log("graph_breaks", "%s: graph break at %s:%s: %s; running it as plain Python",
+                 self.__qualname__, error.filename, error.lineno, error.reason)
+
+    # -- introspection -------------------------------------------------------------------------
+    def cache_info(self):
+        entries = self._dispatcher.num_entries
+        hits = self._dispatcher.hits - self._redispatches
+        return CacheInfo(entries=entries, hits=hits, misses=self._misses, recompiles=max(0, entries - 1))
+
+    def reset(self):
+        self._dispatcher.clear()
+        self._guard_sets.clear()
+        self.compile_records.clear()
+        self._misses = self._redispatches = 0
+
+
+def _plain_arity(fn):
+    """Number of parameters when all are plain positional-or-keyword ones, else -1."""
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
+        return -1
+    return code.co_argcount
+
+
+def _result_plan(cap):
+    """How the dispatcher hands back results: which outputs become NumPy scalars, and a Python
+    builder only when the return value is not simply the outputs in order."""
+    as_scalar = [False] * len(cap.graph.outputs)
+
+    def visit(node):
+        if isinstance(node, OutputRef):
+            as_scalar[node.index] = node.as_scalar
+        elif isinstance(node, (tuple, list)):
+            for item in node:
+                visit(item)
+
+    visit(cap.result)
+    n = len(as_scalar)
+    result = cap.result
+    if isinstance(result, OutputRef) and n == 1 and result.index == 0:
+        return as_scalar, None
+    if (type(result) is tuple and len(result) == n and n != 1
+            and all(isinstance(r, OutputRef) and r.index == i for i, r in enumerate(result))):
+        return as_scalar, None
+
+    def build(outputs, args, shape=result):
+        if isinstance(shape, OutputRef):
+            return outputs[shape.index]
+        if isinstance(shape, ArgRef):
+            return args[shape.index]
+        if isinstance(shape, (tuple, list)):
+            return type(shape)(build(outputs, args, s) for s in shape)
+        return shape
+
+    return as_scalar, build
+
+
+def _warn_partial_options(options):
+    if options["mode"] == "max-autotune":
+        logs.log("schedule", "mode='max-autotune' uses the baseline schedule until the autoscheduler lands")
+    if options["autoscheduler"] not in ("hcompile", "baseline"):
+        logs.log("schedule", "autoscheduler=%r is not wired in yet; using the baseline schedule",
+                 options["autoscheduler"])
+    if options["dynamic"]:
+        logs.log("recompiles", "dynamic=True: shapes are still specialised per entry in this build")
+
+
+def hcompile(fn=None, *, mode="default", fullgraph=False, dynamic=None, backend="halide", target="auto",
+             autoscheduler="hcompile"):
+    """Compile a NumPy function (decorator, with or without options)."""
+    options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend, target=target,
+                   autoscheduler=autoscheduler)
+    if fn is None:
+        return lambda f: CompiledFunction(f, **options)
+    if isinstance(fn, CompiledFunction):
+        fn = fn._fn
+    return CompiledFunction(fn, **options)
+
+
+def reset():
+    """Drop every compiled entry of every compiled function (in-memory caches)."""
+    for f in list(_live_functions):
+        f.reset()
