@@ -348,7 +348,15 @@ def machine_info(peers: Peers) -> dict:
         "versions": versions,
         "threads": threads,
         "env": env,
+        "load": _loadavg(),
     }
+
+
+def _loadavg():
+    try:
+        return "{:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except OSError:
+        return "?"
 
 
 def report(info, command, tables: list[tuple[str, str]], notes: list[str]) -> str:
@@ -363,6 +371,8 @@ def report(info, command, tables: list[tuple[str, str]], notes: list[str]) -> st
         "- thread/env variables set: "
         + (", ".join(f"{k}={v}" for k, v in info["env"].items()) or "none"),
         f"- platform: {info['platform']}",
+        f"- load average (1/5/15 min) at start: {info['load']}, at end: {_loadavg()}"
+        " (other processes on the machine skew every peer's numbers)",
     ]
     out += [f"- {n}" for n in notes]
     for title, table in tables:

@@ -74,7 +74,8 @@ def median_ms(fn, *args, repeat=15):
 
 numpy_ms = median_ms(gelu_residual, x, bias)
 hcompile_ms = median_ms(fast, x, bias)
-print(f"first call (compile): {compile_s:.2f} s")
+print(f"first call (compile): {compile_s:.2f} s  (the first compile in a process also pays "
+      "Halide's one-time JIT start-up)")
 print(f"NumPy:    {numpy_ms:8.3f} ms")
 print(f"hcompile: {hcompile_ms:8.3f} ms   ({numpy_ms / hcompile_ms:.2f}x NumPy)")
 
@@ -124,8 +125,9 @@ assert info.recompiles > before, "a new rank must fail the guards and recompile"
 # ## Graph breaks, and `fullgraph=True`
 #
 # Some code cannot be captured: a `print`, a data-dependent `if`, an unknown library call.
-# By default that is a *graph break*: the unsupported part runs as plain Python, the rest stays
-# compiled, and the answer is NumPy's. With `fullgraph=True` hcompile instead refuses, raising
+# By default that is a *graph break*: the unsupported part runs as plain Python and the answer
+# is NumPy's; the array code around it stays compiled where hcompile can resume after the break
+# (otherwise the whole function runs as Python — `explain` shows how many graphs were kept). With `fullgraph=True` hcompile instead refuses, raising
 # `hc.Unsupported` with the reason and the file:line of the offending code. Use it when you
 # want to be sure everything is compiled.
 
@@ -149,7 +151,10 @@ else:
 
 lenient = hc.hcompile(chatty)  # the default: break the graph, keep the right answer
 assert np.allclose(lenient(x), chatty(x), rtol=1e-4, atol=1e-5)
-print(hc.explain(chatty, x))
+explanation = hc.explain(chatty, x)
+print(explanation)
+for br in explanation.break_reasons:
+    print(f"graph break at {br.filename}:{br.lineno}: {br.reason}")
 
 # %% [markdown]
 # Next: `python -m apps.demo` compiles a few more realistic functions, and
