@@ -407,7 +407,7 @@ def test_unsupported_inside_helper_points_at_helper():
 @pytest.mark.parametrize("fn,args,reason", [
     (lambda x: x.sum().item(), (f32(3),), "item"),
     (lambda b: -b, (boolean(3),), "negative"),
-    (lambda i: i ** -1, (i32(3),), "non-negative"),
+    (lambda i: i ** -1, (i32(3),), "negative exponent"),
     (lambda i, j: i ** j, (i32(3), i32(3)), "exponent"),
     (lambda x: x.max(), (f32(0),), "empty"),
     (lambda x: np.argmax(x, axis=0), (f32(0, 2),), "empty"),
@@ -464,3 +464,23 @@ def test_global_array_is_unsupported():
 
 
 TABLE = np.ones(3)
+
+
+@pytest.mark.parametrize("fn,args,error", [
+    (lambda b: -b, (boolean(3),), TypeError),
+    (lambda x, y: x + y, (f32(3), f32(4)), ValueError),
+    (lambda x: x.sum(axis=2), (f32(3, 2),), np.exceptions.AxisError),
+    (lambda x: x[7], (f32(3),), IndexError),
+    (lambda x: x + 2 ** 40, (i32(3),), OverflowError),
+    (lambda x: x.reshape(5), (f32(3),), ValueError),
+    (lambda i: i ** -2, (i32(3),), ValueError),
+    (lambda x: x.max(), (f32(0),), ValueError),
+])
+def test_numpy_errors_keep_numpy_type(fn, args, error):
+    """Where NumPy itself raises, Unsupported is also an instance of NumPy's exception type."""
+    with pytest.raises(Unsupported) as info:
+        capture(fn, args, graph=new_graph())
+    assert isinstance(info.value, error)
+    with pytest.raises(error):
+        fn(*args)
+    assert info.value.filename == THIS_FILE and info.value.lineno is not None

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from .builder import GraphBuilder
+from .errors import locate
 from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
 from .numpy_rules import is_supported_dtype
 from .values import ArrayValue
@@ -125,13 +126,16 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
     try:
         local_values = bind_arguments(fn, values, {})
     except Unsupported as e:
-        raise Unsupported(e.reason, code.co_filename, code.co_firstlineno) from e
-    frame = Frame(tracer, fn, local_values)
-    returned = frame.run()
+        raise locate(e, code.co_filename, code.co_firstlineno)
+    try:
+        frame = Frame(tracer, fn, local_values)
+        returned = frame.run()
+    except Unsupported as e:     # e.g. an unsupported Python version: blame the def line
+        raise locate(e, code.co_filename, code.co_firstlineno)
     results = _ResultBuilder(builder)
     try:
         result = results.convert(returned)
     except Unsupported as e:
-        raise Unsupported(e.reason, code.co_filename, frame.lineno) from e
+        raise locate(e, code.co_filename, frame.lineno)
     builder.set_outputs(results.nodes)
     return Capture(builder.graph, result, tracer.global_reads, tracer.cell_reads)

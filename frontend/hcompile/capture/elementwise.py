@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ..errors import Unsupported
+from .errors import numpy_raises
 from . import numpy_rules as rules
 from .values import ArrayValue
 
@@ -82,7 +83,7 @@ def run_concrete(fn, *args, **kwargs):
         try:
             result = fn(*args, **kwargs)
         except Exception as e:
-            raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants raises "
+            raise numpy_raises(e, f"{getattr(fn, '__name__', fn)} on constants raises "
                               f"{type(e).__name__}: {e}") from e
     if isinstance(result, np.ndarray):
         raise Unsupported(f"{getattr(fn, '__name__', fn)} builds a constant array")
@@ -183,6 +184,8 @@ def _power_special_case(b, base, exponent, dtype, shape, scalar):
     exp_value = exponent.item() if isinstance(exponent, np.generic) else exponent
     if dtype.kind in "biu":
         if not isinstance(exp_value, int) or exp_value < 0:
+            if isinstance(exp_value, int):   # NumPy: "Integers to negative integer powers ..."
+                raise numpy_raises(ValueError, "integer power with a negative exponent")
             raise Unsupported("integer power needs a non-negative constant integer exponent")
     if exp_value == 2 and is_abstract(base):
         x = b.broadcast(to_array(b, base, dtype), shape)
@@ -225,7 +228,7 @@ def inplace_operator(b, symbol, target, other):
     check_operand(other)
     rules.resolve_ufunc(ufunc, [target, other], out_dtype=target.dtype)   # casting check
     if rules.broadcast_shapes(target.shape, shape_of(other)) != target.shape:
-        raise Unsupported(f"in-place {symbol}= would change the shape {target.shape}")
+        raise numpy_raises(ValueError, f"in-place {symbol}= would change the shape {target.shape}")
     result = b.cast(apply_ufunc(b, ufunc, [target, other]), target.dtype)
     target.set_node(result.node)
     return target

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Unsupported
+from .errors import numpy_raises
 from . import numpy_rules as rules
 from .values import ArrayValue
 
@@ -38,10 +39,10 @@ def getitem(b, a: ArrayValue, key):
     items = key if isinstance(key, tuple) else (key,)
     kinds = [_classify(it) for it in items]
     if kinds.count("ellipsis") > 1:
-        raise Unsupported("an index can only have a single ellipsis")
+        raise numpy_raises(IndexError, "an index can only have a single ellipsis")
     consumed = sum(k in ("int", "slice") for k in kinds)
     if consumed > a.ndim:
-        raise Unsupported(f"too many indices for a {a.ndim}-d array")
+        raise numpy_raises(IndexError, f"too many indices for a {a.ndim}-d array")
     if "ellipsis" in kinds:
         pos = kinds.index("ellipsis")
         fill = a.ndim - consumed
@@ -61,14 +62,15 @@ def getitem(b, a: ArrayValue, key):
         if kind == "int":
             i = int(rules.int_index(item))
             if not -size <= i < size:
-                raise Unsupported(f"index {i} is out of bounds for axis {dim} with size {size}")
+                raise numpy_raises(IndexError,
+                                   f"index {i} is out of bounds for axis {dim} with size {size}")
             i %= size
             start, stop, step = i, i + 1, 1
         else:
             try:
                 start, stop, step = item.indices(size)
             except ValueError as e:
-                raise Unsupported(f"bad slice {item}: {e}") from e
+                raise numpy_raises(e, f"bad slice {item}: {e}") from e
             out_shape.append(len(range(start, stop, step)))
         starts.append(start)
         stops.append(stop)
@@ -106,7 +108,7 @@ class ArrayRows:
 
 def iterate_rows(b, a: ArrayValue, limit=4096) -> ArrayRows:
     if a.ndim == 0:
-        raise Unsupported("iteration over a 0-d array")
+        raise numpy_raises(TypeError, "iteration over a 0-d array")
     if a.shape[0] > limit:
         raise Unsupported(f"iteration over {a.shape[0]} rows of an array is too long to unroll")
     return ArrayRows(b, a)

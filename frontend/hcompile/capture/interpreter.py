@@ -21,6 +21,7 @@ import types
 import numpy as np
 
 from ..errors import Unsupported
+from .errors import locate, numpy_raises
 from . import elementwise as ew
 from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
@@ -191,9 +192,7 @@ class Frame:
                     raise Unsupported(_unsupported_opcode_reason(ins.opname))
                 handler(self, ins)
             except Unsupported as e:
-                if e.filename is None:
-                    raise Unsupported(e.reason, self.filename, ins.lineno) from e
-                raise
+                raise locate(e, self.filename, ins.lineno)
             except RecursionError:
                 raise
             except Exception as e:   # a frontend bug: never crash the user's program
@@ -210,7 +209,7 @@ class Frame:
         try:
             return resolve_call(self.b, fn, args, kwargs)
         except TypeError as e:   # NumPy/Python would reject these arguments too
-            raise Unsupported(f"bad call to {describe(fn)}(): {e}") from e
+            raise numpy_raises(e, f"bad call to {describe(fn)}(): {e}") from e
 
     def inline(self, fn, args, kwargs):
         """Interpret a user helper's bytecode in a child frame (its ops join the same graph)."""
@@ -239,31 +238,31 @@ def bind_arguments(fn, args, kwargs) -> dict:
 
     bound = {}
     if len(args) > n_pos and not has_varargs:
-        raise Unsupported(f"{bad}: too many positional arguments")
+        raise numpy_raises(TypeError, f"{bad}: too many positional arguments")
     for name, value in zip(pos_names, args):
         bound[name] = value
     extra_kwargs = {}
     for key, value in kwargs.items():
         if key in bound or (key in positional_only and not has_varkw):
-            raise Unsupported(f"{bad}: argument {key!r} given twice or positional-only")
+            raise numpy_raises(TypeError, f"{bad}: argument {key!r} given twice or positional-only")
         if (key in pos_names and key not in positional_only) or key in kwonly_names:
             bound[key] = value
         elif has_varkw:
             extra_kwargs[key] = value
         else:
-            raise Unsupported(f"{bad}: unexpected keyword argument {key!r}")
+            raise numpy_raises(TypeError, f"{bad}: unexpected keyword argument {key!r}")
     defaults = fn.__defaults__ or ()
     first_default = n_pos - len(defaults)
     for i, name in enumerate(pos_names):
         if name not in bound:
             if i < first_default:
-                raise Unsupported(f"{bad}: missing argument {name!r}")
+                raise numpy_raises(TypeError, f"{bad}: missing argument {name!r}")
             bound[name] = defaults[i - first_default]
     kwdefaults = fn.__kwdefaults__ or {}
     for name in kwonly_names:
         if name not in bound:
             if name not in kwdefaults:
-                raise Unsupported(f"{bad}: missing keyword argument {name!r}")
+                raise numpy_raises(TypeError, f"{bad}: missing keyword argument {name!r}")
             bound[name] = kwdefaults[name]
     index = n_pos + n_kwonly
     if has_varargs:
@@ -646,7 +645,7 @@ def _unpack_sequence(f, ins):
     items = list(iterate_rows(f.b, seq)) if isinstance(seq, ArrayValue) else \
         list(_concrete_iterable(seq))
     if len(items) != ins.arg:
-        raise Unsupported(f"cannot unpack {len(items)} values into {ins.arg}")
+        raise numpy_raises(ValueError, f"cannot unpack {len(items)} values into {ins.arg}")
     f.stack.extend(reversed(items))
 
 
@@ -657,7 +656,7 @@ def _unpack_ex(f, ins):
     items = list(iterate_rows(f.b, seq)) if isinstance(seq, ArrayValue) else \
         list(_concrete_iterable(seq))
     if len(items) < before + after:
-        raise Unsupported("not enough values to unpack")
+        raise numpy_raises(ValueError, "not enough values to unpack")
     middle = items[before:len(items) - after]
     values = items[:before] + [middle] + items[len(items) - after:]
     f.stack.extend(reversed(values))

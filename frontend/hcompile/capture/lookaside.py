@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from ..errors import Unsupported
+from .errors import numpy_raises
 from . import elementwise as ew
 from . import numpy_rules as rules
 from . import shape_ops
@@ -105,7 +106,7 @@ def array_attribute(b, a: ArrayValue, name: str):
 def _len(b, obj):
     if isinstance(obj, ArrayValue):
         if obj.ndim == 0:
-            raise Unsupported("len() of a 0-d array")
+            raise numpy_raises(TypeError, "len() of a 0-d array")
         return obj.shape[0]
     return len(obj)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Unsupported
+from .errors import numpy_raises
 from . import numpy_rules as rules
 from .elementwise import apply_ufunc, check_operand, run_concrete
 from .values import ArrayValue
@@ -19,7 +20,7 @@ def matmul(b, a, c, **kwargs):
     if not isinstance(a, ArrayValue) and not isinstance(c, ArrayValue):
         return run_concrete(np.matmul, a, c)
     if not (isinstance(a, ArrayValue) and isinstance(c, ArrayValue)) or a.ndim == 0 or c.ndim == 0:
-        raise Unsupported("matmul of a 0-d operand (NumPy raises)")
+        raise numpy_raises(ValueError, "matmul of a 0-d operand (NumPy raises)")
     in_dtypes, _ = rules.resolve_ufunc(np.matmul, [a, c])
     a_vec, c_vec = a.ndim == 1, c.ndim == 1
     a2 = b.reshape(a, (1,) + a.shape) if a_vec else a
@@ -27,7 +28,7 @@ def matmul(b, a, c, **kwargs):
     m, k = a2.shape[-2:]
     k2, n = c2.shape[-2:]
     if k != k2:
-        raise Unsupported(f"matmul: contraction sizes differ ({a.shape} @ {c.shape})")
+        raise numpy_raises(ValueError, f"matmul: contraction sizes differ ({a.shape} @ {c.shape})")
     batch = rules.broadcast_shapes(a2.shape[:-2], c2.shape[:-2])
     a2 = b.broadcast(b.cast(a2, in_dtypes[0]), batch + (m, k))
     c2 = b.broadcast(b.cast(c2, in_dtypes[1]), batch + (k, n))

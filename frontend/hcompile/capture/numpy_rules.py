@@ -15,6 +15,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ..errors import Unsupported
+from .errors import numpy_raises
 
 SUPPORTED_DTYPES = frozenset(np.dtype(n) for n in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -50,7 +51,7 @@ def python_constant_for(value, dtype):
             raise Unsupported(f"float constant {value!r} used as {dtype}")
         info = np.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
-            raise Unsupported(f"Python integer {value} out of bounds for {dtype}")
+            raise numpy_raises(OverflowError, f"Python integer {value} out of bounds for {dtype}")
         return int(value)
     return float(value)
 
@@ -81,7 +82,7 @@ def resolve_ufunc(ufunc: np.ufunc, operands, out_dtype=None):
         dtypes = ufunc.resolve_dtypes(sig, **kwargs)
     except Exception as e:   # UFuncTypeError / TypeError: NumPy would raise at run time
         names = ", ".join(getattr(s, "__name__", str(s)) for s in specs)
-        raise Unsupported(f"np.{ufunc.__name__} on ({names}): {e}") from e
+        raise numpy_raises(e, f"np.{ufunc.__name__} on ({names}): {e}") from e
     ins, outs = dtypes[:ufunc.nin], dtypes[ufunc.nin:]
     for d in outs:
         check_supported_dtype(d, f"result of np.{ufunc.__name__}")
@@ -104,7 +105,7 @@ def result_dtype_of(fn_name: str, dtypes, **kwargs) -> np.dtype:
     try:
         dt = _dummy_result_dtype(fn_name, key, tuple(sorted(kwargs.items())))
     except Exception as e:
-        raise Unsupported(f"np.{fn_name} on {', '.join(key)}: {e}") from e
+        raise numpy_raises(e, f"np.{fn_name} on {', '.join(key)}: {e}") from e
     return check_supported_dtype(dt, f"result of np.{fn_name}")
 
 
@@ -117,7 +118,7 @@ def result_type(*operands) -> np.dtype:
     try:
         dt = np.result_type(*specs)
     except Exception as e:
-        raise Unsupported(f"no common dtype: {e}") from e
+        raise numpy_raises(e, f"no common dtype: {e}") from e
     return check_supported_dtype(dt)
 
 
@@ -125,7 +126,7 @@ def broadcast_shapes(*shapes):
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError as e:
-        raise Unsupported(f"shapes {', '.join(map(str, shapes))} do not broadcast: {e}") from e
+        raise numpy_raises(e, f"shapes {', '.join(map(str, shapes))} do not broadcast: {e}") from e
 
 
 def normalize_axes(axis, ndim):
@@ -135,20 +136,20 @@ def normalize_axes(axis, ndim):
     try:
         return tuple(sorted(normalize_axis_tuple(operator_index_tuple(axis), ndim)))
     except (np.exceptions.AxisError, ValueError, TypeError) as e:
-        raise Unsupported(f"bad axis {axis!r} for a {ndim}-d array: {e}") from e
+        raise numpy_raises(e, f"bad axis {axis!r} for a {ndim}-d array: {e}") from e
 
 
 def normalize_axis(axis, ndim):
     try:
         return normalize_axis_index(int_index(axis), ndim)
     except (np.exceptions.AxisError, TypeError) as e:
-        raise Unsupported(f"bad axis {axis!r} for a {ndim}-d array: {e}") from e
+        raise numpy_raises(e, f"bad axis {axis!r} for a {ndim}-d array: {e}") from e
 
 
 def int_index(v):
     import operator
     if isinstance(v, bool) or not hasattr(type(v), "__index__"):
-        raise Unsupported(f"expected an integer, got {type(v).__name__}")
+        raise numpy_raises(TypeError, f"expected an integer, got {type(v).__name__}")
     return operator.index(v)
 
 

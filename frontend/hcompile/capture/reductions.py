@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Unsupported
+from .errors import numpy_raises
 from . import numpy_rules as rules
 from .elementwise import run_concrete
 from .values import ArrayValue, contains_abstract
@@ -70,7 +71,7 @@ def max_or_min(kind):
             return _concrete(kind, a, axis=axis, keepdims=keepdims)
         axes = rules.normalize_axes(axis, a.ndim)
         if any(a.shape[ax] == 0 for ax in axes):
-            raise Unsupported(f"np.{kind} over an empty axis (NumPy raises)")
+            raise numpy_raises(ValueError, f"np.{kind} over an empty axis (NumPy raises)")
         return _reduce(b, kind, a, axes, keepdims)
     reduction.__name__ = kind
     return reduction
@@ -95,7 +96,7 @@ def arg_extreme(kind):
         if axis is None:
             # NumPy flattens; keepdims then restores a shape of all ones.
             if a.size == 0:
-                raise Unsupported(f"np.{kind} of an empty array (NumPy raises)")
+                raise numpy_raises(ValueError, f"np.{kind} of an empty array (NumPy raises)")
             flat = b.reshape(a, (a.size,))
             r = b.op(kind, [flat], {"axis": 0, "keepdims": 0})
             if keepdims:
@@ -103,7 +104,7 @@ def arg_extreme(kind):
         else:
             ax = rules.normalize_axis(axis, a.ndim)
             if a.shape[ax] == 0:
-                raise Unsupported(f"np.{kind} over an empty axis (NumPy raises)")
+                raise numpy_raises(ValueError, f"np.{kind} over an empty axis (NumPy raises)")
             r = b.op(kind, [a], {"axis": ax, "keepdims": int(bool(keepdims))})
         r.is_scalar = r.ndim == 0
         return r

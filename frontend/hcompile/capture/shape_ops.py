@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import Unsupported
+from .errors import numpy_raises
 from . import numpy_rules as rules
 from .elementwise import check_operand, run_concrete
 from .values import ArrayValue
@@ -45,10 +46,10 @@ def transpose(b, a, axes=None):
     else:
         axes = _shape_tuple(axes)
         if len(axes) != a.ndim:
-            raise Unsupported(f"transpose: axes {axes} don't match a {a.ndim}-d array")
+            raise numpy_raises(ValueError, f"transpose: axes {axes} don't match a {a.ndim}-d array")
         perm = tuple(rules.normalize_axis(ax, a.ndim) for ax in axes)
         if sorted(perm) != list(range(a.ndim)):
-            raise Unsupported(f"transpose: repeated axis in {axes}")
+            raise numpy_raises(ValueError, f"transpose: repeated axis in {axes}")
     if perm == tuple(range(a.ndim)):
         return as_view(a, a)
     return as_view(b.op("transpose", [a], {"perm": list(perm)}), a)
@@ -74,14 +75,15 @@ def resolve_reshape(shape, size, old_shape):
     shape = list(_shape_tuple(shape))
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1 or any(s < -1 for s in shape):
-        raise Unsupported(f"cannot reshape {old_shape} into {tuple(shape)}")
+        raise numpy_raises(ValueError, f"cannot reshape {old_shape} into {tuple(shape)}")
     known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
     if unknown:
         if known == 0 or size % known:
-            raise Unsupported(f"cannot reshape {old_shape} into {tuple(shape)}")
+            raise numpy_raises(ValueError, f"cannot reshape {old_shape} into {tuple(shape)}")
         shape[unknown[0]] = size // known
     elif known != size:
-        raise Unsupported(f"cannot reshape array of size {size} into shape {tuple(shape)}")
+        raise numpy_raises(ValueError,
+                           f"cannot reshape array of size {size} into shape {tuple(shape)}")
     return tuple(shape)
 
 
@@ -119,7 +121,7 @@ def expand_dims(b, a, axis):
     out_ndim = a.ndim + len(axes)
     new_axes = rules.normalize_axes(tuple(axes), out_ndim)
     if len(set(new_axes)) != len(axes):
-        raise Unsupported(f"expand_dims: repeated axis in {axis}")
+        raise numpy_raises(ValueError, f"expand_dims: repeated axis in {axis}")
     it = iter(a.shape)
     shape = tuple(1 if i in new_axes else next(it) for i in range(out_ndim))
     return as_view(b.reshape(a, shape), a)
@@ -133,7 +135,7 @@ def squeeze(b, a, axis=None):
     else:
         drop = set(rules.normalize_axes(axis, a.ndim))
         if any(a.shape[i] != 1 for i in drop):
-            raise Unsupported("squeeze: cannot select an axis whose size is not one")
+            raise numpy_raises(ValueError, "squeeze: cannot select an axis whose size is not one")
     shape = tuple(s for i, s in enumerate(a.shape) if i not in drop)
     return as_view(b.reshape(a, shape), a)
 
@@ -143,7 +145,7 @@ def broadcast_to(b, array, shape, subok=False):
         raise Unsupported("np.broadcast_to of a constant builds a constant array")
     shape = _shape_tuple(shape)
     if rules.broadcast_shapes(array.shape, shape) != shape:
-        raise Unsupported(f"cannot broadcast {array.shape} to {shape}")
+        raise numpy_raises(ValueError, f"cannot broadcast {array.shape} to {shape}")
     return as_view(b.broadcast(array, shape), array)
 
 
@@ -192,7 +194,7 @@ def array(b, a, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, like=
 def _fill(b, value, dtype, shape):
     shape = _shape_tuple(shape)
     if any(s < 0 for s in shape):
-        raise Unsupported(f"negative dimensions in {shape}")
+        raise numpy_raises(ValueError, f"negative dimensions in {shape}")
     if isinstance(value, ArrayValue):
         if value.ndim != 0:
             raise Unsupported("fill value must be a scalar")
