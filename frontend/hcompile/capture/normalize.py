@@ -23,6 +23,7 @@ from (future resume functions need the offsets; error messages need the lines).
 """
 from __future__ import annotations
 
+import bisect
 import dis
 import sys
 from dataclasses import dataclass, field
@@ -191,11 +192,7 @@ def normalize(code: CodeType) -> NormalizedCode:
 
     # Jump targets: CPython offsets -> canonical indices. A target offset always starts a
     # canonical instruction (or lies past a dropped one), so take the first at or after it.
-    first_index = {}
-    for i, c in enumerate(out):
-        first_index.setdefault(c.offset, i)
-    offsets_sorted = sorted(first_index)
+    offsets = [c.offset for c in out]        # non-decreasing
     for instr, target in jump_offsets:
-        idx = next((first_index[o] for o in offsets_sorted if o >= target), len(out))
-        instr.target = idx
+        instr.target = bisect.bisect_left(offsets, target)
     return NormalizedCode(code, out, _exception_ranges(code))

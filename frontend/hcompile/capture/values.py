@@ -103,10 +103,6 @@ class BoundArrayMethod:
         return f"<method {self.name} of {self.array!r}>"
 
 
-class UserFunctionRef:
-    """Marker type for functions whose code we inline instead of calling."""
-
-
 def contains_abstract(obj, _depth=0) -> bool:
     """Whether a (possibly nested) concrete container holds anything abstract."""
     if isinstance(obj, (ArrayValue, BoundArrayMethod)) or obj is NULL:
