@@ -7,10 +7,11 @@
 //    mpmath, then rounded to the target type). The comment next to each gives the
 //    fit's max relative error on its interval.
 //  * Halide's default float mode lets the simplifier and LLVM reassociate, assume
-//    no nan/inf and ignore the sign of zero. So special values are detected only
-//    with is_nan/is_inf/is_finite or integer bit tests, signs are restored with
-//    integer bit operations, and nothing relies on error-free transformations
-//    such as (a + b) - a.
+//    no nan/inf and ignore the sign of zero. So special values are detected with
+//    integer bit tests (see isnan_), signs are restored with integer bit
+//    operations, and the few operations whose order matters (Cody-Waite
+//    reductions, exact splits) are wrapped in strict_of(), which applies
+//    strict_float to those operations only.
 //  * Integer work uses an integer type of the float's width so vectors keep the
 //    same lane count (AVX2 has no double<->int64 conversion, so doubles go through
 //    int32 and are widened).
@@ -47,6 +48,19 @@ Expr with_sign(const Expr &mag, const Expr &sbit) { return reinterpret(mag.type(
 Expr abs_f(const Expr &x) {
     return reinterpret(x.type(), bits_of(x) & make_const(int_t(x).element_of(), is64(x) ? INT64_MAX : INT32_MAX));
 }
+
+// Special-value tests on the bit pattern. Halide's is_nan/is_inf are evaluated
+// strictly, but LLVM may still fold them to false when the argument is e.g. a
+// widening cast carrying fast-math "no nan/inf" flags; integer tests are immune.
+Expr abs_bits(const Expr &x) {
+    return bits_of(x) & make_const(int_t(x).element_of(), is64(x) ? INT64_MAX : INT32_MAX);
+}
+Expr inf_bits(const Expr &x) {
+    return make_const(int_t(x).element_of(), (int64_t)(is64(x) ? 0x7ff0000000000000LL : 0x7f800000LL));
+}
+Expr isnan_(const Expr &x) { return abs_bits(x) > inf_bits(x); }
+Expr isinf_(const Expr &x) { return abs_bits(x) == inf_bits(x); }
+Expr isfinite_(const Expr &x) { return abs_bits(x) < inf_bits(x); }
 
 Expr inf_of(const Expr &x) { return k(x, INFINITY); }
 Expr nan_of(const Expr &x) { return k(x, NAN); }
@@ -192,7 +206,7 @@ Expr exp(Expr x) {
     // e^x = 2^k (1 + expm1(r)), k = round(x / ln2), |r| <= ln2/2.
     Reduced red = reduce_ln2(clamp_exp_arg(x), false);
     Expr y = scale(k(x, 1.0) + expm1_poly(red.r, false), red.ki);
-    return select(is_nan(x), x, y);
+    return select(isnan_(x), x, y);
 }
 
 namespace {
@@ -227,7 +241,7 @@ Expr clamp_expm1_arg(const Expr &x) {
 Expr expm1(Expr x) {
     Expr y = expm1_parts(clamp_expm1_arg(x)).em1;
     // expm1(-0) = -0: the reduction loses the sign of zero.
-    return select(is_nan(x), x, select(x == k(x, 0.0), x, y));
+    return select(isnan_(x), x, select(x == k(x, 0.0), x, y));
 }
 
 Expr tanh(Expr x) {
@@ -246,7 +260,7 @@ Expr tanh(Expr x) {
     Expr small = a + a * z * horner(z, is64(x) ? p64 : p32);
     Expr u = expm1_parts(min(a, k(x, 22.0)) * k(x, 2.0)).em1;
     Expr t = select(a < k(x, 0.5625), small, u / (u + k(x, 2.0)));
-    return select(is_nan(x), x, with_sign(t, sign_bit(x)));
+    return select(isnan_(x), x, with_sign(t, sign_bit(x)));
 }
 
 Expr sinh(Expr x) {
@@ -269,7 +283,7 @@ Expr sinh(Expr x) {
     Expr small = (u + u / (u + k(x, 1.0))) * k(x, 0.5);
     Expr large = scale(k(x, 1.0) + ep.p, ep.ki - make_const(ep.ki.type().element_of(), 1));
     Expr y = select(a < k(x, 1.0), tiny, select(a < k(x, d ? 20.0 : 10.0), small, large));
-    return select(is_nan(x), x, with_sign(y, sign_bit(x)));
+    return select(isnan_(x), x, with_sign(y, sign_bit(x)));
 }
 
 Expr cosh(Expr x) {
@@ -280,7 +294,7 @@ Expr cosh(Expr x) {
     Reduced red = reduce_ln2(min(a, k(x, d ? 720.0 : 100.0)), false);
     Expr e = scale(k(x, 1.0) + expm1_poly(red.r, false), red.ki - make_const(red.ki.type().element_of(), 1));
     Expr y = e + k(x, 0.25) / e;
-    return select(is_nan(x), x, y);
+    return select(isnan_(x), x, y);
 }
 
 Expr log(Expr x) {
@@ -293,8 +307,8 @@ Expr log(Expr x) {
     Expr ef = cast(x.type(), cast(Int(32, x.type().lanes()), e)) - select(tiny, k(x, d ? 54 : 24), k(x, 0));
     Expr y = log_core(ef, m - k(x, 1.0));  // m - 1 is exact (Sterbenz)
     y = select(x == k(x, 0.0), -inf_of(x), y);
-    y = select(is_inf(x), x, y);  // +inf -> inf; -inf -> nan below
-    return select(x < k(x, 0.0) || is_nan(x), nan_of(x), y);
+    y = select(isinf_(x), x, y);  // +inf -> inf; -inf -> nan below
+    return select(x < k(x, 0.0) || isnan_(x), nan_of(x), y);
 }
 
 Expr log1p(Expr x) {
@@ -314,8 +328,8 @@ Expr log1p(Expr x) {
     Expr ef = cast(x.type(), cast(Int(32, x.type().lanes()), e));
     Expr y = log_core(ef, f);
     y = select(x == k(x, -1.0), -inf_of(x), y);
-    y = select(x == k(x, 0.0) || is_inf(x), x, y);  // keeps -0; +inf -> inf
-    return select(x < k(x, -1.0) || is_nan(x), nan_of(x), y);
+    y = select(x == k(x, 0.0) || isinf_(x), x, y);  // keeps -0; +inf -> inf
+    return select(x < k(x, -1.0) || isnan_(x), nan_of(x), y);
 }
 Expr sqrt(Expr x) { return Halide::sqrt(x); }
 namespace {
@@ -526,7 +540,7 @@ Expr trig(const Expr &x, Trig which) {
         y = select(big, lib, y);
     }
     if (which != Trig::Cos) y = reinterpret(x.type(), bits_of(y) ^ sign_bit(x));
-    return select(is_finite(x), y, nan_of(x));
+    return select(isfinite_(x), y, nan_of(x));
 }
 
 }  // namespace
@@ -534,11 +548,131 @@ Expr trig(const Expr &x, Trig which) {
 Expr sin(Expr x) { return trig(x, Trig::Sin); }
 Expr cos(Expr x) { return trig(x, Trig::Cos); }
 Expr tan(Expr x) { return trig(x, Trig::Tan); }
-Expr arcsin(Expr x) { return Halide::asin(x); }
-Expr arccos(Expr x) { return Halide::acos(x); }
-Expr arctan(Expr x) { return Halide::atan(x); }
-Expr arctan2(Expr y, Expr x) { return Halide::atan2(y, x); }
-Expr pow(Expr a, Expr b) { return Halide::pow(a, b); }
+namespace {
+
+// Inverse trig works in double: float32 inputs are widened (so the float32 result is
+// rounded once from a ~1e-10 accurate value) and float64 uses higher-degree fits.
+Expr widen(const Expr &x) { return cast(Float(64, x.type().lanes()), x); }
+Expr dc(double v) { return make_const(Float(64), v); }
+
+const double kPio2Hi = 0x1.921fb54442d18p+0, kPio2Lo = 0x1.1a62633145c07p-54;  // pi/2 = hi + lo
+const double kPio4Hi = 0x1.921fb54442d18p-1, kPio4Lo = 0x1.1a62633145c07p-55;
+
+// atan(a) for a >= 0 (inf allowed), in double. Three ranges, one division:
+//   a <= tan(pi/8):  atan(a)                    (u = a)
+//   a <= tan(3pi/8): pi/4 + atan((a-1)/(a+1))   (|u| <= tan(pi/8))
+//   else:            pi/2 + atan(-1/a)
+// atan(u) = u + u^3 P(u^2); P rel err 1.6e-9 (deg 5, for float32), 1.4e-16 (deg 10),
+// scaled by u^2/3 < 0.06 in the result.
+Expr atan_core(const Expr &a, bool full) {
+    static const std::vector<double> p5 = {-0.33333333280373517, 0.1999997757861422,  -0.1428416591881243,
+                                           0.11071603013789205,  -0.08626249304078194, 0.05051782934367853};
+    static const std::vector<double> p10 = {-0.3333333333333333,  0.19999999999995607,  -0.1428571428468314,
+                                            0.1111111101648511,   -0.09090904624366195, 0.07692184191129492,
+                                            -0.06664524628101146, 0.058582564555844915, -0.05085980193145743,
+                                            0.03924614879658595,  -0.019193714970915026};
+    Expr lo = a <= dc(0.41421356237309503), mid = a <= dc(2.414213562373095);
+    Expr num = select(lo, a, mid, a - dc(1.0), dc(-1.0));
+    Expr den = select(lo, dc(1.0), mid, a + dc(1.0), a);
+    Expr u = num / den;
+    Expr z = u * u;
+    Expr poly = u * z * horner(z, full ? p10 : p5);
+    Expr bhi = select(lo, dc(0.0), mid, dc(kPio4Hi), dc(kPio2Hi));
+    Expr blo = select(lo, dc(0.0), mid, dc(kPio4Lo), dc(kPio2Lo));
+    return bhi + (u + (poly + blo));
+}
+
+// asin(s) for 0 <= s <= 1/2 in double: s + s^3 R(s^2); R rel err 2.1e-8 (deg 5, for
+// float32), 1.1e-16 (deg 12), scaled by s^2 R / 1 < 0.05 in the result.
+Expr asin_poly(const Expr &s, bool full) {
+    static const std::vector<double> r5 = {0.16666666317305354, 0.07500098696926184,  0.04459804007139617,
+                                           0.031116213773044136, 0.017076942327151037, 0.03380825378789943};
+    static const std::vector<double> r12 = {0.16666666666666669,  0.07499999999998327,  0.044642857146558426,
+                                            0.030381944123164303, 0.022372173542457286, 0.017352378897625895,
+                                            0.01397141459667686,  0.011477242838296322, 0.01033518992903283,
+                                            0.00540524234028564,  0.017540794375774757, -0.01506698014217499,
+                                            0.028902473379011067};
+    Expr z = s * s;
+    return s + s * z * horner(z, full ? r12 : r5);
+}
+
+}  // namespace
+
+Expr arctan(Expr x) {
+    // Odd: computed on |x|, sign copied back (keeps -0). atan(+-inf) = +-pi/2.
+    Expr y = cast(x.type(), atan_core(widen(abs_f(x)), is64(x)));
+    return select(isnan_(x), x, with_sign(y, sign_bit(x)));
+}
+
+Expr arctan2(Expr y, Expr x) {
+    // theta = atan(|y| / |x|) in [0, pi/2], then pi - theta when x's sign bit is set
+    // (so atan2(+-0, -0) = +-pi as in C99/NumPy), then y's sign. 0/0 and inf/inf are
+    // patched to theta = 0 and pi/4. For float32 the quotient is formed in double, so
+    // it never over/underflows.
+    const bool d = is64(x);
+    Expr ay = widen(abs_f(y)), ax = widen(abs_f(x));
+    Expr theta = atan_core(ay / ax, d);
+    theta = select(ay == dc(0.0), dc(0.0), theta);
+    // Special-value tests use the unwidened inputs: LLVM may assume a widened value
+    // is finite under fast-math and fold is_inf/is_nan on it away.
+    theta = select(isinf_(y) && isinf_(x), dc(kPio4Hi), theta);
+    Expr xneg = sign_bit(x) != make_const(int_t(x).element_of(), 0);
+    Expr t = select(xneg, dc(2 * kPio2Hi) + (dc(2 * kPio2Lo) - theta), theta);
+    Expr r = with_sign(cast(x.type(), t), sign_bit(y));
+    return select(isnan_(x) || isnan_(y), nan_of(x), r);
+}
+
+Expr arcsin(Expr x) {
+    // |x| <= 1/2: asin_poly(|x|). Above: pi/2 - 2 asin(s), s = sqrt((1 - |x|) / 2),
+    // where 1 - |x| is exact. Odd: sign copied back. |x| > 1 -> nan.
+    const bool d = is64(x);
+    Expr a = widen(abs_f(x));
+    Expr s = Halide::sqrt((dc(1.0) - min(a, dc(1.0))) * dc(0.5));
+    Expr big = dc(kPio2Hi) + (dc(kPio2Lo) - dc(2.0) * asin_poly(s, d));
+    Expr r = select(a <= dc(0.5), asin_poly(a, d), big);
+    Expr out = with_sign(cast(x.type(), r), sign_bit(x));
+    return select(a > dc(1.0) || isnan_(x), nan_of(x), out);
+}
+
+Expr arccos(Expr x) {
+    // |x| <= 1/2: pi/2 - asin(x). x > 1/2: 2 asin(sqrt((1 - x) / 2)) (accurate near
+    // x = 1, acos(1) = +0). x < -1/2: pi - 2 asin(sqrt((1 + x) / 2)).
+    const bool d = is64(x);
+    Expr xw = widen(x);
+    Expr a = widen(abs_f(x));
+    Expr mid = dc(kPio2Hi) + (dc(kPio2Lo) - asin_poly(xw, d));
+    Expr h = dc(2.0) * asin_poly(Halide::sqrt((dc(1.0) - min(a, dc(1.0))) * dc(0.5)), d);
+    Expr r = select(a <= dc(0.5), mid, xw > dc(0.0), h, dc(2 * kPio2Hi) + (dc(2 * kPio2Lo) - h));
+    return select(a > dc(1.0) || isnan_(x), nan_of(x), cast(x.type(), r));
+}
+
+Expr pow(Expr a, Expr b) {
+    if (is64(a)) {
+        // TODO: float64 needs log/exp in double-double for a <= 1-ulp result;
+        // libm's pow (scalar) is used meanwhile.
+        return Halide::pow(a, b);
+    }
+    // float32: |a|^b = exp(b log|a|) in double (relative error < 1e-13, far below a
+    // float32 ulp), then C99/NumPy special cases. log(0) = -inf and log(inf) = inf
+    // flow through exp to 0 / inf as pow requires.
+    Expr x = widen(a), y = widen(b);
+    Expr ax = widen(abs_f(a));
+    Expr mag = hc::math::exp(y * hc::math::log(ax));
+    // y odd integer <=> y/2 is not an integer but y is (all |y| >= 2^24 are even).
+    Expr y_int = Halide::floor(y) == y;
+    Expr half = y * dc(0.5);
+    Expr y_odd = y_int && Halide::floor(half) != half && isfinite_(b);
+    Expr neg = sign_bit(a) != 0;
+    Expr r = select(neg && y_odd, -mag, mag);
+    // Negative finite base with finite non-integer exponent: nan.
+    r = select(neg && isfinite_(a) && x != dc(0.0) && !y_int && isfinite_(b), dc(NAN), r);
+    // |a| = 1 with y = +-inf: 1 (b*log(1) would be inf*0).
+    r = select(ax == dc(1.0) && isinf_(b), dc(1.0), r);
+    r = select(isnan_(a) || isnan_(b), dc(NAN), r);
+    // pow(1, anything) = 1 and pow(anything, +-0) = 1, even for nan.
+    r = select(x == dc(1.0) || y == dc(0.0), dc(1.0), r);
+    return cast(a.type(), r);
+}
 Expr floor(Expr x) { return Halide::floor(x); }
 Expr ceil(Expr x) { return Halide::ceil(x); }
 Expr rint(Expr x) { return Halide::round(x); }
