@@ -27,6 +27,11 @@ else:
 numpy_oracle.BASE_SEED = _BASE_SEED
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "hcompile_unclaimed: a case the compiler does not claim "
+                            "(strict xfail on hc.Unsupported against the real compiler)")
+
+
 def pytest_report_header(config):
     mode = "IDENTITY (compiler replaced by identity)" if numpy_oracle.IDENTITY else "real hcompile"
     return [f"hcompile differential tests: HCOMPILE_TEST_SEED={_BASE_SEED}  mode: {mode}"]

@@ -56,6 +56,23 @@ def test_cache_default_dynamic_new_shape(rng):
     assert _info(f)[2] == m_before + 1
 
 
+def test_fullgraph_never_runs_python_silently(rng):
+    """Past any recompile limit, fullgraph=True must raise hc.Unsupported rather than run the
+    plain function: every call that returns must have been served by a compiled entry."""
+    f = hc.hcompile(scaled_sum, fullgraph=True, dynamic=False)
+    for n in range(1, 14):
+        before = f.cache_info()
+        try:
+            check(scaled_sum, make(rng, (n, 3), "float64"), make(rng, (n, 3), "float64"),
+                  cfn=f, ops=3, reduce=n, scale=8.0)
+        except hc.Unsupported:
+            continue
+        after = f.cache_info()
+        assert after.entries == before.entries + 1 or after.hits == before.hits + 1, (
+            f"call {n} returned under fullgraph=True but was neither a new entry nor a hit: "
+            f"{before} -> {after}")
+
+
 def test_results_not_aliased_across_calls(rng):
     """A second call must not overwrite the array returned by the first (output buffer reuse)."""
     f = hc.hcompile(scaled_sum, fullgraph=True)

@@ -11,7 +11,7 @@ from numpy_oracle import DTYPES, check, compiled, fn_from_src, hc, make
 CONST_EXPRS = ["x * 2.0", "x + 1", "x / 2", "x // 3", "x % 4", "2.0 - x", "1 - x", "x ** 2",
                "x + 1.5", "x * True", "x > 0.5", "x == 1", "x < -2", "np.maximum(x, 0)",
                "np.minimum(x, 1.0)", "np.where(x > 0, x, 0.0)", "-x if False else x + 0",
-               "x ** 0.5", "3 ** x", "np.float32(2) * x"]
+               "x ** 0.5", "x ** 3", "3.0 ** x", "np.float32(2) * x"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -31,7 +31,7 @@ def test_constant_each_raising(dtype, rng):
     ValueError, Python int out of int32 range OverflowError."""
     x = make(rng, (5,), dtype, "small")
     for expr in ["x - True", "-x", "x ** -1", "x + 2 ** 40", "x * 2 ** 31", "x + (2 ** 31 - 1)",
-                 "x & 1", "x << 2"]:
+                 "x & 1"]:
         check(fn_from_src(f"def f(x):\n    return {expr}\n"), x)
 
 
