@@ -61,7 +61,7 @@ void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
     std::string what = "update:";
     if (!r.reduces_innermost && !r.vars.empty() && r.extents[0] >= width) {
         // Neighbouring outputs reduce neighbouring inputs: vectorize across outputs.
-        update.vectorize(r.vars[0], width);
+        update.vectorize(r.vars[0], width, Halide::TailStrategy::GuardWithIf);
         what += " vectorize " + r.vars[0].name();
     } else if (r.reduces_innermost && r.associative_vectorizable && r.rextents[0] >= 2 * width) {
         // Row reduction: split the innermost reduced axis into vector lanes and reduce those

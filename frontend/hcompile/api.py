@@ -92,6 +92,10 @@ class CompiledFunction:
             return result
         self._misses += 1
         if len(self._guard_sets) >= RECOMPILE_LIMIT:
+            if self.options["fullgraph"]:
+                raise Unsupported(f"recompile limit of {RECOMPILE_LIMIT} entries reached for these "
+                                  f"arguments ({guards.diff(self._guard_sets[0], [guards.arg_guard(a) for a in args])})",
+                                  self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
             if len(self._guard_sets) == RECOMPILE_LIMIT:
                 logs.log("recompiles", "%s: reached the limit of %d compiled entries; new argument "
                          "types and shapes now run as plain Python", self.__qualname__, RECOMPILE_LIMIT)

@@ -261,10 +261,12 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
     }
 
     int status;
-    Py_BEGIN_ALLOW_THREADS status = k.run(buffer_ptrs);
+    std::string error;
+    Py_BEGIN_ALLOW_THREADS status = k.run(buffer_ptrs, &error);
     Py_END_ALLOW_THREADS if (status != 0) {
         release_outputs();
-        PyErr_Format(PyExc_RuntimeError, "hcompile: compiled kernel failed (Halide error %d)", status);
+        PyErr_Format(PyExc_RuntimeError, "hcompile: compiled kernel failed (Halide error %d): %s", status,
+                     error.c_str());
         return nullptr;
     }
 

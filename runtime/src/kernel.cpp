@@ -2,7 +2,7 @@
 
 namespace hc {
 
-int Kernel::run(halide_buffer_t *const *buffers) const {
+int Kernel::run(halide_buffer_t *const *buffers, std::string *error) const {
     // The unchecked argv path: argv[0] is a JITUserContext**, the rest are buffer pointers.
     constexpr size_t kMaxArgs = 64;
     const size_t count = inputs.size() + outputs.size();
@@ -12,7 +12,15 @@ int Kernel::run(halide_buffer_t *const *buffers) const {
     const void *argv[kMaxArgs];
     argv[0] = &context_ptr;
     for (size_t i = 0; i < count; ++i) argv[i + 1] = buffers[i];
-    return callable.call_argv_fast(count + 1, argv);
+    // The JIT reports pipeline errors by throwing; callers may hold no GIL, so nothing escapes.
+    try {
+        return callable.call_argv_fast(count + 1, argv);
+    } catch (const Halide::Error &e) {
+        *error = e.what();
+    } catch (const std::exception &e) {
+        *error = e.what();
+    }
+    return -1;
 }
 
 }  // namespace hc

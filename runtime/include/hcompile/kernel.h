@@ -28,8 +28,9 @@ struct Kernel {
     std::vector<KernelOutput> outputs;  // follow the inputs in the argument list
 
     // Runs the pipeline: `buffers` holds the inputs then the outputs, in Halide argument order.
-    // Returns Halide's error code (0 on success).
-    int run(halide_buffer_t *const *buffers) const;
+    // Returns Halide's error code (0 on success) and never throws (it may run without the GIL);
+    // on failure `error` receives Halide's message.
+    int run(halide_buffer_t *const *buffers, std::string *error) const;
 };
 
 using KernelPtr = std::shared_ptr<const Kernel>;
