@@ -36,13 +36,14 @@ BINARY_KINDS = {
 }
 LOGICAL = {np.logical_and: "bitwise_and", np.logical_or: "bitwise_or",
            np.logical_xor: "bitwise_xor", np.logical_not: "invert"}
-SUPPORTED_UFUNCS = set(UNARY_KINDS) | set(BINARY_KINDS) | set(LOGICAL)
+SHIFTS = {np.left_shift, np.right_shift}
+SUPPORTED_UFUNCS = set(UNARY_KINDS) | set(BINARY_KINDS) | set(LOGICAL) | SHIFTS
 
 # Python operator symbol (canonical BINARY_OP / COMPARE_OP argument) -> ufunc.
 BINARY_OPERATORS = {
     "+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
     "//": np.floor_divide, "%": np.remainder, "**": np.power, "&": np.bitwise_and,
-    "|": np.bitwise_or, "^": np.bitwise_xor,
+    "|": np.bitwise_or, "^": np.bitwise_xor, "<<": np.left_shift, ">>": np.right_shift,
 }
 PYTHON_BINARY = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -120,7 +121,11 @@ def apply_ufunc(b, ufunc, operands, **kwargs):
     if len(operands) != ufunc.nin:
         raise Unsupported(f"np.{ufunc.__name__} takes {ufunc.nin} operands")
     for v in operands:
-        check_operand(v)
+        try:
+            check_operand(v)
+        except Unsupported:
+            _raise_if_numpy_rejects(ufunc, operands)
+            raise
     if not any(is_abstract(v) for v in operands):
         return run_concrete(ufunc, *operands)
 
@@ -140,12 +145,41 @@ def apply_ufunc(b, ufunc, operands, **kwargs):
         return _unary(b, ufunc, x, in_dtypes[0], out_dtype, shape, scalar)
 
     base, exponent = operands
+    if ufunc in SHIFTS:
+        return _shift(b, ufunc, base, exponent, in_dtypes[0], shape, scalar)
     if ufunc is np.power:
         special = _power_special_case(b, base, exponent, in_dtypes[0], shape, scalar)
         if special is not None:
             return special
     args = [b.broadcast(to_array(b, v, dt), shape) for v, dt in zip(operands, in_dtypes)]
     return b.op(BINARY_KINDS[ufunc], args, is_scalar=scalar)
+
+
+def _raise_if_numpy_rejects(ufunc, operands):
+    """For an operand we do not model (a string, None ...): if NumPy rejects the call anyway,
+    raise NumPy's own error type (tried on 0-d stand-ins for the arrays, so it is cheap)."""
+    stand_ins = [np.zeros((), v.dtype) if isinstance(v, ArrayValue) else v for v in operands]
+    if any(isinstance(v, np.ndarray) and v.ndim for v in stand_ins):
+        return
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            ufunc(*stand_ins)
+    except Exception as e:
+        raise numpy_raises(e, f"np.{ufunc.__name__}: {e}") from e
+
+
+def _shift(b, ufunc, x, amount, dtype, shape, scalar):
+    """Shifts by a constant as multiply / floor-divide by a power of two (the IR has no shift
+    op); NumPy's right shift of negative ints is arithmetic, i.e. floor division."""
+    if is_abstract(amount) or not is_abstract(x):
+        raise Unsupported(f"np.{ufunc.__name__} by an array amount is not supported")
+    n = amount.item() if isinstance(amount, np.generic) else amount
+    if dtype.kind == "b" or not isinstance(n, int) or not 0 <= n < dtype.itemsize * 8 - 1:
+        raise Unsupported(f"np.{ufunc.__name__} by {n!r} is not supported")
+    factor = b.full(1 << n, dtype, shape)
+    xs = b.broadcast(to_array(b, x, dtype), shape)
+    return b.op("mul" if ufunc is np.left_shift else "floordiv", [xs, factor], is_scalar=scalar)
 
 
 def _copy(v: ArrayValue, scalar: bool) -> ArrayValue:
@@ -178,8 +212,8 @@ def _power_special_case(b, base, exponent, dtype, shape, scalar):
     """Integer powers need a known non-negative exponent (NumPy raises for negative ones at
     run time); ``x ** 2`` becomes ``square`` as in NumPy's fast scalar power."""
     if is_abstract(exponent):
-        if dtype.kind in "biu":
-            raise Unsupported("integer power with an array exponent (may be negative)")
+        if dtype.kind in "biu" and exponent.dtype.kind not in "bu":
+            raise Unsupported("integer power with a signed array exponent (may be negative)")
         return None
     exp_value = exponent.item() if isinstance(exponent, np.generic) else exponent
     if dtype.kind in "biu":

@@ -13,6 +13,18 @@ import functools
 from ..errors import Unsupported
 
 
+def _init(self, reason, filename=None, lineno=None):
+    # NumPy's exception classes have their own constructors (UFuncTypeError(ufunc, dtypes),
+    # AxisError(axis, ndim)); bypass them and keep Unsupported's fields and message.
+    self.reason, self.filename, self.lineno = reason, filename, lineno
+    where = f"{filename}:{lineno}: " if filename is not None else ""
+    Exception.__init__(self, f"{where}{reason}")
+
+
+def _str(self):
+    return str(self.args[0]) if self.args else self.reason
+
+
 @functools.lru_cache(maxsize=None)
 def _unsupported_like(error_type: type) -> type:
     for candidate in error_type.__mro__:
@@ -20,11 +32,12 @@ def _unsupported_like(error_type: type) -> type:
             break
         try:
             cls = type(candidate.__name__, (Unsupported, candidate),
-                       {"__module__": "hcompile.errors", "numpy_error_type": candidate})
-            cls("probe")                 # constructor must accept Unsupported's arguments
+                       {"__module__": "hcompile.errors", "__init__": _init, "__str__": _str,
+                        "numpy_error_type": candidate})
+            str(cls("probe"))
             return cls
-        except TypeError:                # layout conflict / needs other constructor args:
-            continue                     # try a more general base (UFuncTypeError -> TypeError)
+        except TypeError:                # layout conflict: try a more general base
+            continue
     return Unsupported
 
 

@@ -208,6 +208,8 @@ class Frame:
             return self.inline(fn, args, kwargs)
         try:
             return resolve_call(self.b, fn, args, kwargs)
+        except Unsupported:
+            raise
         except TypeError as e:   # NumPy/Python would reject these arguments too
             raise numpy_raises(e, f"bad call to {describe(fn)}(): {e}") from e
 
