@@ -56,8 +56,11 @@ std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide
 }  // namespace
 
 Halide::Target resolve_target(const std::string &name) {
-    if (name.empty() || name == "host" || name == "auto") return Halide::get_host_target();
-    return Halide::Target(name);
+    Halide::Target target = (name.empty() || name == "host" || name == "auto") ? Halide::get_host_target()
+                                                                              : Halide::Target(name);
+    // Without strict_float Halide lets LLVM assume no NaNs or infinities, which folds away
+    // isnan(a + b) and NaN comparisons. NumPy's answers need IEEE semantics.
+    return target.with_feature(Halide::Target::StrictFloat);
 }
 
 KernelPtr compile_graph(const Graph &input, const CompileOptions &options, CompileReport *report_out) {

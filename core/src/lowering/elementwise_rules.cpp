@@ -26,8 +26,6 @@ Expr wrapping(const Expr &a, const Expr &b, F op) {
     return Halide::reinterpret(t, op(Halide::reinterpret(u, a), Halide::reinterpret(u, b)));
 }
 
-Expr nan_of(const Expr &like) { return Halide::Internal::make_const(like.type(), std::numeric_limits<double>::quiet_NaN()); }
-
 Expr numpy_maximum(const Expr &a, const Expr &b) {
     if (is_float_type(a)) return select(Halide::is_nan(a) || a > b, a, b);
     if (is_bool_type(a)) return a || b;
@@ -75,8 +73,9 @@ std::pair<Expr, Expr> int_divmod(const Expr &a, const Expr &b) {
     Expr r = a % safe_b;
     Expr negate = Halide::reinterpret(a.type(), Halide::Internal::make_zero(a.type().with_code(halide_type_uint)) -
                                                     Halide::reinterpret(a.type().with_code(halide_type_uint), a));
+    // Euclidean and floor division differ only for a negative divisor with a remainder.
     Expr shift = b < 0 && r != 0;
-    Expr floor_q = select(shift, q + 1, q);
+    Expr floor_q = select(shift, q - 1, q);
     Expr floor_r = select(shift, r + b, r);
     return {select(b == minus_one, negate, floor_q), select(b == minus_one, Halide::Internal::make_zero(a.type()), floor_r)};
 }
