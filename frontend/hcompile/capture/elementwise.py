@@ -195,7 +195,7 @@ def _unary(b, ufunc, x, dtype, out_dtype, shape, scalar):
             (kind in ("floor", "ceil", "trunc") and int_like):
         return _copy(x, scalar)                   # identities (abs of unsigned, floor of int)
     if kind in ("isnan", "isinf", "isfinite") and int_like:
-        return b.full(kind == "isfinite", np.bool_, shape)   # integers are always finite
+        return _copy(b.full(kind == "isfinite", np.bool_, shape), scalar)   # ints are finite
     if kind == "reciprocal" and int_like:
         # NumPy computes 1/x in C integer division (truncation): 1 for 1, -1 for -1, else 0.
         one = b.full(1, dtype, shape)
@@ -219,7 +219,9 @@ def _power_special_case(b, base, exponent, dtype, shape, scalar):
     if dtype.kind in "biu":
         if not isinstance(exp_value, int) or exp_value < 0:
             if isinstance(exp_value, int):   # NumPy: "Integers to negative integer powers ..."
-                raise numpy_raises(ValueError, "integer power with a negative exponent")
+                # (for unsigned bases the exponent does not even convert: OverflowError)
+                raise numpy_raises(OverflowError if dtype.kind == "u" else ValueError,
+                                   "integer power with a negative exponent")
             raise Unsupported("integer power needs a non-negative constant integer exponent")
     if exp_value == 2 and is_abstract(base):
         x = b.broadcast(to_array(b, base, dtype), shape)
@@ -233,6 +235,11 @@ def binary_operator(b, symbol, left, right):
         from .matmul import matmul
         if is_abstract(left) or is_abstract(right):
             return matmul(b, left, right)
+    if symbol == "**" and isinstance(left, ArrayValue) and not left.is_scalar and \
+            left.dtype == np.bool_ and type(right) is int and right == 2:
+        # ndarray.__pow__ takes a fast path to np.square for a Python 2, which for bool arrays
+        # gives int8 (np.power would give int64).
+        return apply_ufunc(b, np.square, [left])
     if is_abstract(left) or is_abstract(right):
         if symbol not in BINARY_OPERATORS:
             raise Unsupported(f"operator {symbol} on arrays is not supported")
