@@ -101,7 +101,7 @@ def _binary_inputs(rng, op, dtype, shape=(5, 8)):
     return a, b
 
 
-_BINARY_CASES = [pytest.param(op, dt, marks=INT_POW) if op == "pow" and dt in INT_DTYPES + ["bool"]
+_BINARY_CASES = [pytest.param(op, dt, marks=INT_POW) if op == "pow" and dt in INT_DTYPES
                  else (op, dt) for op in BINARY for dt in DTYPES]
 
 
