@@ -8,7 +8,8 @@ mode, if torch imports), jax.jit (if jax imports). For each (workload, peer):
 
 * the first call is timed alone and reported as *compile* time (for NumPy and torch eager it is
   just a cold call);
-* two more warm-up calls, then ``--repeat`` samples; each sample times a batch of k calls (k
+* two more warm-up calls; then ``--repeat`` rounds, each taking one sample of every peer in turn
+  (round-robin, so outside load hits all peers alike); a sample times a batch of k calls (k
   chosen so a sample lasts >= ~2 ms, so sub-millisecond kernels are not timer noise) and the
   reported time is the median of the per-call means. jax calls ``block_until_ready`` on every
   call; everything else is synchronous on the CPU.
@@ -156,58 +157,91 @@ class Result:
     samples_ns: list = field(default_factory=list)
 
 
-def measure(prep: Prepared, repeat: int, target_ns: int) -> tuple[int, float, int, object, list]:
+def _first_and_batch(prep: Prepared, target_ns: int) -> tuple[int, int, object]:
+    """Time the first (compile) call alone, warm up twice, and size the sample batch."""
     call, sync = prep.call, prep.sync
     t0 = NS()
     out = call()
     sync(out)
     first = NS() - t0
-    # two warm calls; the second also sizes the batch
     out = call()
     sync(out)
     t0 = NS()
     out = call()
     sync(out)
     one = max(NS() - t0, 1)
-    k = max(1, min(100_000, target_ns // one))
-    samples = []
-    for _ in range(repeat):
-        t0 = NS()
-        for _ in range(k):
-            out = call()
-            sync(out)
-        samples.append((NS() - t0) / k)
-    return first, statistics.median(samples), k, out, samples
+    return first, max(1, min(100_000, target_ns // one)), out
 
 
-def run_one(peers: Peers, peer: str, wl: W.Workload, args, want, repeat, target_ns) -> Result:
-    res = Result(peer)
-    try:
-        prep = peers.prepare(peer, wl, args)
-    except PeerUnavailable as e:
-        res.error = f"unavailable ({e})"
-        return res
-    except Exception as e:  # noqa: BLE001
-        res.error = f"setup failed: {type(e).__name__}: {e}"
-        return res
-    try:
-        res.first_ns, res.median_ns, res.batch, out, res.samples_ns = measure(prep, repeat, target_ns)
-    except Exception as e:  # noqa: BLE001
-        res.error = f"{type(e).__name__}: {e}"
-        print(f"  !! {peer} failed on {wl.name}:\n" + traceback.format_exc(limit=4), file=sys.stderr)
-        return res
-    if want is not None:
+def _sample(prep: Prepared, k: int) -> tuple[float, object]:
+    call, sync = prep.call, prep.sync
+    t0 = NS()
+    for _ in range(k):
+        out = call()
+        sync(out)
+    return (NS() - t0) / k, out
+
+
+def _fail(res: Result, peer: str, wl: W.Workload, e: Exception):
+    res.error = f"{type(e).__name__}: {e}"
+    print(f"  !! {peer} failed on {wl.name}:\n" + traceback.format_exc(limit=4), file=sys.stderr)
+
+
+def run_workload(peers: Peers, peer_list: list[str], wl: W.Workload, args, want, repeat,
+                 target_ns) -> dict[str, Result]:
+    """Measure every peer on one workload.
+
+    Compile/warm-up runs peer by peer; the timed samples are then taken round-robin (one sample
+    of each peer per round, starting peer rotating), so every peer is measured over the same
+    stretch of wall time: on a shared machine a burst of outside load hits all peers alike
+    instead of whichever peer happened to be running.
+    """
+    results = {p: Result(p) for p in peer_list}
+    live = {}  # peer -> (prep, batch, last output)
+    for p in peer_list:
+        res = results[p]
+        try:
+            prep = peers.prepare(p, wl, args)
+        except PeerUnavailable as e:
+            res.error = f"unavailable ({e})"
+            continue
+        except Exception as e:  # noqa: BLE001
+            res.error = f"setup failed: {type(e).__name__}: {e}"
+            continue
+        try:
+            res.first_ns, res.batch, out = _first_and_batch(prep, target_ns)
+        except Exception as e:  # noqa: BLE001
+            _fail(res, p, wl, e)
+            continue
+        live[p] = [prep, out]
+    order = list(live)
+    for r in range(repeat):
+        for i in range(len(order)):
+            p = order[(r + i) % len(order)]
+            if p not in live:
+                continue
+            try:
+                t, live[p][1] = _sample(live[p][0], results[p].batch)
+                results[p].samples_ns.append(t)
+            except Exception as e:  # noqa: BLE001
+                _fail(results[p], p, wl, e)
+                del live[p]
+    for p, (prep, out) in live.items():
+        res = results[p]
+        res.median_ns = statistics.median(res.samples_ns) if res.samples_ns else None
+        if want is None or p == "numpy":
+            continue
         try:
             res.ok, res.max_err = wl.check(prep.to_numpy(out), want)
         except Exception as e:  # noqa: BLE001
             res.ok, res.error = False, f"result not comparable: {e}"
         if not res.ok:
             print(
-                f"\n{'!' * 78}\n!! MISMATCH: {peer} on {wl.name}: max |err| = {res.max_err} "
+                f"\n{'!' * 78}\n!! MISMATCH: {p} on {wl.name}: max |err| = {res.max_err} "
                 f"(rtol={wl.rtol}, atol={wl.atol})\n{'!' * 78}\n",
                 file=sys.stderr,
             )
-    return res
+    return results
 
 
 # --------------------------------------------------------------------------------------------
@@ -293,7 +327,7 @@ def overhead_table(row: dict, peers: list[str]) -> str:
         if r.error:
             lines.append(f"| {PEER_TITLES[p]} | {r.error.split(':')[0]} | — | — |")
         else:
-            ok = {True: "yes", False: "**MISMATCH**", None: "—"}[r.ok]
+            ok = "reference" if p == "numpy" else {True: "yes", False: "**MISMATCH**", None: "—"}[r.ok]
             lines.append(f"| {PEER_TITLES[p]} | {_us(r.median_ns)} | {_s(r.first_ns)} | {ok} |")
     return "\n".join(lines)
 
@@ -448,9 +482,8 @@ def main(argv=None) -> int:
         wl = W.OVERHEAD
         args = wl.make_inputs()
         want = wl.fn(*args)
-        row = {}
+        row = run_workload(peers, peer_list, wl, args, want, max(a.repeat, 5), OVERHEAD_SAMPLE_TARGET_NS)
         for p in peer_list:
-            row[p] = run_one(peers, p, wl, args, want, max(a.repeat, 5), OVERHEAD_SAMPLE_TARGET_NS)
             any_mismatch |= row[p].ok is False
             r = row[p]
             print(f"  {PEER_TITLES[p]:14s} " + (r.error or f"{_us(r.median_ns)} µs/call (first call {_s(r.first_ns)} s)"))
@@ -463,9 +496,8 @@ def main(argv=None) -> int:
         args = wl.make_inputs(a.size)
         want = wl.fn(*args)
         print(f"\n== {name}: {wl.description} ==")
-        row = {}
+        row = run_workload(peers, peer_list, wl, args, want, a.repeat, SAMPLE_TARGET_NS)
         for p in peer_list:
-            row[p] = run_one(peers, p, wl, args, None if p == "numpy" else want, a.repeat, SAMPLE_TARGET_NS)
             r = row[p]
             any_mismatch |= r.ok is False
             if r.error:
