@@ -506,3 +506,19 @@ def test_numpy_errors_keep_numpy_type(fn, args, error):
     with pytest.raises(error):
         fn(*args)
     assert info.value.filename == THIS_FILE and info.value.lineno is not None
+
+
+def test_partial_and_compiled_helpers_are_inlined():
+    import functools
+
+    try:
+        import hcompile as hc
+        inner = hc.hcompile(lambda t, k: t * k + 1)
+    except Exception as e:  # noqa: BLE001  (api not importable without the built core)
+        pytest.skip(f"hcompile.api unavailable: {e}")
+    scale = functools.partial(_helper, b=4.0)
+
+    def f(x):
+        return inner(x, 2), scale(x)
+    cap = check_against_numpy(f, f32(3))
+    assert "mul" in kinds(cap)

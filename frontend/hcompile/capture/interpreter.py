@@ -204,6 +204,13 @@ class Frame:
     def call(self, fn, args, kwargs):
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             return self.call(fn.__func__, [fn.__self__, *args], kwargs)
+        if isinstance(fn, functools.partial):
+            return self.call(fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
+        wrapped = getattr(type(fn), "__module__", "").startswith("hcompile.") and \
+            getattr(fn, "__wrapped__", None)
+        if isinstance(wrapped, types.FunctionType):
+            # another @hcompile function called from this one: capture its Python code inline
+            return self.inline(wrapped, args, kwargs)
         if isinstance(fn, types.FunctionType) and not _is_library_module_name(fn.__module__):
             return self.inline(fn, args, kwargs)
         try:
