@@ -522,3 +522,38 @@ def test_partial_and_compiled_helpers_are_inlined():
         return inner(x, 2), scale(x)
     cap = check_against_numpy(f, f32(3))
     assert "mul" in kinds(cap)
+
+
+def _varargs_helper(*arrays, scale=1.0, **extra):
+    total = arrays[0]
+    for a in arrays[1:]:
+        total = total + a
+    return total * scale + extra.get("shift", 0)
+
+
+def test_python_constructs():
+    """Bytecode forms that differ between Python versions (slices of lists, star-args,
+    comprehensions, chained comparisons, assert, nonlocal, f-strings, while)."""
+    def f(x, y):
+        parts = [x, y, x * y]
+        parts[1:] = parts[1:][::-1]
+        args = (x, y)
+        first, *rest = parts
+        scaled = {k: v * 2 for k, v in zip("ab", args)}
+        n = 0
+
+        def bump():
+            nonlocal n
+            n += 1
+            return n
+        bump()
+        bump()
+        assert x.ndim == 1, f"bad ndim {x.ndim}"
+        lo = 0 < x.shape[0] <= 10
+        i = 0
+        while i < 2:
+            i += 1
+        label = f"{x.dtype}-{n:02d}"
+        return (_varargs_helper(*args, scale=2.0, shift=1), _varargs_helper(*parts), first,
+                rest, scaled["b"], n, lo, i, label, x if lo else y)
+    check_against_numpy(f, f32(4), f32(4))
