@@ -493,6 +493,89 @@ TrigReduced reduce_pio2(const Expr &a) {
     return {r, cast(Int(32, lanes), qf)};
 }
 
+// The first 1280 bits of 2/pi after the binary point (hex; 120-digit+ mpmath).
+const char kTwoOverPiHex[] =
+    "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561"
+    "b7246e3a424dd2e006492eea09d1921cfe1deb1cb129a73ee88235f52ebb4484"
+    "e99c7026b45f7e413991d639835339f49c845f8bbdf9283b1ff897ffde05980f"
+    "ef2f118b5a0a6d1f6d367ecf27cb09b74f463f669e5fea2d7527bac7ebe5f17b"
+    "3d0739f78a5292ea6bfb5fb11f8d5d0856033046fc7b6babf0cfbc209af4361d";
+
+// float64 reduction table, entry j + 32 for j = -32..1007: V_j = (2^j * 2/pi) mod 4
+// split on fixed grids into U1 (multiple of 2^-32, < 4), U2 (2^-64, < 2^-32),
+// U3 (2^-96, < 2^-64) and U4 (the rest, rounded), so that an 18-bit integer times
+// U1..U3 is exact.
+Expr two_pow_times_two_over_pi(const Expr &idx, int part) {
+    static Buffer<double> table = [] {
+        auto bit = [](int kk) -> uint64_t {  // bit kk >= 1 after the binary point
+            if (kk < 1) return 0;
+            char c = kTwoOverPiHex[(kk - 1) / 4];
+            int v = c <= '9' ? c - '0' : c - 'a' + 10;
+            return (v >> (3 - (kk - 1) % 4)) & 1;
+        };
+        auto window = [&](int k0, int k1) {  // bits k0..k1 as an integer
+            uint64_t w = 0;
+            for (int kk = k0; kk <= k1; kk++) w = (w << 1) | bit(kk);
+            return (double)w;
+        };
+        Buffer<double> b(1040, 4, "hc_two_pow_times_two_over_pi");
+        for (int j = -32; j <= 1007; j++) {
+            // V_j = sum over kk >= j - 1 of bit(kk) 2^(j - kk) (higher bits are multiples of 4).
+            b(j + 32, 0) = std::ldexp(window(j - 1, j + 32), -32);
+            b(j + 32, 1) = std::ldexp(window(j + 33, j + 64), -64);
+            b(j + 32, 2) = std::ldexp(window(j + 65, j + 96), -96);
+            b(j + 32, 3) = std::ldexp(window(j + 97, j + 156), -156);
+        }
+        return b;
+    }();
+    return table(clamp(idx, 0, 1039), part);
+}
+
+// float64 reduction for any finite a >= 2^20 (Payne-Hanek style, vectorizable):
+// a = M 2^E with M < 2^53 split into three 18-bit pieces M_i, so a * 2/pi mod 4 =
+// sum_i M_i V_(E + 18 i) mod 4. Every M_i * U1..U3 product is exact, each M_i * U1 is
+// reduced mod 4 exactly, and the fraction F is summed so that any cancellation happens
+// in exact additions; F's relative error is ~2^-52 even when a is within 2^-60 of a
+// multiple of pi/2.
+TrigReduced reduce_pio2_huge(const Expr &a) {
+    const int lanes = a.type().lanes();
+    const Type i32 = Int(32, lanes), f64 = Float(64, lanes);
+    Expr bits = bits_of(a);
+    Expr e = cast(i32, bits >> 52) - 1075;
+    // (Explicit Int(64) constants: a long long literal would bind to Halide's int overloads.)
+    Expr m = (bits & make_const(Int(64), (int64_t)0x000fffffffffffffLL)) | make_const(Int(64), (int64_t)1 << 52);
+    std::vector<Expr> in;
+    for (int i = 0; i < 3; i++) in.push_back(cast(f64, cast(i32, (m >> (18 * i)) & 0x3ffff)));
+    for (int i = 0; i < 3; i++)
+        for (int part = 0; part < 4; part++) in.push_back(two_pow_times_two_over_pi(e + 18 * i + 32, part));
+    Expr qf;
+    Expr f = strict_of(in, [&](const std::vector<Expr> &v) {
+        auto mi = [&](int i) { return v[i]; };
+        auto u = [&](int i, int part) { return v[3 + 4 * i + part]; };
+        auto c = [](double x) { return make_const(Float(64), x); };
+        Expr A;
+        for (int i = 0; i < 3; i++) {
+            Expr ai = mi(i) * u(i, 0);
+            ai = ai - c(4.0) * Halide::floor(ai * c(0.25));
+            A = i == 0 ? ai : A + ai;
+        }
+        Expr B = (mi(0) * u(0, 1) + mi(1) * u(1, 1)) + mi(2) * u(2, 1);
+        Expr C = (mi(0) * u(0, 2) + mi(1) * u(1, 2)) + mi(2) * u(2, 2);
+        Expr D = (mi(0) * u(0, 3) + mi(1) * u(1, 3)) + mi(2) * u(2, 3);
+        qf = Halide::round(A);
+        return (((A - qf) + B) + C) + D;
+    });
+    // qf was built from let-bound names inside strict_of; recompute it outside.
+    Expr A;
+    for (int i = 0; i < 3; i++) {
+        Expr ai = in[i] * in[3 + 4 * i];
+        ai = ai - make_const(Float(64), 4.0) * Halide::floor(ai * make_const(Float(64), 0.25));
+        A = i == 0 ? ai : A + ai;
+    }
+    Expr r = f * make_const(Float(64), 0x1.921fb54442d18p+0) + f * make_const(Float(64), 0x1.1a62633145c07p-54);
+    return {r, cast(i32, Halide::round(A))};
+}
+
 // sin(r), cos(r) for |r| <= pi/4 (double): r + r^3 S(r^2), 1 - r^2/2 + r^4 C(r^2).
 // For float32 results S, C of degree 3 (rel err 1.9e-10, 6.1e-11); for float64
 // degree 6 / 5 (5.8e-17, 5.6e-17).
@@ -518,6 +601,12 @@ Expr trig(const Expr &x, Trig which) {
     const bool d = is64(x);
     Expr a = abs_f(x);
     TrigReduced red = reduce_pio2(a);
+    if (d) {
+        // Cody-Waite is exact only below 2^20; above, the table-driven reduction.
+        TrigReduced hr = reduce_pio2_huge(a);
+        Expr big = a >= k(x, 0x1p20);
+        red = {select(big, hr.r, red.r), select(big, hr.q, red.q)};
+    }
     Expr s, c;
     sincos_kernel(red.r, d, s, c);
     Expr q = red.q & 3;
@@ -531,14 +620,6 @@ Expr trig(const Expr &x, Trig which) {
         y = select((q & 1) == 0, s / c, -c / s);
     }
     y = cast(x.type(), y);
-    if (d) {
-        // float64 beyond 2^20: no vectorized exact reduction here; use libm (called
-        // with 0 for the other lanes, which libm answers at once).
-        Expr big = a > k(x, 0x1p20);
-        Expr xb = select(big, a, k(x, 0.0));
-        Expr lib = which == Trig::Sin ? Halide::sin(xb) : which == Trig::Cos ? Halide::cos(xb) : Halide::tan(xb);
-        y = select(big, lib, y);
-    }
     if (which != Trig::Cos) y = reinterpret(x.type(), bits_of(y) ^ sign_bit(x));
     return select(isfinite_(x), y, nan_of(x));
 }
