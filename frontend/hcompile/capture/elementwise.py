@@ -139,6 +139,10 @@ def apply_ufunc(b, ufunc, operands, **kwargs):
     in_dtypes, out_dtype = rules.resolve_ufunc(ufunc, operands)
     shape = rules.broadcast_shapes(*(shape_of(v) for v in operands))
     scalar = shape == ()
+    if ufunc in _COMPARISON_OUTCOMES:
+        known = _out_of_range_comparison(ufunc, operands, in_dtypes)
+        if known is not None:
+            return _copy(b.full(known, np.bool_, shape), scalar)
 
     if ufunc.nin == 1:
         (x,) = operands
@@ -153,6 +157,33 @@ def apply_ufunc(b, ufunc, operands, **kwargs):
             return special
     args = [b.broadcast(to_array(b, v, dt), shape) for v, dt in zip(operands, in_dtypes)]
     return b.op(BINARY_KINDS[ufunc], args, is_scalar=scalar)
+
+
+# For `array OP c` with a Python int c beyond the array dtype's range: the answer when c is
+# above the range, and when it is below. (NumPy 2 compares such ints exactly.)
+_COMPARISON_OUTCOMES = {
+    np.less: (True, False), np.less_equal: (True, False), np.greater: (False, True),
+    np.greater_equal: (False, True), np.equal: (False, False), np.not_equal: (True, True),
+}
+_MIRRORED = {np.less: np.greater, np.less_equal: np.greater_equal, np.greater: np.less,
+             np.greater_equal: np.less_equal, np.equal: np.equal, np.not_equal: np.not_equal}
+
+
+def _out_of_range_comparison(ufunc, operands, in_dtypes):
+    left, right = operands
+    if isinstance(left, int) and not isinstance(left, bool) and isinstance(right, ArrayValue):
+        ufunc, left, right = _MIRRORED[ufunc], right, left      # c OP x  ==  x OP' c
+        in_dtypes = in_dtypes[::-1]
+    dtype = in_dtypes[1]
+    if not (isinstance(right, int) and not isinstance(right, bool) and dtype.kind in "iu"):
+        return None
+    info = np.iinfo(dtype)
+    above, below = _COMPARISON_OUTCOMES[ufunc]
+    if right > info.max:
+        return above
+    if right < info.min:
+        return below
+    return None
 
 
 def _raise_if_numpy_rejects(ufunc, operands):
