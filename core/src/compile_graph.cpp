@@ -87,6 +87,10 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         args.push_back(in.param);
         kernel->inputs.push_back({in.arg_index, in.dtype, in.param.dimensions()});
     }
+    for (const LoweredScalar &s : lowered.scalars) {
+        args.push_back(s.param);
+        kernel->scalars.push_back(KernelScalar::of(s.dtype, s.value));
+    }
     for (NodeId id : graph.outputs()) kernel->outputs.push_back({graph.node(id).dtype, graph.node(id).shape});
     if (options.want_lowered_stmt) {
         report.lowered_stmt = step("lowered_stmt", [&] { return lowered_statement(lowered, args, target); });

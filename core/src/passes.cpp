@@ -49,6 +49,10 @@ std::optional<double> fold_scalar(OpKind kind, DType t, const std::vector<double
     case OpKind::Sub: r = a[0] - a[1]; break;
     case OpKind::Mul: r = a[0] * a[1]; break;
     case OpKind::Div: r = a[0] / a[1]; break;
+    case OpKind::Reciprocal:
+        if (!is_float(t)) return std::nullopt;
+        r = 1.0 / a[0];
+        break;
     default: return std::nullopt;
     }
     if (!is_float(t)) {

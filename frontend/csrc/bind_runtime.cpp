@@ -94,6 +94,8 @@ void bind_runtime(nb::module_ &m) {
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.");
+    m.def("host_target", [] { return resolve_target("host").to_string(); },
+          "The Halide target kernels are compiled for on this machine.");
     m.def("classify_layout", [](nb::handle array) { return classify_layout(array.ptr()); },
           "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided, -1 unusable.");
     m.def("numpy_typenum", [](const std::string &dtype) { return numpy_typenum(parse_dtype(dtype)); });

@@ -24,6 +24,15 @@ struct LoweredInput {
     Halide::ImageParam param;
 };
 
+// A float constant of the graph, handed to the pipeline as a scalar argument. Halide folds
+// literal float constants at compile time and refuses some results (a division by a constant
+// 0.0), where NumPy gives inf or NaN; as arguments they keep IEEE run-time semantics.
+struct LoweredScalar {
+    DType dtype = DType::Float32;
+    double value = 0;
+    Halide::Param<> param;
+};
+
 // One materialized region, as the scheduler sees it. Dimensions are in Halide order: index 0 is
 // the innermost (NumPy's last) axis.
 struct RegionFunc {
@@ -41,7 +50,8 @@ struct RegionFunc {
 
 struct LoweredPipeline {
     std::vector<Halide::Func> node_funcs;  // by node id
-    std::vector<LoweredInput> inputs;      // Halide argument order (before the outputs)
+    std::vector<LoweredInput> inputs;      // Halide argument order: inputs, scalars, outputs
+    std::vector<LoweredScalar> scalars;
     std::vector<Halide::Func> outputs;     // one per graph output
     std::vector<RegionFunc> regions;       // materialized funcs, including outputs
     Halide::Pipeline pipeline;

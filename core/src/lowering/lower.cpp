@@ -85,6 +85,11 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                 LoweredInput input{arg, n.dtype, make_input(n, layout)};
                 f(lhs) = input.param(lhs);
                 out.inputs.push_back(input);
+            } else if (is_float(n.dtype)) {
+                LoweredScalar scalar{n.dtype, constant_value(n),
+                                     Halide::Param<>(halide_type(n.dtype), "c" + std::to_string(n.id))};
+                f(lhs) = scalar.param;
+                out.scalars.push_back(scalar);
             } else {
                 f(lhs) = lowering::halide_constant(n);
             }

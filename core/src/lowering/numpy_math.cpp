@@ -727,19 +727,105 @@ Expr arccos(Expr x) {
     return select(a > dc(1.0) || isnan_(x), nan_of(x), cast(x.type(), r));
 }
 
+namespace {
+
+// Error-free transformations (Knuth TwoSum, Dekker/Veltkamp TwoProduct) in double.
+// Only valid inside strict_of(): reassociation or FMA contraction breaks them.
+void two_sum(const Expr &a, const Expr &b, Expr &s, Expr &e) {
+    s = a + b;
+    Expr bb = s - a;
+    e = (a - (s - bb)) + (b - bb);
+}
+void split_hi_lo(const Expr &a, Expr &hi, Expr &lo) {
+    Expr t = a * dc(134217729.0);  // 2^27 + 1
+    hi = t - (t - a);
+    lo = a - hi;
+}
+void two_prod(const Expr &a, const Expr &b, Expr &p, Expr &e) {
+    p = a * b;
+    Expr ah, al, bh, bl;
+    split_hi_lo(a, ah, al);
+    split_hi_lo(b, bh, bl);
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+}
+
+// |x|^y for float64 and finite ax > 0: exp(y log ax) with log ax and y log ax carried
+// in double-double, so the result keeps the error of the final exp (~1 ulp) instead of
+// |y log ax| * 2^-53 (up to ~700 ulp). Returns nothing useful for ax = 0 / inf.
+Expr pow64_mag(const Expr &ax, const Expr &y) {
+    const int lanes = ax.type().lanes();
+    Expr tiny = ax < dc(0x1p-1022);
+    Expr xs = select(tiny, ax * dc(0x1p54), ax);
+    Expr e, m;
+    split_exponent(bits_of(xs), ax.type(), e, m);
+    Expr ef = cast(Float(64, lanes), cast(Int(32, lanes), e)) - select(tiny, dc(54.0), dc(0.0));
+    Expr f = m - dc(1.0);  // exact
+    // log1p(f) = 2 atanh(s) = 2s + s^3 Q(s^2), s = f / (2 + f) carried as s_hi + s_lo.
+    // |y log ax| up to 745 multiplies log's relative error, so Q needs the deg-7 fit
+    // (rel err 5.6e-17; the tail is < 0.2% of log).
+    static const std::vector<double> q64 = {0.6666666666666666,  0.40000000000001007, 0.28571428570725066,
+                                            0.22222222409303688, 0.18181793782511035, 0.15386339600291418,
+                                            0.13266127228548635, 0.13113999114217426};
+    Expr s_hi = f / (dc(2.0) + f);
+    Expr z = s_hi * s_hi;
+    Expr tail = s_hi * z * horner(z, q64);  // < 1% of the result: plain double suffices
+    // th + tl = y * log(ax), then the Cody-Waite-reduced exp argument r (tl folded in).
+    auto dd = [&](const std::vector<Expr> &v, Expr &th, Expr &tl) {
+        const Expr &ef = v[0], &f = v[1], &sh = v[2], &tail = v[3], &y = v[4];
+        // s_lo = (f - s_hi (2 + f)) / (2 + f), with 2 + f = u + u_lo exactly.
+        Expr u = dc(2.0) + f;
+        Expr u_lo = f - (u - dc(2.0));
+        Expr p, pe;
+        two_prod(sh, u, p, pe);
+        Expr s_lo = (((f - p) - pe) - sh * u_lo) / u;
+        // log = e ln2 + 2 s_hi + (2 s_lo + tail); e * ln2_hi (32-bit hi) is exact.
+        Expr lh, l1, Lh, Ll;
+        two_sum(ef * dc(0x1.62e42feep-1), dc(2.0) * sh, lh, l1);
+        two_sum(lh, l1 + ((dc(2.0) * s_lo + tail) + ef * dc(0x1.a39ef35793c76p-33)), Lh, Ll);
+        two_prod(y, Lh, th, tl);
+        tl = tl + y * Ll;
+    };
+    std::vector<Expr> in = {ef, f, s_hi, tail, y};
+    Expr th = strict_of(in, [&](const std::vector<Expr> &v) {
+        Expr th, tl;
+        dd(v, th, tl);
+        return th;
+    });
+    // k from th; out of range th (|th| > 745 means 0 / inf) is clamped and tl dropped.
+    Expr in_range = abs(th) < dc(720.0);
+    Expr thc = clamp(th, dc(-760.0), dc(720.0));
+    Expr kf = Halide::round(thc * dc(1.4426950408889634));
+    in.push_back(kf);
+    in.push_back(select(in_range, dc(1.0), dc(0.0)));
+    Expr r = strict_of(in, [&](const std::vector<Expr> &v) {
+        Expr th, tl;
+        dd(v, th, tl);
+        Expr kf = v[5];
+        th = min(max(th, dc(-760.0)), dc(720.0));
+        return ((th - kf * dc(0x1.62e42feep-1)) + select(v[6] > dc(0.0), tl, dc(0.0))) -
+               kf * dc(0x1.a39ef35793c76p-33);
+    });
+    return scale(dc(1.0) + expm1_poly(r, false), to_int(kf));
+}
+
+}  // namespace
+
 Expr pow(Expr a, Expr b) {
-    if (is64(a)) {
-        // TODO: float64 needs log/exp in double-double for a <= 1-ulp result;
-        // libm's pow (scalar) is used meanwhile.
-        return Halide::pow(a, b);
-    }
     // float32: |a|^b = exp(b log|a|) in double (relative error < 1e-13, far below a
-    // float32 ulp), then C99/NumPy special cases. log(0) = -inf and log(inf) = inf
-    // flow through exp to 0 / inf as pow requires.
+    // float32 ulp). float64: the double-double pow64_mag. Then the C99/NumPy special
+    // cases; log(0) = -inf and log(inf) = inf flow through exp to 0 / inf.
+    const bool d = is64(a);
     Expr x = widen(a), y = widen(b);
     Expr ax = widen(abs_f(a));
-    Expr mag = hc::math::exp(y * hc::math::log(ax));
-    // y odd integer <=> y/2 is not an integer but y is (all |y| >= 2^24 are even).
+    Expr mag;
+    if (d) {
+        // 0 and inf bases: the plain double formula gives exactly 0 / inf / 1.
+        Expr plain = hc::math::exp(y * hc::math::log(ax));
+        mag = select(isfinite_(a) && ax > dc(0.0) && isfinite_(b), pow64_mag(ax, y), plain);
+    } else {
+        mag = hc::math::exp(y * hc::math::log(ax));
+    }
+    // y odd integer <=> y/2 is not an integer but y is (|y| >= 2^24 / 2^53 are even).
     Expr y_int = Halide::floor(y) == y;
     Expr half = y * dc(0.5);
     Expr y_odd = y_int && Halide::floor(half) != half && isfinite_(b);

@@ -17,6 +17,12 @@ struct KernelInput {
     int ndim = 0;
 };
 
+// A scalar argument with a fixed value (the graph's float constants; see LoweredScalar).
+struct KernelScalar {
+    uint64_t storage = 0;  // the value's bytes in its own type, passed to Halide by pointer
+    static KernelScalar of(DType dtype, double value);
+};
+
 struct KernelOutput {
     DType dtype = DType::Float32;
     std::vector<int64_t> shape;  // static for the guard set this kernel was compiled under
@@ -24,8 +30,9 @@ struct KernelOutput {
 
 struct Kernel {
     Halide::Callable callable;
-    std::vector<KernelInput> inputs;    // Halide argument order
-    std::vector<KernelOutput> outputs;  // follow the inputs in the argument list
+    std::vector<KernelInput> inputs;    // Halide argument order: inputs, scalars, outputs
+    std::vector<KernelScalar> scalars;
+    std::vector<KernelOutput> outputs;
 
     // Runs the pipeline: `buffers` holds the inputs then the outputs, in Halide argument order.
     // Returns Halide's error code (0 on success) and never throws (it may run without the GIL);
