@@ -819,9 +819,10 @@ Expr pow(Expr a, Expr b) {
     Expr ax = widen(abs_f(a));
     Expr mag;
     if (d) {
-        // 0 and inf bases: the plain double formula gives exactly 0 / inf / 1.
+        // 0 and inf bases and |y| > 2^900 (the double-double split would overflow; the
+        // result is then 0, 1 or inf): the plain double formula is exact.
         Expr plain = hc::math::exp(y * hc::math::log(ax));
-        mag = select(isfinite_(a) && ax > dc(0.0) && isfinite_(b), pow64_mag(ax, y), plain);
+        mag = select(isfinite_(a) && ax > dc(0.0) && abs(y) < dc(0x1p900), pow64_mag(ax, y), plain);
     } else {
         mag = hc::math::exp(y * hc::math::log(ax));
     }
