@@ -1,0 +1,169 @@
+// The fusion partitioner (core/src/fusion.cpp): which nodes are region roots and which are fused.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "hcompile/fusion.h"
+#include "hcompile/graph.h"
+
+using namespace hc;
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Attrs reduce_attrs(Ints axes, int64_t keepdims) {
+    return Attrs{{"axes", std::move(axes)}, {"keepdims", keepdims}};
+}
+
+std::vector<NodeId> roots(const Partition &p) {
+    std::vector<NodeId> out;
+    for (const Region &r : p.regions) out.push_back(r.root);
+    return out;
+}
+
+const Region &region_of(const Partition &p, NodeId root) {
+    for (const Region &r : p.regions) {
+        if (r.root == root) return r;
+    }
+    FAIL("no region rooted at %" << root);
+    return p.regions.front();
+}
+
+}  // namespace
+
+TEST_SUITE("fusion") {
+
+TEST_CASE("softmax: reductions are roots, elementwise work is fused into its consumers") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {4, 8});                        // %0
+    NodeId m = g.add_op(OpKind::Max, {x}, reduce_attrs({1}, 1));              // %1
+    NodeId bm = g.add_op(OpKind::Broadcast, {m}, Attrs{{"shape", Ints{4, 8}}});  // %2
+    NodeId d = g.add_op(OpKind::Sub, {x, bm});                                // %3
+    NodeId e = g.add_op(OpKind::Exp, {d});                                    // %4
+    NodeId s = g.add_op(OpKind::Sum, {e}, reduce_attrs({1}, 1));              // %5
+    NodeId bs = g.add_op(OpKind::Broadcast, {s}, Attrs{{"shape", Ints{4, 8}}});  // %6
+    NodeId y = g.add_op(OpKind::Div, {e, bs});                                // %7
+    g.set_outputs({y});
+
+    Partition p = partition_into_regions(g);
+    REQUIRE(p.materialized.size() == static_cast<size_t>(g.num_nodes()));
+    CHECK(roots(p) == std::vector<NodeId>{m, s, y});
+    CHECK(p.materialized[m]);
+    CHECK(p.materialized[s]);
+    CHECK(p.materialized[y]);
+    for (NodeId id : {x, bm, d, e, bs}) {
+        INFO("node %", id);
+        CHECK_FALSE(p.materialized[id]);
+    }
+    CHECK(region_of(p, m).fused.empty());  // the input is a leaf: never listed
+    CHECK(region_of(p, s).fused == std::vector<NodeId>{bm, d, e});
+    CHECK(region_of(p, y).fused == std::vector<NodeId>{bm, d, e, bs});
+    CHECK(print_partition(g, p) ==
+          "region 0 -> %1 (max)\n"
+          "region 1 -> %5 (sum) fuses %2:broadcast %3:sub %4:exp\n"
+          "region 2 -> %7 (div) fuses %2:broadcast %3:sub %4:exp %6:broadcast\n");
+}
+
+TEST_CASE("matmul: elementwise producers are materialized, layout producers are not") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {5, 7});
+    NodeId w = g.add_input(1, DType::Float32, {3, 7});
+    NodeId b = g.add_input(2, DType::Float32, {5, 3});
+    NodeId ex = g.add_op(OpKind::Exp, {x});
+    NodeId wt = g.add_op(OpKind::Transpose, {w}, Attrs{{"perm", Ints{1, 0}}});
+    NodeId mm = g.add_op(OpKind::Matmul, {ex, wt});
+    NodeId y = g.add_op(OpKind::Add, {mm, b});
+    NodeId t = g.add_op(OpKind::Tanh, {y});
+    g.set_outputs({t});
+
+    Partition p = partition_into_regions(g);
+    CHECK(roots(p) == std::vector<NodeId>{ex, mm, t});
+    CHECK(p.materialized[ex]);
+    CHECK_FALSE(p.materialized[wt]);
+    CHECK_FALSE(p.materialized[y]);
+    CHECK(region_of(p, ex).fused.empty());
+    CHECK(region_of(p, mm).fused == std::vector<NodeId>{wt});
+    CHECK(region_of(p, t).fused == std::vector<NodeId>{y});
+    CHECK(print_partition(g, p) ==
+          "region 0 -> %3 (exp)\n"
+          "region 1 -> %5 (matmul) fuses %4:transpose\n"
+          "region 2 -> %7 (tanh) fuses %6:add\n");
+}
+
+TEST_CASE("outputs are roots even when another region consumes them") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float64, {6});
+    NodeId a = g.add_op(OpKind::Neg, {x});
+    NodeId b = g.add_op(OpKind::Abs, {a});
+    NodeId c = g.add_op(OpKind::Square, {b});
+    g.set_outputs({c, b});
+    Partition p = partition_into_regions(g);
+    CHECK(roots(p) == std::vector<NodeId>{b, c});
+    CHECK(region_of(p, b).fused == std::vector<NodeId>{a});
+    CHECK(region_of(p, c).fused.empty());  // reads the materialized b
+    CHECK_FALSE(p.materialized[a]);
+}
+
+TEST_CASE("shared producers: recomputed while cheap, materialized when costly") {
+    // Two reductions read the same elementwise chain.
+    auto build = [](int n_exps, NodeId &shared) {
+        Graph g;
+        NodeId x = g.add_input(0, DType::Float32, {16, 16});
+        NodeId v = x;
+        for (int i = 0; i < n_exps; ++i) v = g.add_op(OpKind::Exp, {v});
+        shared = v;
+        NodeId s0 = g.add_op(OpKind::Sum, {v}, reduce_attrs({0}, 0));
+        NodeId s1 = g.add_op(OpKind::Max, {v}, reduce_attrs({1}, 0));
+        g.set_outputs({s0, s1});
+        return g;
+    };
+    NodeId shared = -1;
+    SUBCASE("two exps (cost 20) are recomputed in both reductions") {
+        Graph g = build(2, shared);
+        Partition p = partition_into_regions(g);
+        CHECK_FALSE(p.materialized[shared]);
+        CHECK(p.regions.size() == 2);
+        for (const Region &r : p.regions) CHECK(r.fused == std::vector<NodeId>{1, 2});
+    }
+    SUBCASE("three exps (cost 30) are stored once") {
+        Graph g = build(3, shared);
+        Partition p = partition_into_regions(g);
+        CHECK(p.materialized[shared]);
+        CHECK(roots(p) == std::vector<NodeId>{shared, 4, 5});
+        CHECK(region_of(p, shared).fused == std::vector<NodeId>{1, 2});
+        CHECK(region_of(p, 4).fused.empty());
+        CHECK(region_of(p, 5).fused.empty());
+    }
+    SUBCASE("a costly producer read by only one region stays fused") {
+        Graph g;
+        NodeId x = g.add_input(0, DType::Float32, {16});
+        NodeId v = x;
+        for (int i = 0; i < 5; ++i) v = g.add_op(OpKind::Sin, {v});
+        NodeId a = g.add_op(OpKind::Add, {v, v});  // read twice, but inside one region
+        g.set_outputs({a});
+        Partition p = partition_into_regions(g);
+        CHECK(roots(p) == std::vector<NodeId>{a});
+        CHECK(p.regions[0].fused.size() == 5);
+    }
+}
+
+TEST_CASE("leaf outputs make no region; every non-leaf node lands in some region") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Int32, {3, 4});
+    NodeId c = g.add_constant_int(2, DType::Int32);
+    NodeId bc = g.add_op(OpKind::Broadcast, {c}, Attrs{{"shape", Ints{3, 4}}});
+    NodeId mo = g.add_op(OpKind::Mod, {x, bc});
+    NodeId sl = g.add_op(OpKind::Slice, {mo}, Attrs{{"starts", Ints{2, 0}}, {"stops", Ints{-1, 4}}, {"steps", Ints{-1, 2}}});
+    NodeId r = g.add_op(OpKind::Reshape, {sl}, Attrs{{"shape", Ints{6}}});
+    g.set_outputs({r, x});
+    Partition p = partition_into_regions(g);
+    CHECK(roots(p) == std::vector<NodeId>{r});
+    CHECK(p.materialized[x]);  // outputs are marked, but leaves never become regions
+    CHECK(region_of(p, r).fused == std::vector<NodeId>{bc, mo, sl});
+    CHECK(print_partition(g, p) == "region 0 -> %5 (reshape) fuses %2:broadcast %3:mod %4:slice\n");
+}
+
+}  // TEST_SUITE
