@@ -112,7 +112,7 @@ void bind_runtime(nb::module_ &m) {
         .def(
             "add_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
-               std::vector<bool> as_scalar, nb::object result_builder) {
+               std::vector<bool> as_scalar, nb::object result_builder, nb::object runner) {
                 auto e = std::make_unique<Entry>();
                 for (nb::handle spec : arg_guards) e->args.push_back(to_arg_guard(spec));
                 for (nb::handle spec : value_guards) {
@@ -129,10 +129,11 @@ void bind_runtime(nb::module_ &m) {
                     throw std::invalid_argument("as_scalar needs one flag per kernel output");
                 }
                 e->result_builder = result_builder.is_none() ? nullptr : new_ref(result_builder);
+                e->runner = runner.is_none() ? nullptr : new_ref(runner);
                 d.add_entry(std::move(e));
             },
             nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel").none(), nb::arg("as_scalar"),
-            nb::arg("result_builder").none())
+            nb::arg("result_builder").none(), nb::arg("runner").none() = nb::none())
         .def("clear", &Dispatcher::clear)
         .def_prop_ro("num_entries", &Dispatcher::num_entries)
         .def_prop_ro("hits", &Dispatcher::hits)

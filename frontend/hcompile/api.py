@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _C, debug_dump, guards, logs
+from . import _C, debug_dump, eager, guards, logs
 from .capture import ArgRef, OutputRef, capture
 from .errors import CompileError, Unsupported
 
@@ -124,18 +124,20 @@ class CompiledFunction:
         except Unsupported as e:
             self._record_break(e)
             record["break"] = BreakRecord(e.reason, e.filename, e.lineno)
-            self._dispatcher.add_entry(arg_specs, [], None, [], None)
+            self._dispatcher.add_entry(arg_specs, [], None, [], None, None)
             return
         record["graph"] = str(cap.graph)
         value_specs = guards.value_guards(self._fn, cap)
-        kernel, as_scalar, builder = None, [], None
+        kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
             kernel, report = self._compile(cap, args)
             record["report"] = report
             if kernel is not None:
                 as_scalar, builder = _result_plan(cap)
+        elif cap.graph.outputs:
+            runner = _eager_runner(cap)
         record["seconds"] = time.perf_counter() - start
-        self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder)
+        self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner)
 
     def _compile(self, cap, args):
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
@@ -213,6 +215,21 @@ def _result_plan(cap):
         return shape
 
     return as_scalar, build
+
+
+def _eager_runner(cap):
+    """backend="eager": the captured graph run op by op with NumPy."""
+    as_scalar, builder = _result_plan(cap)
+    graph = cap.graph
+
+    def run(*args):
+        outputs = [o[()] if scalar and o.ndim == 0 else o
+                   for o, scalar in zip(eager.run_graph(graph, args), as_scalar)]
+        if builder is not None:
+            return builder(outputs, args)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    return run
 
 
 def _warn_partial_options(options):

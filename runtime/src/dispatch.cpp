@@ -187,6 +187,7 @@ void Dispatcher::clear() {
             Py_XDECREF(v.expected);
         }
         Py_XDECREF(e->result_builder);
+        Py_XDECREF(e->runner);
     }
     entries_.clear();
     hits_ = misses_ = 0;
@@ -210,7 +211,7 @@ PyObject *Dispatcher::call(PyObject *const *args, Py_ssize_t nargs) {
         if (!ok) continue;
         ++hits_;
         ++entry.hits;
-        if (!entry.kernel) return PyObject_Vectorcall(function_, args, nargs, nullptr);
+        if (!entry.kernel) return PyObject_Vectorcall(entry.runner ? entry.runner : function_, args, nargs, nullptr);
         return run_kernel(entry, args);
     }
     ++misses_;

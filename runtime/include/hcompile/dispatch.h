@@ -38,7 +38,8 @@ struct ValueGuard {
 struct Entry {
     std::vector<ArgGuard> args;
     std::vector<ValueGuard> values;
-    KernelPtr kernel;                  // null: run the original function
+    KernelPtr kernel;                  // null: call `runner`, or else the original function
+    PyObject *runner = nullptr;        // optional callable(*args) used when there is no kernel
     std::vector<bool> as_scalar;       // per kernel output: 0-d result becomes a NumPy scalar
     PyObject *result_builder = nullptr;  // optional callable(outputs_tuple, args_tuple)
     uint64_t hits = 0;
