@@ -671,7 +671,7 @@ def _unpack_ex(f, ins):
     f.stack.extend(reversed(values))
 
 
-# -- control flow ------------------------------------------------------------------------------------
+# -- control flow ----------------------------------------------------------------------------
 @handles("JUMP")
 def _jump(f, ins):
     f.jump(ins)
@@ -740,7 +740,7 @@ def _return_value(f, ins):
     f.return_value = f.pop()
 
 
-# -- calls and functions -----------------------------------------------------------------------------
+# -- calls and functions ---------------------------------------------------------------------
 @handles("CALL")
 def _call(f, ins):
     args = f.popn(ins.arg)
