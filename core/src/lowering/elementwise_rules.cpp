@@ -191,9 +191,15 @@ Table make_table() {
     t[OpKind::Eq] = [comparable](const Node &, const Args &a) { return comparable(a[0]) == comparable(a[1]); };
     t[OpKind::Ne] = [comparable](const Node &, const Args &a) { return comparable(a[0]) != comparable(a[1]); };
     t[OpKind::Lt] = [comparable](const Node &, const Args &a) { return comparable(a[0]) < comparable(a[1]); };
-    t[OpKind::Le] = [comparable](const Node &, const Args &a) { return comparable(a[0]) <= comparable(a[1]); };
+    // Halide's simplifier rewrites a <= b as !(b < a), which is true for NaN; spell it out.
+    auto ordered_or_equal = [comparable](const Expr &x, const Expr &y, bool less) {
+        Expr cx = comparable(x), cy = comparable(y);
+        if (!cx.type().is_float()) return less ? cx <= cy : cx >= cy;
+        return (less ? cx < cy : cx > cy) || cx == cy;
+    };
+    t[OpKind::Le] = [ordered_or_equal](const Node &, const Args &a) { return ordered_or_equal(a[0], a[1], true); };
     t[OpKind::Gt] = [comparable](const Node &, const Args &a) { return comparable(a[0]) > comparable(a[1]); };
-    t[OpKind::Ge] = [comparable](const Node &, const Args &a) { return comparable(a[0]) >= comparable(a[1]); };
+    t[OpKind::Ge] = [ordered_or_equal](const Node &, const Args &a) { return ordered_or_equal(a[0], a[1], false); };
     t[OpKind::Where] = [](const Node &, const Args &a) { return select(a[0], a[1], a[2]); };
     return t;
 }
