@@ -23,6 +23,8 @@ CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 BACKENDS = ("halide", "eager")
+# Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes.
+HALIDE_BUFFER_LIMIT = 2**31
 # Past this many entries for one function we stop compiling and run new guard sets as Python.
 RECOMPILE_LIMIT = 8
 
@@ -127,6 +129,14 @@ class CompiledFunction:
             self._dispatcher.add_entry(arg_specs, [], None, [], None, None)
             return
         record["graph"] = str(cap.graph)
+        too_large = _largest_buffer(cap.graph) >= HALIDE_BUFFER_LIMIT
+        if too_large:
+            error = Unsupported(f"an array of {_largest_buffer(cap.graph)} bytes is past Halide's 2 GiB "
+                                "buffer limit", self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+            self._record_break(error)
+            record["break"] = BreakRecord(error.reason, error.filename, error.lineno)
+            self._dispatcher.add_entry(arg_specs, [], None, [], None, None)
+            return
         value_specs = guards.value_guards(self._fn, cap)
         kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
@@ -215,6 +225,17 @@ def _result_plan(cap):
         return shape
 
     return as_scalar, build
+
+
+def _largest_buffer(graph):
+    """Bytes of the largest array any node of the graph produces."""
+    largest = 0
+    for node in range(graph.num_nodes):
+        size = np.dtype(graph.dtype(node)).itemsize
+        for extent in graph.shape(node):
+            size *= extent
+        largest = max(largest, size)
+    return largest
 
 
 def _eager_runner(cap):
