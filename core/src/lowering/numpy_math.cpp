@@ -49,18 +49,43 @@ Expr abs_f(const Expr &x) {
     return reinterpret(x.type(), bits_of(x) & make_const(int_t(x).element_of(), is64(x) ? INT64_MAX : INT32_MAX));
 }
 
-// Special-value tests on the bit pattern. Halide's is_nan/is_inf are evaluated
-// strictly, but LLVM may still fold them to false when the argument is e.g. a
-// widening cast carrying fast-math "no nan/inf" flags; integer tests are immune.
+// Special-value tests. Under fast-math, LLVM may assume that the result of a flagged
+// instruction is not nan/inf and fold Halide's is_nan/is_inf -- and equally the
+// bit-pattern idioms below -- to false. That bites for arguments that are widening
+// casts (fpext carries the flags), so tests look through widening casts to the
+// narrower value, which has the same class.
+Expr class_source(Expr x) {
+    while (const Internal::Cast *c = x.as<Internal::Cast>()) {
+        if (!c->value.type().is_float() || c->value.type().bits() > c->type.bits()) break;
+        x = c->value;
+    }
+    return x;
+}
 Expr abs_bits(const Expr &x) {
     return bits_of(x) & make_const(int_t(x).element_of(), is64(x) ? INT64_MAX : INT32_MAX);
 }
 Expr inf_bits(const Expr &x) {
     return make_const(int_t(x).element_of(), (int64_t)(is64(x) ? 0x7ff0000000000000LL : 0x7f800000LL));
 }
-Expr isnan_(const Expr &x) { return abs_bits(x) > inf_bits(x); }
-Expr isinf_(const Expr &x) { return abs_bits(x) == inf_bits(x); }
-Expr isfinite_(const Expr &x) { return abs_bits(x) < inf_bits(x); }
+// x == v (v = 0 matches both zeros), also false for nan x: a float compare carries
+// fast-math "no nan" flags and may be lowered as an unordered compare, true for nan.
+Expr equals_(const Expr &x, double v) {
+    Expr s = class_source(x);
+    if (v == 0) return abs_bits(s) == make_const(int_t(s).element_of(), 0);
+    return bits_of(s) == bits_of(k(s, v));
+}
+Expr isnan_(const Expr &x) {
+    Expr v = class_source(x);
+    return abs_bits(v) > inf_bits(v);
+}
+Expr isinf_(const Expr &x) {
+    Expr v = class_source(x);
+    return abs_bits(v) == inf_bits(v);
+}
+Expr isfinite_(const Expr &x) {
+    Expr v = class_source(x);
+    return abs_bits(v) < inf_bits(v);
+}
 
 Expr inf_of(const Expr &x) { return k(x, INFINITY); }
 Expr nan_of(const Expr &x) { return k(x, NAN); }
@@ -838,7 +863,7 @@ Expr pow(Expr a, Expr b) {
     r = select(ax == dc(1.0) && isinf_(b), dc(1.0), r);
     r = select(isnan_(a) || isnan_(b), dc(NAN), r);
     // pow(1, anything) = 1 and pow(anything, +-0) = 1, even for nan.
-    r = select(x == dc(1.0) || y == dc(0.0), dc(1.0), r);
+    r = select(equals_(a, 1.0) || equals_(b, 0.0), dc(1.0), r);
     return cast(a.type(), r);
 }
 Expr floor(Expr x) { return Halide::floor(x); }
