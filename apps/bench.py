@@ -92,7 +92,16 @@ class Prepared:
 class Peers:
     """Lazily imports each peer's library once; ``prepare`` binds a workload to a peer."""
 
-    def __init__(self):
+    def __init__(self, cold_caches=True):
+        if cold_caches and "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+            # Inductor keeps compiled graphs on disk across processes; a fresh directory makes its
+            # first-call time a real compile, like hcompile's (in-memory cache only) and jax's
+            # (no persistent cache by default). Run time is unaffected.
+            import tempfile
+
+            self._tmp = tempfile.TemporaryDirectory(prefix="bench-inductor-")
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = self._tmp.name
+        self.cold_caches = cold_caches
         self.hc, self.hc_err = _try_import("hcompile")
         self.torch, self.torch_err = _try_import("torch")
         self.jax, self.jax_err = _try_import("jax")
@@ -408,6 +417,9 @@ def report(info, command, tables: list[tuple[str, str]], notes: list[str]) -> st
         f"- load average (1/5/15 min) at start: {info['load']}, at end: {_loadavg()}"
         " (other processes on the machine skew every peer's numbers)",
     ]
+    out.append("- compile caches: " + ("cold (torch.compile got a fresh TORCHINDUCTOR_CACHE_DIR; hcompile "
+               "and jax.jit keep no on-disk cache here)" if info.get("cold", True) else
+               "warm (torch.compile may reuse its on-disk inductor cache)"))
     out += [f"- {n}" for n in notes]
     for title, table in tables:
         out += ["", f"**{title}**", "", table]
@@ -449,6 +461,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=20, help="timed samples per (workload, peer)")
     ap.add_argument("--size", choices=["bench", "small"], default="bench")
     ap.add_argument("--no-overhead", action="store_true", help="skip the per-call overhead probe")
+    ap.add_argument("--warm-caches", action="store_true",
+                    help="let torch.compile reuse its on-disk inductor cache (first call is then not a cold compile)")
     ap.add_argument("--write", metavar="PATH", help="append/update a section of this markdown file")
     a = ap.parse_args(argv)
 
@@ -462,10 +476,11 @@ def main(argv=None) -> int:
         peer_list.insert(0, "numpy")  # the reference every result is checked against
     command = "python -m apps.bench " + " ".join(argv if argv is not None else sys.argv[1:])
 
-    peers = Peers()
+    peers = Peers(cold_caches=not a.warm_caches)
     if peers.torch is not None:
         peers.torch.set_grad_enabled(False)
     info = machine_info(peers)
+    info["cold"] = peers.cold_caches
     print(f"machine: {info['cpu']} ({info['cores']}); versions: {info['versions']}")
     print(f"threads: {info['threads']}; env: {info['env'] or 'no thread variables set'}")
     for p in peer_list:
