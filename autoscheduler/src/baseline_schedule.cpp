@@ -55,7 +55,10 @@ void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
     schedule_pure(r.func, r, width, log);
     Halide::Func acc = r.accumulator;
     schedule_pure(acc, r, width, log);
-    if (r.rextents.empty()) return;
+    if (r.rextents.empty()) {
+        acc.update().unscheduled();
+        return;
+    }
     bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty();
     Halide::Stage update = acc.update();
     std::string what = "update:";
@@ -81,6 +84,10 @@ void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
     if (parallel && r.vars.size() >= 1 && r.extents.back() > 1) {
         update.parallel(r.vars.back());
         what += ", parallel " + r.vars.back().name();
+    }
+    if (what == "update:") {
+        update.unscheduled();  // serial loops are the plan here, not an oversight
+        what += " serial";
     }
     log.add(acc, what);
 }

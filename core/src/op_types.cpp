@@ -152,6 +152,9 @@ void type_broadcast(const Graph &g, Node &n) {
     const Node &x = g.node(n.inputs[0]);
     const auto &target = n.ints_attr("shape");
     if (target.size() < x.shape.size()) fail(n, "cannot broadcast to fewer dimensions");
+    for (int64_t d : target) {
+        if (d < 0) fail(n, "negative size in the target shape");
+    }
     size_t offset = target.size() - x.shape.size();
     for (size_t i = 0; i < x.shape.size(); ++i) {
         if (x.shape[i] != 1 && x.shape[i] != target[offset + i]) {

@@ -22,45 +22,87 @@ void copy_outputs(Graph &out, const Graph &in, const std::vector<NodeId> &remap)
     out.set_outputs(outs);
 }
 
-// Rounds a double to what `dtype` would store (wrapping integers as NumPy does).
-double store_as(double v, DType t) {
-    switch (t) {
-    case DType::Bool: return v != 0 ? 1 : 0;
-    case DType::Float32: return static_cast<double>(static_cast<float>(v));
-    case DType::Float64: return v;
-    default: break;
+// A constant's value as NumPy would hold it: floats rounded to their dtype, integers exact (as a
+// two's complement bit pattern in 64 bits, so uint64 fits too).
+struct Scalar {
+    double f = 0;
+    uint64_t bits = 0;
+};
+
+Scalar read_constant(const Node &c) {
+    Scalar s;
+    const AttrValue &v = c.attrs.at("value");
+    if (auto *i = std::get_if<int64_t>(&v)) {
+        s.bits = static_cast<uint64_t>(*i);
+        s.f = is_unsigned_int(c.dtype) ? static_cast<double>(s.bits) : static_cast<double>(*i);
+    } else {
+        s.f = std::get<double>(v);
+        if (c.dtype == DType::Float32) s.f = static_cast<float>(s.f);
+        s.bits = static_cast<uint64_t>(static_cast<int64_t>(std::isfinite(s.f) ? s.f : 0));
     }
-    if (!std::isfinite(v)) return v;  // caller refuses to fold these
-    int bits = dtype_bits(t);
-    auto wrapped = static_cast<uint64_t>(static_cast<int64_t>(v));
-    if (bits < 64) wrapped &= (uint64_t{1} << bits) - 1;
-    if (is_signed_int(t) && bits < 64 && (wrapped >> (bits - 1))) wrapped |= ~((uint64_t{1} << bits) - 1);
-    return is_signed_int(t) ? static_cast<double>(static_cast<int64_t>(wrapped)) : static_cast<double>(wrapped);
+    if (is_bool(c.dtype)) s.bits = s.bits != 0;
+    return s;
 }
 
-// Folds the few ops whose exact NumPy result we can compute in double without surprises.
-// Integer results are only folded while they stay below 2^53 (exact in a double).
-std::optional<double> fold_scalar(OpKind kind, DType t, const std::vector<double> &a) {
-    double r;
-    switch (kind) {
-    case OpKind::Cast: r = a[0]; break;
-    case OpKind::Neg: r = -a[0]; break;
-    case OpKind::Add: r = a[0] + a[1]; break;
-    case OpKind::Sub: r = a[0] - a[1]; break;
-    case OpKind::Mul: r = a[0] * a[1]; break;
-    case OpKind::Div: r = a[0] / a[1]; break;
-    case OpKind::Reciprocal:
-        if (!is_float(t)) return std::nullopt;
-        r = 1.0 / a[0];
+// Wraps a 64-bit pattern to `t`'s width, sign-extending signed types, as NumPy's integers do.
+int64_t wrap_to(uint64_t bits, DType t) {
+    if (is_bool(t)) return bits != 0;
+    int width = dtype_bits(t);
+    if (width < 64) {
+        uint64_t mask = (uint64_t{1} << width) - 1;
+        bits &= mask;
+        if (is_signed_int(t) && (bits >> (width - 1))) bits |= ~mask;
+    }
+    return static_cast<int64_t>(bits);
+}
+
+// Folds the few ops whose exact NumPy result is plain to compute: float ops in double, rounded
+// to the result dtype (float32 a+b computed in double and rounded once is exactly float32 a+b);
+// integer ops in wrapping 64-bit arithmetic. Returns the constant node to add, if folded.
+std::optional<Node> fold_scalar(const Node &n, const std::vector<const Node *> &operands) {
+    std::vector<Scalar> a;
+    for (const Node *c : operands) a.push_back(read_constant(*c));
+    DType in = operands[0]->dtype, out = n.dtype;
+    Node result;
+    result.kind = OpKind::Constant;
+    result.dtype = out;
+    result.loc = n.loc;
+    if (is_float(out)) {
+        double r;
+        switch (n.kind) {
+        case OpKind::Cast: r = a[0].f; break;
+        case OpKind::Neg: r = -a[0].f; break;
+        case OpKind::Add: r = a[0].f + a[1].f; break;
+        case OpKind::Sub: r = a[0].f - a[1].f; break;
+        case OpKind::Mul: r = a[0].f * a[1].f; break;
+        case OpKind::Div: r = a[0].f / a[1].f; break;
+        case OpKind::Reciprocal: r = 1.0 / a[0].f; break;
+        default: return std::nullopt;
+        }
+        result.attrs["value"] = out == DType::Float32 ? static_cast<double>(static_cast<float>(r)) : r;
+        return result;
+    }
+    uint64_t r;
+    switch (n.kind) {
+    case OpKind::Cast:
+        if (is_float(in)) {
+            // In-range conversions truncate toward zero; others are left to the kernel.
+            double t = std::trunc(a[0].f);
+            if (!(std::fabs(t) < 9.2e18)) return std::nullopt;
+            r = static_cast<uint64_t>(static_cast<int64_t>(t));
+            if (is_bool(out)) r = a[0].f != 0;
+        } else {
+            r = is_bool(out) ? (a[0].bits != 0) : a[0].bits;
+        }
         break;
+    case OpKind::Neg: r = uint64_t{0} - a[0].bits; break;
+    case OpKind::Add: r = is_bool(out) ? (a[0].bits | a[1].bits) : a[0].bits + a[1].bits; break;
+    case OpKind::Sub: r = a[0].bits - a[1].bits; break;
+    case OpKind::Mul: r = is_bool(out) ? (a[0].bits & a[1].bits) : a[0].bits * a[1].bits; break;
     default: return std::nullopt;
     }
-    if (!is_float(t)) {
-        if (std::fabs(r) > 9007199254740992.0 || r != std::trunc(r) || (kind == OpKind::Cast && !std::isfinite(r))) {
-            return std::nullopt;
-        }
-    }
-    return store_as(r, t);
+    result.attrs["value"] = wrap_to(r, out);
+    return result;
 }
 
 bool is_noop(const Graph &g, const Node &n) {
@@ -93,17 +135,16 @@ Graph fold_constants(const Graph &graph) {
             remap[n.id] = remap[n.inputs[0]];
             continue;
         }
-        bool all_constant = op_class(n.kind) == OpClass::Elementwise && !n.inputs.empty();
-        std::vector<double> values;
+        bool all_constant = op_class(n.kind) == OpClass::Elementwise && !n.inputs.empty() && n.shape.empty();
+        std::vector<const Node *> operands;
         for (NodeId in : n.inputs) {
             const Node &x = out.node(remap[in]);
             all_constant = all_constant && x.kind == OpKind::Constant;
-            if (x.kind == OpKind::Constant) values.push_back(constant_value(x));
+            operands.push_back(&x);
         }
-        if (all_constant && n.shape.empty()) {
-            if (auto v = fold_scalar(n.kind, n.dtype, values)) {
-                remap[n.id] = is_float(n.dtype) ? out.add_constant(*v, n.dtype, n.loc)
-                                                : out.add_constant_int(static_cast<int64_t>(*v), n.dtype, n.loc);
+        if (all_constant) {
+            if (auto folded = fold_scalar(n, operands)) {
+                remap[n.id] = out.append(std::move(*folded));
                 continue;
             }
         }
