@@ -58,7 +58,7 @@ PEER_TITLES = {
     "jax.jit": "jax.jit",
 }
 THREAD_ENV = [
-    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE",
+    "APPS_BENCH_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE",
     "OPENBLAS_L2_SIZE", "HL_NUM_THREADS", "HL_JIT_TARGET", "XLA_FLAGS", "JAX_PLATFORMS",
     "HCOMPILE_LOGS", "HCOMPILE_CACHE_DIR",
 ]
@@ -453,6 +453,25 @@ def write_results(path: Path, key: str, section: str):
 # --------------------------------------------------------------------------------------------
 
 
+def _reexec_with_threads(n: int, argv):
+    """Thread pools read their size when the library loads (NumPy's OpenBLAS is loaded already),
+    so pinning every peer to n threads means starting again with the variables set."""
+    env = dict(os.environ)
+    env.update({
+        "APPS_BENCH_THREADS": str(n),
+        "OMP_NUM_THREADS": str(n),
+        "OPENBLAS_NUM_THREADS": str(n),
+        "MKL_NUM_THREADS": str(n),
+        "HL_NUM_THREADS": str(n),
+    })
+    if n == 1:
+        xla = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + xla).strip()
+    args = sys.argv[1:] if argv is None else list(argv)
+    sys.stdout.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "apps.bench", *args], env)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m apps.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--workloads", default=",".join(W.WORKLOADS),
@@ -463,8 +482,15 @@ def main(argv=None) -> int:
     ap.add_argument("--no-overhead", action="store_true", help="skip the per-call overhead probe")
     ap.add_argument("--warm-caches", action="store_true",
                     help="let torch.compile reuse its on-disk inductor cache (first call is then not a cold compile)")
+    ap.add_argument("--threads", type=int, metavar="N",
+                    help="opt-in: pin EVERY peer to N threads (OMP/OPENBLAS/HL_NUM_THREADS, XLA flags, "
+                         "torch.set_num_threads); the process re-executes itself with those variables. "
+                         "Default: each peer's own default")
     ap.add_argument("--write", metavar="PATH", help="append/update a section of this markdown file")
     a = ap.parse_args(argv)
+
+    if a.threads is not None and os.environ.get("APPS_BENCH_THREADS") != str(a.threads):
+        _reexec_with_threads(a.threads, argv)
 
     names = [n for n in a.workloads.split(",") if n]
     bad = [n for n in names if n not in W.WORKLOADS]
@@ -479,6 +505,8 @@ def main(argv=None) -> int:
     peers = Peers(cold_caches=not a.warm_caches)
     if peers.torch is not None:
         peers.torch.set_grad_enabled(False)
+        if a.threads is not None:
+            peers.torch.set_num_threads(a.threads)
     info = machine_info(peers)
     info["cold"] = peers.cold_caches
     print(f"machine: {info['cpu']} ({info['cores']}); versions: {info['versions']}")
@@ -544,6 +572,13 @@ def main(argv=None) -> int:
                       workload_table(results, peer_list)))
     tables.insert(1, ("First call (compile) seconds, hcompile capture summary",
                       compile_table(results, peer_list, hc_explain)))
+    load1 = float(info["load"].split()[0]) if info["load"] != "?" else 0.0
+    if load1 > 0.5 * (os.cpu_count() or 1):
+        notes.append(f"**WARNING: the machine was busy (1-min load {load1:.2f} on {os.cpu_count()} cores).** "
+                     "A multi-threaded peer (hcompile/Halide, torch, OpenBLAS, XLA) then waits whole "
+                     "scheduler ticks (~4 ms) for a descheduled worker at each parallel region; "
+                     "single-threaded NumPy barely notices. Treat these numbers as noisy; prefer an "
+                     "idle machine, or compare all peers at `--threads 1`.")
     if any_mismatch:
         notes.append("**A RESULT DID NOT MATCH NUMPY: see cells marked MISMATCH.**")
     errs = [f"{PEER_TITLES[p]} on {n}: {row[p].error}" for n, row in results.items()
@@ -554,6 +589,7 @@ def main(argv=None) -> int:
     print("\n" + text)
     if a.write:
         key = "|".join([_dt.date.today().isoformat(), info["cpu"], info["cores"], a.size,
+                        f"threads={a.threads or 'default'}",
                         ",".join(names), ",".join(peer_list)])
         write_results(Path(a.write), re.sub(r"[^A-Za-z0-9|,._-]+", "_", key), text)
         print(f"wrote {a.write}")
