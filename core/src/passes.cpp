@@ -86,11 +86,19 @@ std::optional<Node> fold_scalar(const Node &n, const std::vector<const Node *> &
     switch (n.kind) {
     case OpKind::Cast:
         if (is_float(in)) {
-            // In-range conversions truncate toward zero; others are left to the kernel.
+            // In-range conversions truncate toward zero; out-of-range ones are left to the
+            // kernel, which gives x86's (and so NumPy's) "integer indefinite" value.
             double t = std::trunc(a[0].f);
-            if (!(std::fabs(t) < 9.2e18)) return std::nullopt;
-            r = static_cast<uint64_t>(static_cast<int64_t>(t));
-            if (is_bool(out)) r = a[0].f != 0;
+            int width = dtype_bits(out);
+            double lo = is_signed_int(out) ? -std::ldexp(1.0, width - 1) : 0.0;
+            double hi = is_signed_int(out) ? std::ldexp(1.0, width - 1) : std::ldexp(1.0, width);
+            if (is_bool(out)) {
+                r = a[0].f != 0;
+            } else if (!(t >= lo && t < hi)) {
+                return std::nullopt;
+            } else {
+                r = is_unsigned_int(out) ? static_cast<uint64_t>(t) : static_cast<uint64_t>(static_cast<int64_t>(t));
+            }
         } else {
             r = is_bool(out) ? (a[0].bits != 0) : a[0].bits;
         }

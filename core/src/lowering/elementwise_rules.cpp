@@ -155,7 +155,12 @@ Table make_table() {
     t[OpKind::Square] = [](const Node &, const Args &a) { return wrapping(a[0], a[0], [](Expr x, Expr y) { return x * y; }); };
     t[OpKind::Sign] = [](const Node &, const Args &a) { return sign(a[0]); };
     t[OpKind::Reciprocal] = [](const Node &, const Args &a) {
-        return is_float_type(a[0]) ? Halide::Internal::make_one(a[0].type()) / a[0] : int_divmod(Halide::Internal::make_one(a[0].type()), a[0]).first;
+        Halide::Type t = a[0].type();
+        if (t.is_float()) return Halide::Internal::make_one(t) / a[0];
+        // C's truncating 1 / x, as NumPy computes it: 1 and -1 are their own reciprocals, else 0.
+        Expr one = Halide::Internal::make_one(t);
+        Expr r = select(a[0] == one, one, Halide::Internal::make_zero(t));
+        return t.is_int() ? select(a[0] == Halide::Internal::make_const(t, -1), a[0], r) : r;
     };
     t[OpKind::IsNan] = [](const Node &, const Args &a) { return Halide::is_nan(a[0]); };
     t[OpKind::IsFinite] = [](const Node &, const Args &a) { return Halide::is_finite(a[0]); };

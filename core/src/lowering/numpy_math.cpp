@@ -15,6 +15,11 @@
 //  * Integer work uses an integer type of the float's width so vectors keep the
 //    same lane count (AVX2 has no double<->int64 conversion, so doubles go through
 //    int32 and are widened).
+//  * float32 sin/cos/tan, the inverse trig functions and pow are evaluated in
+//    double (half the lanes, but exact range reduction and a single final rounding);
+//    the rest works in the argument's own type.
+//  * sqrt, floor, ceil, rint and trunc are Halide's builtins (single instructions,
+//    correctly rounded, signed zeros and nan preserved; checked by the tests).
 #include "lowering/numpy_math.h"
 
 #include <cmath>
@@ -30,6 +35,13 @@ using Halide::Internal::make_const;
 namespace {
 
 bool is64(const Expr &x) { return x.type().bits() == 64; }
+
+// Every public entry point takes Float(32) or Float(64) (scalar or vector).
+const Expr &checked(const Expr &x, const char *fn) {
+    user_assert(x.defined() && x.type().is_float() && (x.type().bits() == 32 || x.type().bits() == 64))
+        << "hc::math::" << fn << " expects a float32 or float64 Expr, got " << (x.defined() ? x.type() : Int(32));
+    return x;
+}
 
 // A constant of x's (scalar) float type.
 Expr k(const Expr &x, double v) { return make_const(x.type().element_of(), v); }
@@ -228,6 +240,7 @@ Expr log_core(const Expr &ef, const Expr &f) {
 }  // namespace
 
 Expr exp(Expr x) {
+    checked(x, "exp");
     // e^x = 2^k (1 + expm1(r)), k = round(x / ln2), |r| <= ln2/2.
     Reduced red = reduce_ln2(clamp_exp_arg(x), false);
     Expr y = scale(k(x, 1.0) + expm1_poly(red.r, false), red.ki);
@@ -264,12 +277,14 @@ Expr clamp_expm1_arg(const Expr &x) {
 }  // namespace
 
 Expr expm1(Expr x) {
+    checked(x, "expm1");
     Expr y = expm1_parts(clamp_expm1_arg(x)).em1;
     // expm1(-0) = -0: the reduction loses the sign of zero.
     return select(isnan_(x), x, select(x == k(x, 0.0), x, y));
 }
 
 Expr tanh(Expr x) {
+    checked(x, "tanh");
     // |x| < 0.5625: odd polynomial a + a^3 P(a^2); P rel err 6.0e-8 (f32, deg 4),
     // 6.7e-17 (f64, deg 10), scaled by ~0.1 in the result. Above: tanh|x| =
     // u / (u + 2), u = expm1(2|x|) >= 2 (errors in u shrink by 2/(u+2) <= 1/2).
@@ -289,6 +304,7 @@ Expr tanh(Expr x) {
 }
 
 Expr sinh(Expr x) {
+    checked(x, "sinh");
     // |x| < 1: odd polynomial a + a^3 P(a^2); P rel err 3.2e-8 (f32, deg 3), 5.9e-17
     // (f64, deg 6). |x| < 10 (f32) / 20 (f64): sinh = (u + u / (u + 1)) / 2,
     // u = expm1|x| (all terms positive). Above, e^-|x| is below half an ulp and
@@ -312,6 +328,7 @@ Expr sinh(Expr x) {
 }
 
 Expr cosh(Expr x) {
+    checked(x, "cosh");
     // cosh = E + 1/(4E), E = e^|x| / 2 = 2^(k-1) (1 + p): finite up to the true
     // overflow threshold; 1/(4E) vanishes (or is 0 for E = inf) for large |x|.
     bool d = is64(x);
@@ -323,6 +340,7 @@ Expr cosh(Expr x) {
 }
 
 Expr log(Expr x) {
+    checked(x, "log");
     const bool d = is64(x);
     // Denormals: scale into the normal range first.
     Expr tiny = x < k(x, d ? 0x1p-1022 : 0x1p-126);
@@ -337,6 +355,7 @@ Expr log(Expr x) {
 }
 
 Expr log1p(Expr x) {
+    checked(x, "log1p");
     const bool d = is64(x);
     // 1 + x = 2^e (1 + f). e comes from u = fl(1 + x); f is formed from x itself,
     // f = x 2^-e + (2^-e - 1), which is exact or singly rounded for e <= 25 (f32) /
@@ -356,7 +375,7 @@ Expr log1p(Expr x) {
     y = select(x == k(x, 0.0) || isinf_(x), x, y);  // keeps -0; +inf -> inf
     return select(x < k(x, -1.0) || isnan_(x), nan_of(x), y);
 }
-Expr sqrt(Expr x) { return Halide::sqrt(x); }
+Expr sqrt(Expr x) { return Halide::sqrt(checked(x, "sqrt")); }
 namespace {
 
 // 2^(j-3) mod 2pi for j = 0..107 as hi (29 significant bits, so M * hi is exact for
@@ -651,9 +670,9 @@ Expr trig(const Expr &x, Trig which) {
 
 }  // namespace
 
-Expr sin(Expr x) { return trig(x, Trig::Sin); }
-Expr cos(Expr x) { return trig(x, Trig::Cos); }
-Expr tan(Expr x) { return trig(x, Trig::Tan); }
+Expr sin(Expr x) { return trig(checked(x, "sin"), Trig::Sin); }
+Expr cos(Expr x) { return trig(checked(x, "cos"), Trig::Cos); }
+Expr tan(Expr x) { return trig(checked(x, "tan"), Trig::Tan); }
 namespace {
 
 // Inverse trig works in double: float32 inputs are widened (so the float32 result is
@@ -705,12 +724,16 @@ Expr asin_poly(const Expr &s, bool full) {
 }  // namespace
 
 Expr arctan(Expr x) {
+    checked(x, "arctan");
     // Odd: computed on |x|, sign copied back (keeps -0). atan(+-inf) = +-pi/2.
     Expr y = cast(x.type(), atan_core(widen(abs_f(x)), is64(x)));
     return select(isnan_(x), x, with_sign(y, sign_bit(x)));
 }
 
 Expr arctan2(Expr y, Expr x) {
+    checked(y, "arctan2");
+    checked(x, "arctan2");
+    user_assert(x.type() == y.type()) << "hc::math::arctan2: arguments must have the same type";
     // theta = atan(|y| / |x|) in [0, pi/2], then pi - theta when x's sign bit is set
     // (so atan2(+-0, -0) = +-pi as in C99/NumPy), then y's sign. 0/0 and inf/inf are
     // patched to theta = 0 and pi/4. For float32 the quotient is formed in double, so
@@ -729,6 +752,7 @@ Expr arctan2(Expr y, Expr x) {
 }
 
 Expr arcsin(Expr x) {
+    checked(x, "arcsin");
     // |x| <= 1/2: asin_poly(|x|). Above: pi/2 - 2 asin(s), s = sqrt((1 - |x|) / 2),
     // where 1 - |x| is exact. Odd: sign copied back. |x| > 1 -> nan.
     const bool d = is64(x);
@@ -741,6 +765,7 @@ Expr arcsin(Expr x) {
 }
 
 Expr arccos(Expr x) {
+    checked(x, "arccos");
     // |x| <= 1/2: pi/2 - asin(x). x > 1/2: 2 asin(sqrt((1 - x) / 2)) (accurate near
     // x = 1, acos(1) = +0). x < -1/2: pi - 2 asin(sqrt((1 + x) / 2)).
     const bool d = is64(x);
@@ -836,6 +861,9 @@ Expr pow64_mag(const Expr &ax, const Expr &y) {
 }  // namespace
 
 Expr pow(Expr a, Expr b) {
+    checked(a, "pow");
+    checked(b, "pow");
+    user_assert(a.type() == b.type()) << "hc::math::pow: arguments must have the same type";
     // float32: |a|^b = exp(b log|a|) in double (relative error < 1e-13, far below a
     // float32 ulp). float64: the double-double pow64_mag. Then the C99/NumPy special
     // cases; log(0) = -inf and log(inf) = inf flow through exp to 0 / inf.
@@ -866,8 +894,9 @@ Expr pow(Expr a, Expr b) {
     r = select(equals_(a, 1.0) || equals_(b, 0.0), dc(1.0), r);
     return cast(a.type(), r);
 }
-Expr floor(Expr x) { return Halide::floor(x); }
-Expr ceil(Expr x) { return Halide::ceil(x); }
-Expr rint(Expr x) { return Halide::round(x); }
-Expr trunc(Expr x) { return Halide::trunc(x); }
+Expr floor(Expr x) { return Halide::floor(checked(x, "floor")); }
+Expr ceil(Expr x) { return Halide::ceil(checked(x, "ceil")); }
+// Halide::round rounds half to even, like np.rint.
+Expr rint(Expr x) { return Halide::round(checked(x, "rint")); }
+Expr trunc(Expr x) { return Halide::trunc(checked(x, "trunc")); }
 }  // namespace hc::math
