@@ -74,7 +74,8 @@ def main(argv=None) -> int:
         verdict = f"yes (max |err| {err:.1e})" if ok else f"NO — MISMATCH (max |err| {err:.3g})"
         print(f"  {name:16s} {desc:44s} {first / 1e9:9.2f} {np_med / 1e6:9.3f} {hc_med / 1e6:11.3f} "
               f"{np_med / hc_med:7.2f}×  {verdict}")
-    print("\n  (median of", a.repeat, "calls; `python -m apps.bench` compares torch.compile and jax.jit too)")
+    print(f"\n  (median of {a.repeat} calls; the first compile in a process also pays Halide's one-time JIT "
+          "start-up;\n   `python -m apps.bench` compares torch.compile and jax.jit too)")
 
     print("\n== 2. What hcompile captured: hc.explain(softmax_rows, x) ==\n")
     wl = W.WORKLOADS["softmax_rows"]
