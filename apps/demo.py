@@ -64,15 +64,16 @@ def main(argv=None) -> int:
         hc_first, hc_med, got = time_calls(compiled, args, a.repeat)
         ok, err = wl.check(got, want)
         ok_all &= ok
-        rows.append((name, wl.description, hc_first, np_med, hc_med, ok, err))
+        shape = "×".join(str(n) for n in args[0].shape) + f" {args[0].dtype}"
+        rows.append((name, shape, hc_first, np_med, hc_med, ok, err))
         print(f"  {name:16s} compiled and checked ({'OK' if ok else 'MISMATCH'})")
 
     print()
-    print(f"  {'workload':16s} {'size':44s} {'compile s':>9s} {'NumPy ms':>9s} {'hcompile ms':>11s} "
+    print(f"  {'workload':16s} {'input':18s} {'compile s':>9s} {'NumPy ms':>9s} {'hcompile ms':>11s} "
           f"{'speedup':>8s}  matches NumPy")
     for name, desc, first, np_med, hc_med, ok, err in rows:
         verdict = f"yes (max |err| {err:.1e})" if ok else f"NO — MISMATCH (max |err| {err:.3g})"
-        print(f"  {name:16s} {desc:44s} {first / 1e9:9.2f} {np_med / 1e6:9.3f} {hc_med / 1e6:11.3f} "
+        print(f"  {name:16s} {desc:18s} {first / 1e9:9.2f} {np_med / 1e6:9.3f} {hc_med / 1e6:11.3f} "
               f"{np_med / hc_med:7.2f}×  {verdict}")
     print(f"\n  (median of {a.repeat} calls; the first compile in a process also pays Halide's one-time JIT "
           "start-up;\n   `python -m apps.bench` compares torch.compile and jax.jit too)")
