@@ -44,6 +44,17 @@ Expr c_fmod(const Expr &a, const Expr &b) {
     return Halide::Internal::Call::make(a.type(), name, {a, b}, Halide::Internal::Call::PureExtern);
 }
 
+// -0.0 built from its bit pattern: Halide drops the sign of a literal -0.0 constant.
+Expr negative_zero(Halide::Type t) {
+    Expr bits = t.bits() == 32 ? Expr(uint32_t{0x80000000u}) : Expr(uint64_t{0x8000000000000000ull});
+    return Halide::reinterpret(t, bits);
+}
+
+// The IEEE sign bit (true for -0.0 and negative NaNs too).
+Expr sign_bit(const Expr &x) {
+    return Halide::reinterpret(Halide::Int(x.type().bits()), x) < 0;
+}
+
 // NumPy's float divmod (npy_divmod): the quotient rounded toward -inf and the remainder with the
 // divisor's sign, computed from fmod so that both are exact where NumPy's are.
 std::pair<Expr, Expr> float_divmod(const Expr &a, const Expr &b) {
@@ -55,10 +66,10 @@ std::pair<Expr, Expr> float_divmod(const Expr &a, const Expr &b) {
     Expr floordiv = math::floor(div_adj);
     floordiv = select(div_adj - floordiv > Halide::Internal::make_const(a.type(), 0.5), floordiv + 1, floordiv);
     // A zero quotient takes the sign of the true quotient; division by zero gives a / b.
-    Expr zero_signed = select((a < 0) != (b < 0), Halide::Internal::make_const(a.type(), -0.0), Halide::Internal::make_zero(a.type()));
+    Expr zero_signed = select(sign_bit(a) != sign_bit(b), negative_zero(a.type()), Halide::Internal::make_zero(a.type()));
     floordiv = select(div_adj == 0, zero_signed, floordiv);
     floordiv = select(b == 0, a / b, floordiv);
-    Expr remainder = select(mod == 0, select(b < 0, Halide::Internal::make_const(a.type(), -0.0), Halide::Internal::make_zero(a.type())), mod_adj);
+    Expr remainder = select(mod == 0, select(b < 0, negative_zero(a.type()), Halide::Internal::make_zero(a.type())), mod_adj);
     remainder = select(b == 0, mod, remainder);
     return {floordiv, remainder};
 }
