@@ -92,6 +92,9 @@ void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
     log.add(acc, what);
 }
 
+// Rows of a register tile: 2 x tm vector accumulators plus 2 loads of B fit AVX2's 16 registers.
+constexpr int64_t kMatmulTileRows = 6;
+
 // Register-tiled matmul: each tile of TN x TM outputs accumulates in registers over all of K.
 void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
     Halide::Func f = r.func, acc = r.accumulator;
@@ -99,11 +102,13 @@ void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
     const auto &v = r.vars;
     int64_t n = r.extents[0], m = r.extents[1];
     int tn = n >= 2 * width ? 2 * width : n >= width ? width : static_cast<int>(std::max<int64_t>(n, 1));
-    int tm = static_cast<int>(std::min<int64_t>(std::max<int64_t>(m, 1), 4));
+    int tm = static_cast<int>(std::min<int64_t>(std::max<int64_t>(m, 1), kMatmulTileRows));
     Halide::Var no("no"), mo("mo"), ni("ni"), mi("mi");
-    f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).vectorize(ni, std::min(tn, width)).unroll(mi);
-    acc.compute_at(f, no).vectorize(v[0], std::min(tn, width)).unroll(v[1]);
-    acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], std::min(tn, width)).unroll(v[1]);
+    // Vectorizing by the whole tile width (several native vectors) unrolls it fully, so the
+    // tn x tm accumulators stay in registers across the k loop.
+    f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).vectorize(ni, tn).unroll(mi);
+    acc.compute_at(f, no).vectorize(v[0], tn).unroll(v[1]);
+    acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], tn).unroll(v[1]);
     bool parallel = product(r.extents) * r.rextents[0] >= kMinParallelElements;
     std::string what = "tile " + std::to_string(tn) + "x" + std::to_string(tm) + " in registers";
     if (parallel) {

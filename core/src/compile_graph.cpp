@@ -56,11 +56,9 @@ std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide
 }  // namespace
 
 Halide::Target resolve_target(const std::string &name) {
-    Halide::Target target = (name.empty() || name == "host" || name == "auto") ? Halide::get_host_target()
-                                                                              : Halide::Target(name);
-    // Without strict_float Halide lets LLVM assume no NaNs or infinities, which folds away
-    // isnan(a + b) and NaN comparisons. NumPy's answers need IEEE semantics.
-    return target.with_feature(Halide::Target::StrictFloat);
+    // IEEE semantics come per expression (see lower_to_halide), not from the strict_float target
+    // feature, so that matmul accumulation may still contract into FMAs.
+    return (name.empty() || name == "host" || name == "auto") ? Halide::get_host_target() : Halide::Target(name);
 }
 
 KernelPtr compile_graph(const Graph &input, const CompileOptions &options, CompileReport *report_out) {

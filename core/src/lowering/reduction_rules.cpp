@@ -142,6 +142,7 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
         if (vt.is_float()) better = better || (Halide::is_nan(value) && !Halide::is_nan(acc(lhs)[0]));
         // The first occurrence wins: only a strictly better value moves the index.
         Expr position = Halide::cast(Halide::Int(64), out.rdom.x);
+        if (vt.is_float()) better = Halide::strict_float(better);  // NaN comparisons must stay IEEE
         acc(lhs) = Halide::Tuple(select(better, value, acc(lhs)[0]), select(better, position, acc(lhs)[1]));
         f(lhs) = acc(lhs)[1];
         out.associative = false;
