@@ -348,6 +348,21 @@ def _version(dist):
         return None
 
 
+def _git_commit():
+    """The checkout's commit (+ '-dirty' with local changes): hcompile changes daily."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        rev = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (rev + ("-dirty" if dirty else "")) if rev else None
+
+
 def machine_info(peers: Peers) -> dict:
     cpu = platform.processor() or "unknown"
     try:
@@ -368,6 +383,9 @@ def machine_info(peers: Peers) -> dict:
             versions[dist] = v
     if peers.hc is not None and "hcompile" not in versions:
         versions["hcompile"] = getattr(peers.hc, "__version__", "in tree")
+    commit = _git_commit()
+    if commit and "hcompile" in versions:
+        versions["hcompile"] += f" (tree {commit})"
     blas = "?"
     try:
         cfg = np.show_config(mode="dicts")
