@@ -46,27 +46,25 @@ NodeId Graph::add_input(int arg_index, DType dtype, Shape shape, std::string loc
     return append(std::move(n));
 }
 
-NodeId Graph::add_constant(double value, DType dtype, std::string loc) {
+namespace {
+Node constant_node(AttrValue value, DType dtype, std::string loc) {
     Node n;
     n.kind = OpKind::Constant;
     n.dtype = dtype;
-    n.attrs["value"] = value;
+    n.attrs["value"] = std::move(value);
     n.loc = std::move(loc);
-    return append(std::move(n));
+    return n;
+}
+}  // namespace
+
+NodeId Graph::add_constant(double value, DType dtype, std::string loc) {
+    return append(constant_node(value, dtype, std::move(loc)));
 }
 
 NodeId Graph::add_constant_int(int64_t value, DType dtype, std::string loc) {
-    Node n;
-    n.kind = OpKind::Constant;
-    n.dtype = dtype;
     // Integers keep their exact value; floats are stored as doubles.
-    if (is_float(dtype)) {
-        n.attrs["value"] = static_cast<double>(value);
-    } else {
-        n.attrs["value"] = value;
-    }
-    n.loc = std::move(loc);
-    return append(std::move(n));
+    AttrValue v = is_float(dtype) ? AttrValue(static_cast<double>(value)) : AttrValue(value);
+    return append(constant_node(std::move(v), dtype, std::move(loc)));
 }
 
 NodeId Graph::add_op(OpKind kind, std::vector<NodeId> inputs, Attrs attrs, std::string loc) {
