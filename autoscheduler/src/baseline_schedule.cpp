@@ -30,7 +30,8 @@ void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &
         return;
     }
     std::string what = "compute_root";
-    bool parallel = product(ext) >= kMinParallelElements;
+    // A row-fused region runs inside its root's parallel row loop already.
+    bool parallel = product(ext) >= kMinParallelElements && !r.row_fused;
     if (vars.size() == 1 && parallel) {
         // One long dimension: chunks in parallel, vectors inside each chunk.
         Halide::Var outer("chunk"), inner("x_in");
@@ -81,7 +82,7 @@ void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
         lanes.update().vectorize(lane);
         what += " rfactor lanes of " + std::to_string(width) + " over the innermost reduced axis";
     }
-    if (parallel && r.vars.size() >= 1 && r.extents.back() > 1) {
+    if (parallel && !r.row_fused && r.vars.size() >= 1 && r.extents.back() > 1) {
         update.parallel(r.vars.back());
         what += ", parallel " + r.vars.back().name();
     }
@@ -125,6 +126,19 @@ void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
 
 }  // namespace
 
+// Places each row-fused reduction (and its read-out) inside the row loop of the root, so a row
+// is reduced and consumed while it is in cache; the root's own parallel row loop covers it.
+void schedule_row_fusion(LoweredPipeline &lowered, ScheduleLog &log) {
+    const RegionFunc &root = lowered.regions[lowered.row_root];
+    const Halide::Var &row = root.vars.back();
+    for (RegionFunc &r : lowered.regions) {
+        if (!r.row_fused) continue;
+        r.func.compute_at(root.func, row);
+        if (r.accumulator.defined()) r.accumulator.compute_at(root.func, row);
+        log.add(r.func, "compute_at " + root.func.name() + " row " + row.name() + " (row fusion)");
+    }
+}
+
 std::string apply_baseline_schedule(LoweredPipeline &lowered, const Halide::Target &target) {
     ScheduleLog log;
     for (const RegionFunc &r : lowered.regions) {
@@ -143,6 +157,7 @@ std::string apply_baseline_schedule(LoweredPipeline &lowered, const Halide::Targ
             schedule_pure(r.func, r, width, log);
         }
     }
+    if (lowered.row_root >= 0) schedule_row_fusion(lowered, log);
     return log.text;
 }
 

@@ -12,6 +12,9 @@ namespace {
 // Recomputing an inlined node costs this many op units before we prefer to store it. On CPU a
 // pass over memory costs about as much as ~20 cheap vector ops per element.
 constexpr int kRecomputeBudget = 24;
+// Inside a row-fused group a stored row stays in cache, so storing beats recomputing sooner:
+// any shared transcendental is worth keeping.
+constexpr int kRowRecomputeBudget = 8;
 
 int own_cost(const Node &n) {
     switch (n.kind) {
@@ -26,9 +29,7 @@ int own_cost(const Node &n) {
     }
 }
 
-}  // namespace
-
-Partition partition_into_regions(const Graph &graph) {
+Partition partition_with_budget(const Graph &graph, int budget) {
     const int n = graph.num_nodes();
     Partition p;
     p.materialized.assign(n, false);
@@ -57,7 +58,7 @@ Partition partition_into_regions(const Graph &graph) {
     for (int id = n - 1; id >= 0; --id) {
         const Node &node = graph.node(id);
         if (op_class(node.kind) == OpClass::Leaf) continue;
-        if (!p.materialized[id] && used_by[id].size() >= 2 && inline_cost[id] > kRecomputeBudget) {
+        if (!p.materialized[id] && used_by[id].size() >= 2 && inline_cost[id] > budget) {
             p.materialized[id] = true;
         }
         for (NodeId in : node.inputs) {
@@ -88,6 +89,70 @@ Partition partition_into_regions(const Graph &graph) {
     return p;
 }
 
+// Whether node `r` (a reduction) keeps axis 0 with the same extent as `root` and every path from
+// it to another region passes only through elementwise ops and same-rank broadcasts, ending at
+// `root` or at other reductions; those keep axis 0 aligned with root's axis 0.
+bool row_aligned(const Graph &g, const Partition &p, const std::vector<std::vector<NodeId>> &users,
+                 const Node &r, const Node &root) {
+    bool storable = op_class(r.kind) == OpClass::Reduction || op_class(r.kind) == OpClass::Elementwise;
+    if (!storable || r.ndim() != root.ndim() || r.shape[0] != root.shape[0]) return false;
+    if (op_class(r.kind) == OpClass::Elementwise) {
+        // keeps every axis; only its consumers' paths matter
+    } else if (r.kind == OpKind::Argmax || r.kind == OpKind::Argmin) {
+        if (r.int_attr("axis") == 0) return false;
+    } else {
+        for (int64_t a : r.ints_attr("axes")) {
+            if (a == 0) return false;
+        }
+    }
+    std::vector<NodeId> stack(users[r.id].begin(), users[r.id].end());
+    while (!stack.empty()) {
+        const Node &u = g.node(stack.back());
+        stack.pop_back();
+        if (p.materialized[u.id]) {
+            bool in_group = op_class(u.kind) == OpClass::Reduction || op_class(u.kind) == OpClass::Elementwise;
+            if (u.id != root.id && !in_group) return false;
+            continue;
+        }
+        bool same_rank_broadcast = u.kind == OpKind::Broadcast && g.node(u.inputs[0]).ndim() == u.ndim();
+        if (op_class(u.kind) != OpClass::Elementwise && !same_rank_broadcast) return false;
+        stack.insert(stack.end(), users[u.id].begin(), users[u.id].end());
+    }
+    return true;
+}
+
+}  // namespace
+
+void find_row_fusion(const Graph &graph, Partition &partition) {
+    partition.row_root = -1;
+    partition.row_fused.assign(graph.num_nodes(), false);
+    if (graph.outputs().size() != 1) return;
+    const Node &root = graph.node(graph.outputs()[0]);
+    if (op_class(root.kind) != OpClass::Elementwise || root.ndim() < 2 || root.shape[0] < 2) return;
+    std::vector<std::vector<NodeId>> users(graph.num_nodes());
+    for (const Node &n : graph.nodes()) {
+        for (NodeId in : n.inputs) users[in].push_back(n.id);
+    }
+    std::vector<NodeId> fused;
+    for (const Region &region : partition.regions) {
+        if (region.root == root.id) continue;
+        if (!row_aligned(graph, partition, users, graph.node(region.root), root)) return;
+        fused.push_back(region.root);
+    }
+    if (fused.empty()) return;
+    partition.row_root = root.id;
+    for (NodeId id : fused) partition.row_fused[id] = true;
+}
+
+Partition partition_into_regions(const Graph &graph) {
+    Partition p = partition_with_budget(graph, kRecomputeBudget);
+    find_row_fusion(graph, p);
+    if (p.row_root < 0) return p;
+    Partition stored = partition_with_budget(graph, kRowRecomputeBudget);
+    find_row_fusion(graph, stored);
+    return stored.row_root >= 0 ? stored : p;
+}
+
 std::string print_partition(const Graph &graph, const Partition &partition) {
     std::string out;
     int index = 0;
@@ -97,6 +162,9 @@ std::string print_partition(const Graph &graph, const Partition &partition) {
         if (!r.fused.empty()) {
             out += " fuses";
             for (NodeId id : r.fused) out += " %" + std::to_string(id) + ":" + op_name(graph.node(id).kind);
+        }
+        if (!partition.row_fused.empty() && partition.row_fused[r.root]) {
+            out += " [computed per row of %" + std::to_string(partition.row_root) + "]";
         }
         out += "\n";
     }

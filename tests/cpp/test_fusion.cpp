@@ -36,35 +36,75 @@ const Region &region_of(const Partition &p, NodeId root) {
 
 TEST_SUITE("fusion") {
 
-TEST_CASE("softmax: reductions are roots, elementwise work is fused into its consumers") {
+// softmax over rows of a 4x8 input; `extra_output` adds the row max as a second output.
+struct Softmax {
     Graph g;
-    NodeId x = g.add_input(0, DType::Float32, {4, 8});                        // %0
-    NodeId m = g.add_op(OpKind::Max, {x}, reduce_attrs({1}, 1));              // %1
-    NodeId bm = g.add_op(OpKind::Broadcast, {m}, Attrs{{"shape", Ints{4, 8}}});  // %2
-    NodeId d = g.add_op(OpKind::Sub, {x, bm});                                // %3
-    NodeId e = g.add_op(OpKind::Exp, {d});                                    // %4
-    NodeId s = g.add_op(OpKind::Sum, {e}, reduce_attrs({1}, 1));              // %5
-    NodeId bs = g.add_op(OpKind::Broadcast, {s}, Attrs{{"shape", Ints{4, 8}}});  // %6
-    NodeId y = g.add_op(OpKind::Div, {e, bs});                                // %7
-    g.set_outputs({y});
+    NodeId x, m, bm, d, e, s, bs, y;
+    explicit Softmax(bool extra_output) {
+        x = g.add_input(0, DType::Float32, {4, 8});                        // %0
+        m = g.add_op(OpKind::Max, {x}, reduce_attrs({1}, 1));              // %1
+        bm = g.add_op(OpKind::Broadcast, {m}, Attrs{{"shape", Ints{4, 8}}});  // %2
+        d = g.add_op(OpKind::Sub, {x, bm});                                // %3
+        e = g.add_op(OpKind::Exp, {d});                                    // %4
+        s = g.add_op(OpKind::Sum, {e}, reduce_attrs({1}, 1));              // %5
+        bs = g.add_op(OpKind::Broadcast, {s}, Attrs{{"shape", Ints{4, 8}}});  // %6
+        y = g.add_op(OpKind::Div, {e, bs});                                // %7
+        g.set_outputs(extra_output ? std::vector<NodeId>{y, m} : std::vector<NodeId>{y});
+    }
+};
 
-    Partition p = partition_into_regions(g);
-    REQUIRE(p.materialized.size() == static_cast<size_t>(g.num_nodes()));
-    CHECK(roots(p) == std::vector<NodeId>{m, s, y});
-    CHECK(p.materialized[m]);
-    CHECK(p.materialized[s]);
-    CHECK(p.materialized[y]);
-    for (NodeId id : {x, bm, d, e, bs}) {
+TEST_CASE("softmax without row fusion: reductions are roots, elementwise work is fused") {
+    Softmax sm(/*extra_output=*/true);  // two outputs: no single row root
+    Partition p = partition_into_regions(sm.g);
+    REQUIRE(p.materialized.size() == static_cast<size_t>(sm.g.num_nodes()));
+    CHECK(p.row_root == -1);
+    CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.s, sm.y});
+    for (NodeId id : {sm.x, sm.bm, sm.d, sm.e, sm.bs}) {
         INFO("node %", id);
         CHECK_FALSE(p.materialized[id]);
     }
-    CHECK(region_of(p, m).fused.empty());  // the input is a leaf: never listed
-    CHECK(region_of(p, s).fused == std::vector<NodeId>{bm, d, e});
-    CHECK(region_of(p, y).fused == std::vector<NodeId>{bm, d, e, bs});
-    CHECK(print_partition(g, p) ==
+    CHECK(region_of(p, sm.m).fused.empty());  // the input is a leaf: never listed
+    CHECK(region_of(p, sm.s).fused == std::vector<NodeId>{sm.bm, sm.d, sm.e});
+    CHECK(region_of(p, sm.y).fused == std::vector<NodeId>{sm.bm, sm.d, sm.e, sm.bs});
+    CHECK(print_partition(sm.g, p) ==
           "region 0 -> %1 (max)\n"
           "region 1 -> %5 (sum) fuses %2:broadcast %3:sub %4:exp\n"
           "region 2 -> %7 (div) fuses %2:broadcast %3:sub %4:exp %6:broadcast\n");
+}
+
+TEST_CASE("softmax with row fusion: reductions and the shared exp are computed per output row") {
+    Softmax sm(/*extra_output=*/false);
+    Partition p = partition_into_regions(sm.g);
+    CHECK(p.row_root == sm.y);
+    CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.e, sm.s, sm.y});
+    for (NodeId id : {sm.m, sm.e, sm.s}) {
+        INFO("node %", id);
+        CHECK(p.row_fused[id]);
+    }
+    CHECK_FALSE(p.row_fused[sm.y]);
+    CHECK(print_partition(sm.g, p) ==
+          "region 0 -> %1 (max) [computed per row of %7]\n"
+          "region 1 -> %4 (exp) fuses %2:broadcast %3:sub [computed per row of %7]\n"
+          "region 2 -> %5 (sum) [computed per row of %7]\n"
+          "region 3 -> %7 (div) fuses %6:broadcast\n");
+}
+
+TEST_CASE("row fusion refuses reductions whose rows do not line up with the output's") {
+    // x - x.sum(axis=1) without keepdims broadcasts the row sums along columns: output row i
+    // needs every sum, so computing sums per output row would redo the whole reduction.
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {6, 6});
+    NodeId s = g.add_op(OpKind::Sum, {x}, reduce_attrs({1}, 0));
+    NodeId bs = g.add_op(OpKind::Broadcast, {s}, Attrs{{"shape", Ints{6, 6}}});
+    g.set_outputs({g.add_op(OpKind::Sub, {x, bs})});
+    CHECK(partition_into_regions(g).row_root == -1);
+
+    Graph h;  // a column reduction (axis 0) with keepdims: rows do not line up either
+    NodeId hx = h.add_input(0, DType::Float32, {6, 6});
+    NodeId hs = h.add_op(OpKind::Sum, {hx}, reduce_attrs({0}, 1));
+    NodeId hb = h.add_op(OpKind::Broadcast, {hs}, Attrs{{"shape", Ints{6, 6}}});
+    h.set_outputs({h.add_op(OpKind::Sub, {hx, hb})});
+    CHECK(partition_into_regions(h).row_root == -1);
 }
 
 TEST_CASE("matmul: elementwise producers are materialized, layout producers are not") {

@@ -45,7 +45,8 @@ struct RegionFunc {
     std::vector<int64_t> rextents;      // its extents, innermost first
     bool reduces_innermost = false;     // the reduced axes include the input's innermost axis
     bool associative_vectorizable = false;  // safe to rfactor (plain sum/prod/max/min/any/all)
-    Halide::Func accumulator;           // matmul: the Func with the update; `func` copies it
+    Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads it
+    bool row_fused = false;             // computed per row of the pipeline's row root (Partition)
 };
 
 struct LoweredPipeline {
@@ -54,6 +55,7 @@ struct LoweredPipeline {
     std::vector<LoweredScalar> scalars;
     std::vector<Halide::Func> outputs;     // one per graph output
     std::vector<RegionFunc> regions;       // materialized funcs, including outputs
+    int row_root = -1;                     // index in `regions` of the row-fusion root, or -1
     Halide::Pipeline pipeline;
 };
 

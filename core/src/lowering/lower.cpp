@@ -133,6 +133,8 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             region.func = f;
             region.vars.assign(axes.rbegin(), axes.rend());
             region.extents.assign(n.shape.rbegin(), n.shape.rend());
+            region.row_fused = !partition.row_fused.empty() && partition.row_fused[n.id];
+            if (n.id == partition.row_root) out.row_root = static_cast<int>(out.regions.size());
             if (op_class(n.kind) != OpClass::Leaf) out.regions.push_back(region);
         }
     }
