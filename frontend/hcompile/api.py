@@ -123,20 +123,20 @@ class CompiledFunction:
         self.compile_records.append(record)
         try:
             cap = capture(self._fn, tuple(args))
+            largest = _largest_buffer(cap.graph)
+            if largest >= HALIDE_BUFFER_LIMIT:
+                raise Unsupported(f"an array of {largest} bytes is past Halide's 2 GiB buffer limit",
+                                  self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
         except Unsupported as e:
+            if self.options["fullgraph"]:
+                # Nothing was cached: forget this attempt so it does not count as an entry.
+                self._guard_sets.pop()
+                self.compile_records.pop()
             self._record_break(e)
             record["break"] = BreakRecord(e.reason, e.filename, e.lineno)
             self._dispatcher.add_entry(arg_specs, [], None, [], None, None)
             return
         record["graph"] = str(cap.graph)
-        too_large = _largest_buffer(cap.graph) >= HALIDE_BUFFER_LIMIT
-        if too_large:
-            error = Unsupported(f"an array of {_largest_buffer(cap.graph)} bytes is past Halide's 2 GiB "
-                                "buffer limit", self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
-            self._record_break(error)
-            record["break"] = BreakRecord(error.reason, error.filename, error.lineno)
-            self._dispatcher.add_entry(arg_specs, [], None, [], None, None)
-            return
         value_specs = guards.value_guards(self._fn, cap)
         kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
