@@ -107,8 +107,10 @@ void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
     Halide::Var no("no"), mo("mo"), ni("ni"), mi("mi");
     // Vectorizing by the whole tile width (several native vectors) unrolls it fully, so the
     // tn x tm accumulators stay in registers across the k loop.
-    f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).vectorize(ni, tn).unroll(mi);
-    acc.compute_at(f, no).vectorize(v[0], tn).unroll(v[1]);
+    // Column tiles outermost: one tn-wide panel of B stays in cache while every row tile of A
+    // streams past it.
+    f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).reorder(ni, mi, mo, no).vectorize(ni, tn).unroll(mi);
+    acc.compute_at(f, mo).vectorize(v[0], tn).unroll(v[1]);
     acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], tn).unroll(v[1]);
     bool parallel = product(r.extents) * r.rextents[0] >= kMinParallelElements;
     std::string what = "tile " + std::to_string(tn) + "x" + std::to_string(tm) + " in registers";
@@ -117,8 +119,8 @@ void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
             f.parallel(v.back());
             what += ", parallel " + v.back().name();
         } else {
-            f.parallel(mo);
-            what += ", parallel row tiles";
+            f.parallel(no);
+            what += ", parallel column tiles";
         }
     }
     log.add(f, what);
