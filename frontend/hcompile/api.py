@@ -253,14 +253,22 @@ def _eager_runner(cap):
     return run
 
 
+_warned_options = set()
+
+
 def _warn_partial_options(options):
-    if options["mode"] == "max-autotune":
-        logs.log("schedule", "mode='max-autotune' uses the baseline schedule until the autoscheduler lands")
+    """Options accepted now whose behaviour arrives with later issues: say so, once each."""
+    notes = []
+    if options["mode"] != "default":
+        notes.append(f"mode={options['mode']!r} behaves like 'default' in this build (baseline schedule)")
     if options["autoscheduler"] not in ("hcompile", "baseline"):
-        logs.log("schedule", "autoscheduler=%r is not wired in yet; using the baseline schedule",
-                 options["autoscheduler"])
+        notes.append(f"autoscheduler={options['autoscheduler']!r} is not wired in yet; using the baseline schedule")
     if options["dynamic"]:
-        logs.log("recompiles", "dynamic=True: shapes are still specialised per entry in this build")
+        notes.append("dynamic=True: shapes are still specialised per compiled entry in this build")
+    for note in notes:
+        if note not in _warned_options:
+            _warned_options.add(note)
+            logs.warn(note)
 
 
 def hcompile(fn=None, *, mode="default", fullgraph=False, dynamic=None, backend="halide", target="auto",

@@ -41,6 +41,11 @@ def log(channel, message, *args):
         logging.getLogger(f"hcompile.{channel}").log(level, message, *args)
 
 
+def warn(message):
+    """A warning that is not tied to a channel (an option that does less than its name says)."""
+    logging.getLogger("hcompile.options").warning(message)
+
+
 def _from_environment():
     spec = os.environ.get("HCOMPILE_LOGS")
     if spec is None:
