@@ -133,21 +133,6 @@ int numpy_typenum(DType t) {
     return -1;
 }
 
-bool dtype_from_typenum(int typenum, DType *out) {
-    for (int i = 0; i <= static_cast<int>(DType::Float64); ++i) {
-        auto t = static_cast<DType>(i);
-        PyArray_Descr *descr = PyArray_DescrFromType(numpy_typenum(t));
-        bool same = descr && (descr->type_num == typenum ||
-                              PyArray_EquivTypenums(descr->type_num, typenum));
-        Py_XDECREF(descr);
-        if (same) {
-            *out = t;
-            return true;
-        }
-    }
-    return false;
-}
-
 int classify_layout(PyObject *array) {
     auto *a = reinterpret_cast<PyArrayObject *>(array);
     if (!PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a)) return -1;

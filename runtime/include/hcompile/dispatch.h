@@ -76,8 +76,7 @@ private:
 // The layout class of an array (an InputLayout value), or -1 when hcompile cannot pass it to a
 // kernel as is (misaligned, byte-swapped, strides not a multiple of the item size).
 int classify_layout(PyObject *array);
-// NumPy's type number for an hcompile dtype and back (-1 / false when unsupported).
+// NumPy's type number for an hcompile dtype.
 int numpy_typenum(DType dtype);
-bool dtype_from_typenum(int typenum, DType *out);
 
 }  // namespace hc
