@@ -13,12 +13,12 @@ import sys
 
 
 def _info(_args):
-    import numpy
+    from importlib.metadata import version
+
     import halide
     from . import __version__, _C
     print(f"hcompile {__version__}")
-    print(f"numpy {numpy.__version__}, halide wheel {getattr(halide, '__version__', '21.0.0')} "
-          f"at {halide.install_dir()}")
+    print(f"numpy {version('numpy')}, halide wheel {version('halide')} at {halide.install_dir()}")
     print(f"host target: {_C.host_target()}")
     print(f"cache dir: {os.environ.get('HCOMPILE_CACHE_DIR', os.path.expanduser('~/.cache/hcompile'))}")
     return 0
