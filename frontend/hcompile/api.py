@@ -23,8 +23,10 @@ CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 BACKENDS = ("halide", "eager")
-# Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes.
+# Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes, and
+# the dispatcher describes at most MAX_KERNEL_DIMS dimensions per array (runtime/dispatch.cpp).
 HALIDE_BUFFER_LIMIT = 2**31
+MAX_KERNEL_DIMS = 32
 # Past this many entries for one function we stop compiling and run new guard sets as Python.
 RECOMPILE_LIMIT = 8
 
@@ -123,10 +125,9 @@ class CompiledFunction:
         self.compile_records.append(record)
         try:
             cap = capture(self._fn, tuple(args))
-            largest = _largest_buffer(cap.graph)
-            if largest >= HALIDE_BUFFER_LIMIT:
-                raise Unsupported(f"an array of {largest} bytes is past Halide's 2 GiB buffer limit",
-                                  self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+            beyond = _beyond_kernel_limits(cap.graph)
+            if beyond:
+                raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
         except Unsupported as e:
             if self.options["fullgraph"]:
                 # Nothing was cached: forget this attempt so it does not count as an entry.
@@ -227,15 +228,16 @@ def _result_plan(cap):
     return as_scalar, build
 
 
-def _largest_buffer(graph):
-    """Bytes of the largest array any node of the graph produces."""
-    largest = 0
+def _beyond_kernel_limits(graph):
+    """Why a kernel cannot hold this graph's arrays (too many bytes or dimensions), or None."""
     for node in range(graph.num_nodes):
-        size = np.dtype(graph.dtype(node)).itemsize
-        for extent in graph.shape(node):
-            size *= extent
-        largest = max(largest, size)
-    return largest
+        shape = graph.shape(node)
+        size = np.dtype(graph.dtype(node)).itemsize * int(np.prod(shape, dtype=np.int64))
+        if size >= HALIDE_BUFFER_LIMIT:
+            return f"an array of {size} bytes is past Halide's 2 GiB buffer limit"
+        if len(shape) > MAX_KERNEL_DIMS:
+            return f"an array of {len(shape)} dimensions is past the kernel limit of {MAX_KERNEL_DIMS}"
+    return None
 
 
 def _eager_runner(cap):

@@ -158,3 +158,10 @@ def test_command_line_info():
     assert "host target" in out and "x86-64" in out
     tune = subprocess.run([sys.executable, "-m", "hcompile.cli", "tune", "x.py"], capture_output=True, text=True)
     assert tune.returncode == 2
+
+
+def test_arrays_past_kernel_limits_run_as_python():
+    x = np.ones((1,) * 40, np.float32)      # more dimensions than a kernel describes
+    f = hc.hcompile(lambda a: a + 1)
+    np.testing.assert_array_equal(f(x), x + 1)
+    assert hc.explain(lambda a: a + 1, x).graph_break_count == 1

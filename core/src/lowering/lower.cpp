@@ -54,6 +54,17 @@ std::vector<Halide::Var> make_axes(const Node &n) {
 
 std::vector<Halide::Expr> as_exprs(const std::vector<Halide::Var> &axes) { return {axes.begin(), axes.end()}; }
 
+// The scheduler's view of a materialized Func: its dimensions in Halide order.
+RegionFunc region_of(const Node &n, Halide::Func f, const std::vector<Halide::Var> &axes) {
+    RegionFunc region;
+    region.node = n.id;
+    region.op_class = op_class(n.kind);
+    region.func = f;
+    region.vars.assign(axes.rbegin(), axes.rend());
+    region.extents.assign(n.shape.rbegin(), n.shape.rend());
+    return region;
+}
+
 Halide::ImageParam make_input(const Node &n, InputLayout layout) {
     int arg = static_cast<int>(n.int_attr("arg"));
     Halide::ImageParam p(halide_type(n.dtype), n.ndim(), "arg" + std::to_string(arg));
@@ -83,9 +94,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         Halide::Func f(std::string(op_name(n.kind)) + "_" + std::to_string(n.id));
         std::vector<Halide::Var> axes = make_axes(n);
         std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
-        RegionFunc region;
-        region.node = n.id;
-        region.op_class = op_class(n.kind);
+        RegionFunc region = region_of(n, f, axes);
         switch (op_class(n.kind)) {
         case OpClass::Leaf:
             if (n.kind == OpKind::Input) {
@@ -130,9 +139,6 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         }
         out.node_funcs[n.id] = f;
         if (partition.materialized[n.id]) {
-            region.func = f;
-            region.vars.assign(axes.rbegin(), axes.rend());
-            region.extents.assign(n.shape.rbegin(), n.shape.rend());
             region.row_fused = !partition.row_fused.empty() && partition.row_fused[n.id];
             if (n.id == partition.row_root) out.row_root = static_cast<int>(out.regions.size());
             if (op_class(n.kind) != OpClass::Leaf) out.regions.push_back(region);
@@ -150,11 +156,8 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             std::vector<Halide::Var> axes = make_axes(n);
             std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
             copy(lhs) = f(lhs);
-            RegionFunc region;
-            region.node = id;
-            region.func = copy;
-            region.vars.assign(axes.rbegin(), axes.rend());
-            region.extents.assign(n.shape.rbegin(), n.shape.rend());
+            RegionFunc region = region_of(n, copy, axes);
+            region.op_class = OpClass::Elementwise;  // a plain copy, whatever `n` is
             out.regions.push_back(region);
             f = copy;
         }
