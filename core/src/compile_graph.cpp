@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -45,7 +47,12 @@ private:
 
 std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide::Argument> &args,
                               const Halide::Target &target) {
-    std::string path = std::tmpnam(nullptr);
+    // Halide writes statements only to files: a private temporary one, read back and removed.
+    char path_template[] = "/tmp/hcompile_stmt_XXXXXX";
+    int fd = mkstemp(path_template);
+    if (fd < 0) return "(could not create a temporary file for the lowered statement)";
+    close(fd);
+    std::string path = path_template;
     lowered.pipeline.compile_to_lowered_stmt(path, args, Halide::StmtOutputFormat::Text, target);
     std::ifstream in(path);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
