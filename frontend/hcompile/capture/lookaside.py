@@ -194,19 +194,9 @@ def _structural(fn):
     return handler
 
 
-def _getattr(b, obj, name, *default):
-    from .interpreter import get_attribute   # the interpreter owns attribute policy
-    try:
-        return get_attribute(b, obj, name)
-    except Unsupported:
-        if default and not isinstance(obj, ArrayValue):
-            return default[0]
-        raise
-
-
 BUILTINS = {
     len: _len, abs: _abs, isinstance: _isinstance, type: _type, sum: _sum, round: _round,
-    pow: _pow, divmod: _divmod, getattr: _getattr,
+    pow: _pow, divmod: _divmod,   # getattr: the interpreter's (it guards module attributes)
     int: _conversion(int), float: _conversion(float), bool: _conversion(bool),
     complex: _conversion(complex), str: _conversion(str), repr: _conversion(repr),
     format: _conversion(format), hash: _conversion(hash), issubclass: _conversion(issubclass),
