@@ -115,6 +115,8 @@ class CompiledFunction:
         before its body runs)."""
         self._fast_arity = _plain_arity(self._fn)      # __code__ may have been replaced
         if self._fast_arity < 0:
+            if self.options["fullgraph"] and not _binds(self._fn, args, kwargs):
+                return None                            # Python's TypeError before Unsupported
             self._record_break(Unsupported("*args, **kwargs and keyword-only parameters are not "
                                            "captured yet", self._fn.__code__.co_filename,
                                            self._fn.__code__.co_firstlineno), once=True)
@@ -228,6 +230,14 @@ def _plain_arity(fn):
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
         return -1
     return code.co_argcount
+
+
+def _binds(fn, args, kwargs):
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+        return True
+    except TypeError:
+        return False
 
 
 def _result_plan(cap):
