@@ -92,6 +92,12 @@ ValueGuard to_value_guard(nb::handle spec) {
     bool cell_ok = g.source != ValueGuard::CellContents || PyCell_Check(t[2].ptr());
     bool attr_ok = g.source != ValueGuard::Attribute || PyUnicode_Check(t[3].ptr());
     if (!dict_ok || !cell_ok || !attr_ok) throw std::invalid_argument("guard container does not fit its source");
+    if (g.source == ValueGuard::Attribute && PyFunction_Check(t[2].ptr())) {
+        std::string name = nb::cast<std::string>(t[3]);
+        if (name == "__code__") g.source = ValueGuard::FunctionCode;
+        if (name == "__defaults__") g.source = ValueGuard::FunctionDefaults;
+        if (name == "__kwdefaults__") g.source = ValueGuard::FunctionKwDefaults;
+    }
     g.container = new_ref(t[2]);
     g.key = t[3].is_none() ? nullptr : new_ref(t[3]);
     g.expected = g.check == ValueGuard::Absent ? nullptr : new_ref(t[4]);

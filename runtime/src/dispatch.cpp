@@ -83,6 +83,17 @@ int check_value(const ValueGuard &g) {
             PyErr_Clear();
         }
         break;
+    case ValueGuard::FunctionCode:
+        actual = PyFunction_GET_CODE(g.container);
+        break;
+    case ValueGuard::FunctionDefaults:
+        actual = PyFunction_GET_DEFAULTS(g.container);
+        if (!actual) actual = Py_None;
+        break;
+    case ValueGuard::FunctionKwDefaults:
+        actual = PyFunction_GET_KW_DEFAULTS(g.container);
+        if (!actual) actual = Py_None;
+        break;
     }
     int r = 0;
     if (!actual) r = g.check == ValueGuard::Absent;

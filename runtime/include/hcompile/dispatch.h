@@ -30,7 +30,9 @@ struct ArgGuard {
 // A Python value read by the traced code from outside the arguments that the graph depends on:
 // a global, a closure cell, a module's dict entry, or an attribute such as a helper's __code__.
 struct ValueGuard {
-    enum Source : uint8_t { DictItem, CellContents, Attribute };
+    // Function*: that attribute of a plain Python function, read from the function object
+    // directly (a pointer load instead of an attribute lookup; a missing one reads as None).
+    enum Source : uint8_t { DictItem, CellContents, Attribute, FunctionCode, FunctionDefaults, FunctionKwDefaults };
     // Equal: same type and value (floats by bits), for specialised scalars. Identical: the same
     // object (one pointer compare), for functions, modules, classes, code objects. Absent: the
     // key or attribute is missing (a global that resolved to a builtin).
