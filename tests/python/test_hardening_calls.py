@@ -96,3 +96,42 @@ def test_explain_reports_unsupported_signatures_and_rejects_bad_calls():
     assert e.graph_break_count == 1 and "*args" in e.break_reasons[0].reason
     with pytest.raises(TypeError):
         hc.explain(fn_from_src("def f(x):\n    return x\n"), X, X)
+
+
+SIGNATURES = ["x, y", "x, y=2", "x, /, y", "x, y=2, /, z=3", "x, *rest", "x, *, k", "x, *, k=1",
+              "x, y=2, /, z=3, *a, k, m=1, **kw", "x, **kw", "*a, **kw", "x, /, **kw"]
+CALLS = [((), {}), ((1,), {}), ((1, 2), {}), ((1, 2, 3), {}), ((1, 2, 3, 4), {}),
+         ((1,), {"y": 5}), ((1,), {"x": 5}), ((), {"x": 1, "y": 2}), ((1,), {"k": 4}),
+         ((1, 2), {"k": 4, "z": 6}), ((1, 2), {"y": 7, "k": 1}), ((1,), {"q": 0}),
+         ((), {"x": 1, "k": 2, "m": 3, "extra": 4})]
+
+
+@pytest.mark.parametrize("signature", SIGNATURES)
+def test_capture_binding_is_pythons(signature):
+    """The capture's own binding (used for inlined helpers and the compiled function) gives the
+    locals Python gives, or Python's TypeError message."""
+    from hcompile.capture.interpreter import bind_arguments
+    f = fn_from_src(f"def f({signature}):\n    return dict(locals())\n")
+    for args, kwargs in CALLS:
+        try:
+            want = f(*args, **kwargs)
+        except TypeError as e:
+            with pytest.raises(TypeError) as got:
+                bind_arguments(f, args, kwargs)
+            assert str(got.value) == str(e)
+            continue
+        assert bind_arguments(f, args, kwargs) == want
+
+
+def test_helper_called_wrongly_raises_pythons_message():
+    f = fn_from_src("def helper(v, k):\n    return v * k\n"
+                    "def f(x):\n    return helper(x, 1, 2)\n")
+    with pytest.raises(TypeError) as expected:
+        f(X)
+    with pytest.raises(TypeError) as got:
+        hc.hcompile(f)(X)                          # runs as Python: Python's own error
+    assert str(got.value) == str(expected.value)
+    with pytest.raises(TypeError) as got:
+        hc.hcompile(f, fullgraph=True)(X)          # Unsupported that is a TypeError
+    assert isinstance(got.value, hc.Unsupported)
+    assert str(expected.value) in str(got.value)

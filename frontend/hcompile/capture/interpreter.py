@@ -207,7 +207,8 @@ class Frame:
 
 def bind_arguments(fn, args, kwargs) -> dict:
     """Python's argument binding for a plain function, from its code object (parameter names
-    like comprehensions' ``.0`` are fine here, unlike with ``inspect.signature``)."""
+    like comprehensions' ``.0`` are fine here, unlike with ``inspect.signature``). A call that
+    does not bind raises a TypeError with Python's own message."""
     code = fn.__code__
     names = code.co_varnames
     n_pos, n_kwonly = code.co_argcount, code.co_kwonlyargcount
@@ -216,35 +217,41 @@ def bind_arguments(fn, args, kwargs) -> dict:
     pos_names = names[:n_pos]
     kwonly_names = names[n_pos:n_pos + n_kwonly]
     positional_only = set(pos_names[:code.co_posonlyargcount])
-    bad = f"bad call to {fn.__qualname__}()"
+
+    def fail(reason):
+        return numpy_raises(TypeError, _python_binding_message(fn, args, kwargs) or
+                            f"bad call to {fn.__qualname__}(): {reason}")
 
     bound = {}
     if len(args) > n_pos and not has_varargs:
-        raise numpy_raises(TypeError, f"{bad}: too many positional arguments")
+        raise fail("too many positional arguments")
     for name, value in zip(pos_names, args):
         bound[name] = value
     extra_kwargs = {}
     for key, value in kwargs.items():
-        if key in bound or (key in positional_only and not has_varkw):
-            raise numpy_raises(TypeError, f"{bad}: argument {key!r} given twice or positional-only")
-        if (key in pos_names and key not in positional_only) or key in kwonly_names:
+        if key in positional_only and has_varkw:
+            extra_kwargs[key] = value             # a positional-only name goes to **kwargs
+            continue
+        if key in bound or key in positional_only:
+            raise fail(f"argument {key!r} given twice or positional-only")
+        if key in pos_names or key in kwonly_names:
             bound[key] = value
         elif has_varkw:
             extra_kwargs[key] = value
         else:
-            raise numpy_raises(TypeError, f"{bad}: unexpected keyword argument {key!r}")
+            raise fail(f"unexpected keyword argument {key!r}")
     defaults = fn.__defaults__ or ()
     first_default = n_pos - len(defaults)
     for i, name in enumerate(pos_names):
         if name not in bound:
             if i < first_default:
-                raise numpy_raises(TypeError, f"{bad}: missing argument {name!r}")
+                raise fail(f"missing argument {name!r}")
             bound[name] = defaults[i - first_default]
     kwdefaults = fn.__kwdefaults__ or {}
     for name in kwonly_names:
         if name not in bound:
             if name not in kwdefaults:
-                raise numpy_raises(TypeError, f"{bad}: missing keyword argument {name!r}")
+                raise fail(f"missing keyword argument {name!r}")
             bound[name] = kwdefaults[name]
     index = n_pos + n_kwonly
     if has_varargs:
@@ -253,6 +260,42 @@ def bind_arguments(fn, args, kwargs) -> dict:
     if has_varkw:
         bound[names[index]] = extra_kwargs
     return bound
+
+
+def _python_binding_message(fn, args, kwargs):
+    """The message of the TypeError Python raises for this call, found by binding the arguments
+    to a stub with ``fn``'s parameters, defaults and qualified name; None if that cannot be made."""
+    code = fn.__code__
+    n_pos, n_kwonly = code.co_argcount, code.co_kwonlyargcount
+    varargs, varkw = code.co_flags & inspect.CO_VARARGS, code.co_flags & inspect.CO_VARKEYWORDS
+    names = code.co_varnames[:n_pos + n_kwonly + bool(varargs) + bool(varkw)]
+    if not all(n.isidentifier() for n in names):
+        return None
+    first_default = n_pos - len(fn.__defaults__ or ())
+    params = []
+    for i, name in enumerate(names[:n_pos]):
+        params.append(name + ("=None" if i >= first_default else ""))
+        if i == code.co_posonlyargcount - 1:
+            params.append("/")
+    rest = names[n_pos + n_kwonly:]
+    if varargs:
+        params.append("*" + rest[0])
+    elif n_kwonly:
+        params.append("*")
+    kwdefaults = fn.__kwdefaults__ or {}
+    params += [n + ("=None" if n in kwdefaults else "") for n in names[n_pos:n_pos + n_kwonly]]
+    if varkw:
+        params.append("**" + rest[-1])
+    namespace = {}
+    exec(f"def stub({', '.join(params)}): pass", namespace)
+    stub = namespace["stub"]
+    stub.__code__ = stub.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
+    stub.__qualname__ = fn.__qualname__       # what the messages name
+    try:
+        stub(*args, **kwargs)
+    except TypeError as e:
+        return str(e)
+    return None
 
 
 def _unsupported_opcode_reason(opname):
