@@ -220,6 +220,7 @@ class CompiledFunction:
     def reset(self):
         self._dispatcher.clear()
         self._guard_sets.clear()
+        self._last_value_guards = []
         self.compile_records.clear()
         self._misses = self._redispatches = 0
 

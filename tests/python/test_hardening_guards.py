@@ -288,9 +288,10 @@ def test_recursive_helper_chain(x):
 
 
 def test_mutable_globals_run_as_python(x):
-    ns = namespace("W = [1.0, 2.0]\nC = {'k': 2.0}\n"
+    ns = namespace("W = [1.0, 2.0]\nC = {'k': 2.0}\nLOG = []\nlog = LOG.append\n"
                    "def f(v):\n    return v * W[1]\n"
-                   "def g(v):\n    return v * C['k']\n")
+                   "def g(v):\n    return v * C['k']\n"
+                   "def h(v):\n    log(1)\n    return v * len(LOG)\n")
     for name, change in (("f", lambda: ns["W"].__setitem__(1, 5.0)),
                          ("g", lambda: ns["C"].__setitem__("k", -1.0))):
         with pytest.raises(hc.Unsupported, match="cannot be guarded"):
@@ -299,6 +300,12 @@ def test_mutable_globals_run_as_python(x):
         np.testing.assert_array_equal(cf(x), ns[name](x))
         change()
         np.testing.assert_array_equal(cf(x), ns[name](x))
+    with pytest.raises(hc.Unsupported, match="cannot be guarded"):   # a bound LOG.append
+        hc.hcompile(ns["h"], fullgraph=True)(x)
+    ch = hc.hcompile(ns["h"])
+    for n in range(1, 4):                     # the append happens on every call, as in Python
+        np.testing.assert_array_equal(ch(x), x * n)
+        assert len(ns["LOG"]) == n
 
 
 def test_unchanged_code_does_not_recompile(x):

@@ -31,7 +31,7 @@ from ..errors import Unsupported
 from ..guards import Guard, check_for
 from .values import ArrayValue
 
-GUARDABLE_SCALARS = (bool, int, float, str, type(None))
+_MISSING = object()
 # Immutable values that may be baked into a graph (compared by value or identity).
 _IMMUTABLE_VALUES = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype,
                      type(Ellipsis), range, slice)
@@ -49,6 +49,12 @@ def is_guardable_constant(value, _depth=0) -> bool:
     code-like objects (guarded by identity), and tuples/frozensets of those."""
     if isinstance(value, np.ndarray) or _depth > 20:
         return False
+    if isinstance(value, types.BuiltinMethodType):
+        # `len`, `math.sqrt` (bound to their module) or `"{}".format`: fine; `LOG.append` or
+        # `rng.random` would change state the graph cannot replay.
+        owner = value.__self__
+        return owner is None or isinstance(owner, types.ModuleType) or \
+            is_guardable_constant(owner, _depth + 1)
     if isinstance(value, _IMMUTABLE_VALUES) or isinstance(value, _CODE_LIKE):
         return True
     if type(value) in (tuple, frozenset):
@@ -165,5 +171,3 @@ class GuardCollector:
             return same
         return left is right
 
-
-_MISSING = object()
