@@ -75,6 +75,35 @@ ArgGuard to_arg_guard(nb::handle spec) {
     return g;
 }
 
+// (source, check, container, key, expected): see guards.py.
+ValueGuard to_value_guard(nb::handle spec) {
+    nb::tuple t = nb::borrow<nb::tuple>(spec);
+    std::string source = nb::cast<std::string>(t[0]), check = nb::cast<std::string>(t[1]);
+    ValueGuard g;
+    if (source == "item") g.source = ValueGuard::DictItem;
+    else if (source == "cell") g.source = ValueGuard::CellContents;
+    else if (source == "attr") g.source = ValueGuard::Attribute;
+    else throw std::invalid_argument("unknown guard source '" + source + "'");
+    if (check == "equal") g.check = ValueGuard::Equal;
+    else if (check == "identical") g.check = ValueGuard::Identical;
+    else if (check == "absent") g.check = ValueGuard::Absent;
+    else throw std::invalid_argument("unknown guard check '" + check + "'");
+    bool dict_ok = g.source != ValueGuard::DictItem || PyDict_Check(t[2].ptr());
+    bool cell_ok = g.source != ValueGuard::CellContents || PyCell_Check(t[2].ptr());
+    bool attr_ok = g.source != ValueGuard::Attribute || PyUnicode_Check(t[3].ptr());
+    if (!dict_ok || !cell_ok || !attr_ok) throw std::invalid_argument("guard container does not fit its source");
+    if (g.source == ValueGuard::Attribute && PyFunction_Check(t[2].ptr())) {
+        std::string name = nb::cast<std::string>(t[3]);
+        if (name == "__code__") g.source = ValueGuard::FunctionCode;
+        if (name == "__defaults__") g.source = ValueGuard::FunctionDefaults;
+        if (name == "__kwdefaults__") g.source = ValueGuard::FunctionKwDefaults;
+    }
+    g.container = new_ref(t[2]);
+    g.key = t[3].is_none() ? nullptr : new_ref(t[3]);
+    g.expected = g.check == ValueGuard::Absent ? nullptr : new_ref(t[4]);
+    return g;
+}
+
 }  // namespace
 
 void bind_runtime(nb::module_ &m) {
@@ -112,16 +141,17 @@ void bind_runtime(nb::module_ &m) {
         .def(
             "add_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
-               std::vector<bool> as_scalar, nb::object result_builder, nb::object runner) {
+               std::vector<bool> as_scalar, nb::object result_builder, nb::object runner, nb::list identities) {
                 auto e = std::make_unique<Entry>();
                 for (nb::handle spec : arg_guards) e->args.push_back(to_arg_guard(spec));
-                for (nb::handle spec : value_guards) {
+                for (nb::handle spec : value_guards) e->values.push_back(to_value_guard(spec));
+                for (nb::handle spec : identities) {
                     nb::tuple t = nb::borrow<nb::tuple>(spec);
-                    ValueGuard v;
-                    v.container = new_ref(t[0]);
-                    v.key = t[1].is_none() ? nullptr : new_ref(t[1]);
-                    v.expected = new_ref(t[2]);
-                    e->values.push_back(v);
+                    size_t a = nb::cast<size_t>(t[0]), b = nb::cast<size_t>(t[1]);
+                    if (a >= e->args.size() || b >= e->args.size()) {
+                        throw std::invalid_argument("identity guard names an argument past the last");
+                    }
+                    e->identities.push_back({static_cast<int32_t>(a), static_cast<int32_t>(b), nb::cast<bool>(t[2])});
                 }
                 e->kernel = std::move(kernel);
                 e->as_scalar = std::move(as_scalar);
@@ -133,7 +163,10 @@ void bind_runtime(nb::module_ &m) {
                 d.add_entry(std::move(e));
             },
             nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel").none(), nb::arg("as_scalar"),
-            nb::arg("result_builder").none(), nb::arg("runner").none() = nb::none())
+            nb::arg("result_builder").none(), nb::arg("runner").none() = nb::none(),
+            nb::arg("identities") = nb::list(),
+            "value_guards: (source 'item'|'cell'|'attr', check 'equal'|'identical'|'absent', container, "
+            "key, expected) tuples; identities: (arg a, arg b, same) tuples.")
         .def("clear", &Dispatcher::clear)
         .def_prop_ro("num_entries", &Dispatcher::num_entries)
         .def_prop_ro("hits", &Dispatcher::hits)

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _C, debug_dump, eager, guards, logs
 from .capture import ArgRef, OutputRef, capture
+from .capture.interpreter import bind_arguments
 from .errors import CompileError, Unsupported
 
 CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
@@ -62,8 +63,8 @@ class CompiledFunction:
         self.options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                             target="host" if target == "auto" else target, autoscheduler=autoscheduler)
         self._dispatcher = _C.Dispatcher(fn)
-        self._signature = inspect.signature(fn)
         self._fast_arity = _plain_arity(fn)
+        self._last_value_guards = []   # outside-value guards of the newest entry (recompile logs)
         self._guard_sets = []          # guard specs of every entry, in order (for recompile logs)
         self._misses = 0               # calls that went through the compile path
         self._redispatches = 0         # dispatcher hits that were really the first call of an entry
@@ -83,14 +84,10 @@ class CompiledFunction:
         return self if instance is None else functools.partial(self, instance)
 
     def _call_slow(self, args, kwargs):
-        if self._fast_arity < 0:
-            self._record_break(Unsupported("*args, **kwargs and keyword-only parameters are not "
-                                           "captured yet", self._fn.__code__.co_filename,
-                                           self._fn.__code__.co_firstlineno), once=True)
+        bound = self._bind(args, kwargs)
+        if bound is None:
             return self._fn(*args, **kwargs)
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        args = bound.args
+        args = bound
         result = self._dispatcher(*args)
         if result is not _C.MISS:
             return result
@@ -111,12 +108,45 @@ class CompiledFunction:
         assert result is not _C.MISS, "a freshly added entry must match the arguments it was made for"
         return result
 
+    def _bind(self, args, kwargs):
+        """All parameters as a positional list, with the function's defaults as they are now; or
+        None where Python must bind: a signature we do not capture (a logged break), or arguments
+        Python rejects (calling the function then raises Python's own TypeError, word for word,
+        before its body runs)."""
+        self._fast_arity = _plain_arity(self._fn)      # __code__ may have been replaced
+        if self._fast_arity < 0:
+            if self.options["fullgraph"] and not _binds(self._fn, args, kwargs):
+                return None                            # Python's TypeError before Unsupported
+            self._record_break(Unsupported("*args, **kwargs and keyword-only parameters are not "
+                                           "captured yet", self._fn.__code__.co_filename,
+                                           self._fn.__code__.co_firstlineno), once=True)
+            return None
+        try:
+            bound = bind_arguments(self._fn, args, kwargs)
+        except TypeError:
+            return None
+        return [bound[name] for name in self._fn.__code__.co_varnames[:self._fast_arity]]
+
+    def compile_only(self, *args, **kwargs):
+        """Capture and compile an entry for these arguments without running the function (what
+        ``hc.explain`` reports): nothing of the function's own code runs, so no side effects."""
+        bound = self._bind(args, kwargs)
+        if bound is None and self._fast_arity >= 0:
+            inspect.signature(self._fn).bind(*args, **kwargs)       # raises the binding error
+        if bound is None:
+            code = self._fn.__code__
+            self.compile_records.append({"graph": None, "report": None, "seconds": 0.0, "break": BreakRecord(
+                "*args, **kwargs and keyword-only parameters are not captured yet", code.co_filename,
+                code.co_firstlineno)})
+            return
+        self._add_entry(bound)
+
     # -- compiling -----------------------------------------------------------------------------
     def _add_entry(self, args):
         arg_specs = [guards.arg_guard(a) for a in args]
         if self._guard_sets:
             logs.log("recompiles", "%s: recompiling (%s)", self.__qualname__,
-                     guards.diff(self._guard_sets[-1], arg_specs))
+                     guards.diff(self._guard_sets[-1], arg_specs, self._last_value_guards))
         self._guard_sets.append(arg_specs)
         logs.log("guards", "%s: entry %d guards: %s", self.__qualname__, len(self._guard_sets) - 1,
                  [guards.describe(s) for s in arg_specs])
@@ -138,7 +168,13 @@ class CompiledFunction:
             self._dispatcher.add_entry(arg_specs, [], None, [], None, None)
             return
         record["graph"] = str(cap.graph)
-        value_specs = guards.value_guards(self._fn, cap)
+        record["guards"] = cap.guards
+        value_specs = [g.spec() for g in cap.guards]
+        identities = [(a, b, same) for (a, b), same in cap.identities.items()]
+        self._last_value_guards = cap.guards
+        logs.log("guards", "%s: entry %d reads: %s", self.__qualname__, len(self._guard_sets) - 1,
+                 [guards.describe_guard(g) for g in cap.guards] +
+                 [f"arg {a} {'is' if same else 'is not'} arg {b}" for a, b, same in identities])
         kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
             kernel, report = self._compile(cap, args)
@@ -148,7 +184,8 @@ class CompiledFunction:
         elif cap.graph.outputs:
             runner = _eager_runner(cap)
         record["seconds"] = time.perf_counter() - start
-        self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner)
+        self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
+                                   identities)
 
     def _compile(self, cap, args):
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
@@ -183,6 +220,7 @@ class CompiledFunction:
     def reset(self):
         self._dispatcher.clear()
         self._guard_sets.clear()
+        self._last_value_guards = []
         self.compile_records.clear()
         self._misses = self._redispatches = 0
 
@@ -193,6 +231,14 @@ def _plain_arity(fn):
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
         return -1
     return code.co_argcount
+
+
+def _binds(fn, args, kwargs):
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+        return True
+    except TypeError:
+        return False
 
 
 def _result_plan(cap):

@@ -1,16 +1,68 @@
 """Guard specs: what the C++ dispatcher checks on every call before reusing a compiled entry.
 
-One spec per argument (exact type; for arrays also dtype, shape and memory layout; for Python
-scalars the value the graph specialised on), plus one per global or closure value the capture
-read. The tuple formats are the ones ``_C.Dispatcher.add_entry`` takes.
+Per argument (``arg_guard``): the exact type; for arrays also dtype, shape and memory layout; for
+Python scalars the value the graph specialised on. Per outside value the capture read
+(``Guard``, built by the capture's ``Tracer``): globals, builtins, closure cells, module
+attributes, a helper's ``__code__``/``__defaults__``, a ``functools.partial``'s fields. Per pair
+of arguments the code compared with ``is`` (``identities``): whether they are one object.
+The tuple formats are the ones ``_C.Dispatcher.add_entry`` takes.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import _C
 
 _LAYOUT_NAMES = {0: "C-contiguous", 1: "inner-dense", 2: "strided", -1: "unusable"}
+_ABSENT = object()
+
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """One value read from outside the arguments: where it lives and how it is checked.
+
+    ``access``: "item" (``container[key]``, a dict such as a module's globals), "cell" (a closure
+    cell's contents) or "attr" (``getattr(container, key)``). ``check``: "equal" (same type and
+    value, floats by bits: specialised scalars), "identical" (the same object: one pointer
+    compare, for functions, classes, modules, code objects, dtypes) or "absent" (the name must
+    still be missing: a global that resolved to a builtin). ``source`` names it for logs."""
+    source: str
+    access: str
+    check: str
+    container: object
+    key: object = None
+    expected: object = None
+
+    def spec(self):
+        return (self.access, self.check, self.container, self.key, self.expected)
+
+    def current(self):
+        """The value now (``_ABSENT`` when missing); for logs, the dispatcher checks in C++."""
+        if self.access == "item":
+            return self.container.get(self.key, _ABSENT)
+        if self.access == "cell":
+            try:
+                return self.container.cell_contents
+            except ValueError:
+                return _ABSENT
+        return getattr(self.container, self.key, _ABSENT)
+
+    def holds(self):
+        now = self.current()
+        if self.check == "absent":
+            return now is _ABSENT
+        if self.check == "identical" or now is _ABSENT:
+            return now is self.expected
+        return type(now) is type(self.expected) and (
+            np.float64(now).tobytes() == np.float64(self.expected).tobytes()
+            if type(now) is float else now == self.expected)
+
+
+def check_for(value):
+    """How an outside value is guarded: scalars by value, everything else by identity."""
+    return "equal" if type(value) in (bool, int, float, str, type(None)) else "identical"
 
 
 def arg_guard(arg):
@@ -32,13 +84,6 @@ def arg_guard(arg):
     return ("type", kind)
 
 
-def value_guards(fn, capture):
-    guards = [(fn.__globals__, name, value) for name, value in capture.global_reads.items()]
-    for index, value in capture.cell_reads.items():
-        guards.append((fn.__closure__[index], None, value))
-    return guards
-
-
 def layouts(args):
     """Per argument: the layout class kernels get specialised on (0 for non-arrays)."""
     return [max(_C.classify_layout(a), 0) if type(a) is np.ndarray else 0 for a in args]
@@ -53,7 +98,15 @@ def describe(spec):
     return f"type {spec[1].__name__}"
 
 
-def diff(old, new):
+def describe_guard(guard):
+    if guard.check == "absent":
+        return f"{guard.source} absent"
+    shown = guard.expected if guard.check == "equal" else \
+        f"<{type(guard.expected).__name__} {getattr(guard.expected, '__qualname__', '')}>".replace(" >", ">")
+    return f"{guard.source} {'==' if guard.check == 'equal' else 'is'} {shown}"
+
+
+def diff(old, new, old_values=()):
     """Why a new guard set differs from an old one, for the recompile log."""
     reasons = []
     for i, (a, b) in enumerate(zip(old, new)):
@@ -61,4 +114,5 @@ def diff(old, new):
             reasons.append(f"arg {i}: {describe(a)} -> {describe(b)}")
     if len(old) != len(new):
         reasons.append(f"{len(old)} -> {len(new)} arguments")
-    return "; ".join(reasons) or "a global or closure value changed"
+    reasons += [f"{g.source} changed" for g in old_values if not g.holds()]
+    return "; ".join(reasons) or "argument identity or a global, closure or attribute value changed"

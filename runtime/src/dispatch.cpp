@@ -67,15 +67,47 @@ int check_arg(const ArgGuard &g, PyObject *arg) {
 }
 
 int check_value(const ValueGuard &g) {
-    PyObject *actual;
-    if (g.key) {
+    PyObject *actual = nullptr, *owned = nullptr;
+    switch (g.source) {
+    case ValueGuard::DictItem:
         actual = PyDict_GetItemWithError(g.container, g.key);  // borrowed
-        if (!actual) return PyErr_Occurred() ? -1 : 0;
-    } else {
-        actual = PyCell_GET(g.container);
-        if (!actual) return 0;
+        if (!actual && PyErr_Occurred()) return -1;
+        break;
+    case ValueGuard::CellContents:
+        actual = PyCell_GET(g.container);  // borrowed; null when empty
+        break;
+    case ValueGuard::Attribute:
+        actual = owned = PyObject_GetAttr(g.container, g.key);
+        if (!actual) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return -1;
+            PyErr_Clear();
+        }
+        break;
+    case ValueGuard::FunctionCode:
+        actual = PyFunction_GET_CODE(g.container);
+        break;
+    case ValueGuard::FunctionDefaults:
+        actual = PyFunction_GET_DEFAULTS(g.container);
+        if (!actual) actual = Py_None;
+        break;
+    case ValueGuard::FunctionKwDefaults:
+        actual = PyFunction_GET_KW_DEFAULTS(g.container);
+        if (!actual) actual = Py_None;
+        break;
     }
-    return same_value(actual, g.expected);
+    int r = 0;
+    if (!actual) r = g.check == ValueGuard::Absent;
+    else if (g.check == ValueGuard::Identical) r = actual == g.expected;
+    else if (g.check == ValueGuard::Equal) r = same_value(actual, g.expected);
+    Py_XDECREF(owned);
+    return r;
+}
+
+bool same_identities(const std::vector<IdentityGuard> &guards, PyObject *const *args) {
+    for (const IdentityGuard &g : guards) {
+        if ((args[g.a] == args[g.b]) != g.same) return false;
+    }
+    return true;
 }
 
 // Fills `buf` to describe an array argument (no copy).
@@ -193,7 +225,7 @@ PyObject *Dispatcher::call(PyObject *const *args, Py_ssize_t nargs) {
             if (r < 0) return nullptr;
             ok = r == 1;
         }
-        if (!ok) continue;
+        if (!ok || !same_identities(entry.identities, args)) continue;
         ++hits_;
         ++entry.hits;
         if (!entry.kernel) return PyObject_Vectorcall(entry.runner ? entry.runner : function_, args, nargs, nullptr);

@@ -161,8 +161,12 @@ def test_global_and_closure_scalars_are_recorded():
     def f(x):
         return x * scale + OFFSET
     cap = capture(f, (f32(3),), graph=new_graph())
-    assert cap.global_reads == {"OFFSET": OFFSET}
-    assert cap.cell_reads == {0: 3.0}
+    reads = {(g.access, g.check, g.key): g.expected for g in cap.guards}
+    assert reads[("item", "equal", "OFFSET")] == OFFSET
+    assert reads[("cell", "equal", None)] == 3.0
+    assert reads[("attr", "identical", "__code__")] is f.__code__
+    assert cap.guards[[g.key for g in cap.guards].index("OFFSET")].container is globals()
+    assert cap.guards[[g.access for g in cap.guards].index("cell")].container is f.__closure__[0]
 
 
 OFFSET = 2

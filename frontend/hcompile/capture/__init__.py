@@ -6,10 +6,11 @@ shape of the return value, and the outside values the graph depends on (to be gu
 cannot capture raises ``hcompile.errors.Unsupported`` with the file and line responsible.
 
 Modules: ``normalize`` (per-Python-version bytecode → canonical instructions), ``interpreter``
-(frames and the opcode dispatch table), ``values`` (abstract values), ``lookaside`` (what calls
-and attributes mean), ``elementwise`` / ``reductions`` / ``matmul`` / ``shape_ops`` /
-``indexing`` (NumPy semantics as explicit IR ops), ``numpy_rules`` (NumPy as the oracle for
-dtypes and axes), ``builder`` (the wrapper over the C++ graph).
+(frames and the opcode dispatch table), ``reads`` (what is read from outside the arguments and
+its guards), ``values`` (abstract values), ``lookaside`` (what calls and attributes mean),
+``elementwise`` / ``reductions`` / ``matmul`` / ``shape_ops`` / ``indexing`` (NumPy semantics as
+explicit IR ops), ``numpy_rules`` (NumPy as the oracle for dtypes and axes), ``builder`` (the
+wrapper over the C++ graph).
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ class ArgRef:
 class Capture:
     graph: object                      # hcompile._C.Graph, outputs set
     result: object                     # tuple/list nesting of OutputRef | ArgRef | constants
-    global_reads: dict = field(default_factory=dict)   # name -> scalar read from fn.__globals__
-    cell_reads: dict = field(default_factory=dict)     # fn.__closure__ index -> scalar
+    guards: list = field(default_factory=list)       # guards.Guard per outside value read
+    identities: dict = field(default_factory=dict)   # (arg a, arg b) -> were they one object
 
 
 RESULT_CONSTANTS = (bool, int, float, str, type(None))
@@ -121,7 +122,7 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
         raise Unsupported("generator/coroutine functions are not supported",
                           code.co_filename, code.co_firstlineno)
     builder = GraphBuilder(graph if graph is not None else _new_graph())
-    tracer = Tracer(builder, fn)
+    tracer = Tracer(builder, fn, args)
     values = [_argument_value(builder, fn, i, a) for i, a in enumerate(args)]
     try:
         local_values = bind_arguments(fn, values, {})
@@ -138,4 +139,4 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
     except Unsupported as e:
         raise locate(e, code.co_filename, frame.lineno)
     builder.set_outputs(results.nodes)
-    return Capture(builder.graph, result, tracer.global_reads, tracer.cell_reads)
+    return Capture(builder.graph, result, tracer.reads.guards, dict(tracer.reads.identities))

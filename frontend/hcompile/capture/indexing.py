@@ -43,6 +43,9 @@ def getitem(b, a: ArrayValue, key):
     consumed = sum(k in ("int", "slice") for k in kinds)
     if consumed > a.ndim:
         raise numpy_raises(IndexError, f"too many indices for a {a.ndim}-d array")
+    # NumPy gives a scalar only for a full set of integer indices (``z[()]`` on 0-d included);
+    # any ``...`` or ``None`` keeps an array (``z[...]`` is a 0-d array view).
+    gives_scalar = all(k == "int" for k in kinds) and consumed == a.ndim
     if "ellipsis" in kinds:
         pos = kinds.index("ellipsis")
         fill = a.ndim - consumed
@@ -83,8 +86,7 @@ def getitem(b, a: ArrayValue, key):
     if not trivial:
         r = b.op("slice", [a], {"starts": starts, "stops": stops, "steps": steps})
     r = b.reshape(r, out_shape)
-    # Only a full set of integer indices gives a NumPy scalar (a copy); all else is a view.
-    if all(k == "int" for k in kinds) and len(kinds) == a.ndim:
+    if gives_scalar:          # a copy; everything else is a view
         return ArrayValue(r.node, r.dtype, r.shape, is_scalar=True)
     return ArrayValue(r.node, r.dtype, r.shape, view_of=a)
 

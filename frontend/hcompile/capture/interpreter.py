@@ -26,11 +26,11 @@ from . import elementwise as ew
 from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
 from .normalize import normalize
+from .reads import GuardCollector, is_library_module_name
 from .values import NULL, ArrayValue, BoundArrayMethod, contains_abstract
 
 MAX_INSTRUCTIONS = 200_000     # bound on unrolled loops: beyond this, run plain Python
 MAX_INLINE_DEPTH = 32
-GUARDABLE_SCALARS = (bool, int, float, str, type(None))
 _GENERATOR_FLAGS = (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR |
                     inspect.CO_ITERABLE_COROUTINE)
 
@@ -50,64 +50,25 @@ def _normalized(code):
     return normalize(code)
 
 
-def _is_library_module_name(name: str) -> bool:
-    top = (name or "").split(".")[0]
-    return top == "numpy" or top in sys.stdlib_module_names or top == "builtins"
-
-
 class Tracer:
     """State shared by every frame of one capture: the graph and what must be guarded."""
 
-    def __init__(self, builder, root_fn):
+    def __init__(self, builder, root_fn, args=()):
         self.b = builder
-        self.root_globals = root_fn.__globals__
-        self.root_cells = {id(c): i for i, c in enumerate(root_fn.__closure__ or ())}
-        self.own_cells = {}          # id -> cell, for cells created while interpreting
-        self.global_reads = {}
-        self.cell_reads = {}
+        self.reads = GuardCollector(root_fn, args)
         self.instructions_left = MAX_INSTRUCTIONS
 
-    def read_global(self, frame, name, value):
-        if type(value) in GUARDABLE_SCALARS:
-            if frame.globals is not self.root_globals:
-                raise Unsupported(f"read of scalar global {name!r} of another module "
-                                  "(cannot be guarded)")
-            self.global_reads[name] = value
-            return
-        _check_specialisable(f"global {name!r}", value)
-
-    def read_cell(self, cell, name, value):
-        if id(cell) in self.own_cells:
-            return                          # made during this capture: no guard needed
-        if type(value) in GUARDABLE_SCALARS:
-            index = self.root_cells.get(id(cell))
-            if index is None:
-                raise Unsupported(f"read of closure variable {name!r} of a helper's enclosing "
-                                  "function (cannot be guarded)")
-            self.cell_reads[index] = value
-            return
-        _check_specialisable(f"closure variable {name!r}", value)
-
     def new_cell(self, *contents):
-        cell = types.CellType(*contents)
-        self.own_cells[id(cell)] = cell
-        return cell
+        return self.reads.own(types.CellType(*contents), "cell")
+
+    def owns_cell(self, cell):
+        return id(cell) in self.reads.own_cells
 
 
-def _check_specialisable(what, value):
-    """Values read from outside the function that we may treat as fixed code (modules,
-    functions, classes); data that could change under us is refused."""
-    if isinstance(value, np.ndarray):
-        raise Unsupported(f"{what} is a NumPy array (constant arrays are not supported)")
-    if isinstance(value, (types.ModuleType, type)) or callable(value):
-        return
-    raise Unsupported(f"{what} of type {type(value).__name__} cannot be guarded")
-
-
-def get_attribute(b, obj, name):
+def get_attribute(tracer, obj, name):
     """``obj.name`` under the capture's rules."""
     if isinstance(obj, ArrayValue):
-        return array_attribute(b, obj, name)
+        return array_attribute(tracer.b, obj, name)
     if isinstance(obj, types.ModuleType):
         try:
             value = getattr(obj, name)
@@ -116,11 +77,9 @@ def get_attribute(b, obj, name):
         if isinstance(value, np.ndarray):
             raise Unsupported(f"{obj.__name__}.{name} is a NumPy array (constant arrays are "
                               "not supported)")
-        if type(value) in GUARDABLE_SCALARS and not _is_library_module_name(obj.__name__):
-            raise Unsupported(f"read of module attribute {obj.__name__}.{name} "
-                              "(cannot be guarded)")
+        tracer.reads.read_module_attribute(obj, name, value)
         return value
-    library_type = isinstance(obj, type) and _is_library_module_name(obj.__module__)
+    library_type = isinstance(obj, type) and is_library_module_name(obj.__module__)
     if (isinstance(obj, SAFE_CONSTANT_TYPES) and not isinstance(obj, BoundArrayMethod)) \
             or library_type:
         try:
@@ -128,6 +87,16 @@ def get_attribute(b, obj, name):
         except AttributeError as e:
             raise Unsupported(f"{type(obj).__name__} has no attribute {name!r}") from e
     raise Unsupported(f"attribute .{name} of a {type(obj).__name__} object")
+
+
+def _getattr_builtin(tracer, obj, name, *default):
+    """``getattr(obj, name[, default])``: the same rules (and guards) as ``obj.name``."""
+    try:
+        return get_attribute(tracer, obj, name)
+    except Unsupported:
+        if default and not isinstance(obj, ArrayValue):
+            return default[0]
+        raise
 
 
 def truth(value, what="branch"):
@@ -205,13 +174,16 @@ class Frame:
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             return self.call(fn.__func__, [fn.__self__, *args], kwargs)
         if isinstance(fn, functools.partial):
+            self.tracer.reads.call_partial(fn)
             return self.call(fn.func, [*fn.args, *args], {**fn.keywords, **kwargs})
+        if fn is getattr:
+            return _getattr_builtin(self.tracer, *args, **kwargs)
         wrapped = getattr(type(fn), "__module__", "").startswith("hcompile.") and \
             getattr(fn, "__wrapped__", None)
         if isinstance(wrapped, types.FunctionType):
             # another @hcompile function called from this one: capture its Python code inline
             return self.inline(wrapped, args, kwargs)
-        if isinstance(fn, types.FunctionType) and not _is_library_module_name(fn.__module__):
+        if isinstance(fn, types.FunctionType) and not is_library_module_name(fn.__module__):
             return self.inline(fn, args, kwargs)
         try:
             return resolve_call(self.b, fn, args, kwargs)
@@ -227,6 +199,7 @@ class Frame:
         if self.depth >= MAX_INLINE_DEPTH:
             raise Unsupported(f"inlining {fn.__qualname__}() exceeds depth {MAX_INLINE_DEPTH}"
                               " (recursion?)")
+        self.tracer.reads.inline_function(fn)
         local_values = bind_arguments(fn, args, kwargs)
         child = Frame(self.tracer, fn, local_values, self.depth + 1)
         return child.run()
@@ -234,7 +207,8 @@ class Frame:
 
 def bind_arguments(fn, args, kwargs) -> dict:
     """Python's argument binding for a plain function, from its code object (parameter names
-    like comprehensions' ``.0`` are fine here, unlike with ``inspect.signature``)."""
+    like comprehensions' ``.0`` are fine here, unlike with ``inspect.signature``). A call that
+    does not bind raises a TypeError with Python's own message."""
     code = fn.__code__
     names = code.co_varnames
     n_pos, n_kwonly = code.co_argcount, code.co_kwonlyargcount
@@ -243,35 +217,41 @@ def bind_arguments(fn, args, kwargs) -> dict:
     pos_names = names[:n_pos]
     kwonly_names = names[n_pos:n_pos + n_kwonly]
     positional_only = set(pos_names[:code.co_posonlyargcount])
-    bad = f"bad call to {fn.__qualname__}()"
+
+    def fail(reason):
+        return numpy_raises(TypeError, _python_binding_message(fn, args, kwargs) or
+                            f"bad call to {fn.__qualname__}(): {reason}")
 
     bound = {}
     if len(args) > n_pos and not has_varargs:
-        raise numpy_raises(TypeError, f"{bad}: too many positional arguments")
+        raise fail("too many positional arguments")
     for name, value in zip(pos_names, args):
         bound[name] = value
     extra_kwargs = {}
     for key, value in kwargs.items():
-        if key in bound or (key in positional_only and not has_varkw):
-            raise numpy_raises(TypeError, f"{bad}: argument {key!r} given twice or positional-only")
-        if (key in pos_names and key not in positional_only) or key in kwonly_names:
+        if key in positional_only and has_varkw:
+            extra_kwargs[key] = value             # a positional-only name goes to **kwargs
+            continue
+        if key in bound or key in positional_only:
+            raise fail(f"argument {key!r} given twice or positional-only")
+        if key in pos_names or key in kwonly_names:
             bound[key] = value
         elif has_varkw:
             extra_kwargs[key] = value
         else:
-            raise numpy_raises(TypeError, f"{bad}: unexpected keyword argument {key!r}")
+            raise fail(f"unexpected keyword argument {key!r}")
     defaults = fn.__defaults__ or ()
     first_default = n_pos - len(defaults)
     for i, name in enumerate(pos_names):
         if name not in bound:
             if i < first_default:
-                raise numpy_raises(TypeError, f"{bad}: missing argument {name!r}")
+                raise fail(f"missing argument {name!r}")
             bound[name] = defaults[i - first_default]
     kwdefaults = fn.__kwdefaults__ or {}
     for name in kwonly_names:
         if name not in bound:
             if name not in kwdefaults:
-                raise numpy_raises(TypeError, f"{bad}: missing keyword argument {name!r}")
+                raise fail(f"missing keyword argument {name!r}")
             bound[name] = kwdefaults[name]
     index = n_pos + n_kwonly
     if has_varargs:
@@ -280,6 +260,42 @@ def bind_arguments(fn, args, kwargs) -> dict:
     if has_varkw:
         bound[names[index]] = extra_kwargs
     return bound
+
+
+def _python_binding_message(fn, args, kwargs):
+    """The message of the TypeError Python raises for this call, found by binding the arguments
+    to a stub with ``fn``'s parameters, defaults and qualified name; None if that cannot be made."""
+    code = fn.__code__
+    n_pos, n_kwonly = code.co_argcount, code.co_kwonlyargcount
+    varargs, varkw = code.co_flags & inspect.CO_VARARGS, code.co_flags & inspect.CO_VARKEYWORDS
+    names = code.co_varnames[:n_pos + n_kwonly + bool(varargs) + bool(varkw)]
+    if not all(n.isidentifier() for n in names):
+        return None
+    first_default = n_pos - len(fn.__defaults__ or ())
+    params = []
+    for i, name in enumerate(names[:n_pos]):
+        params.append(name + ("=None" if i >= first_default else ""))
+        if i == code.co_posonlyargcount - 1:
+            params.append("/")
+    rest = names[n_pos + n_kwonly:]
+    if varargs:
+        params.append("*" + rest[0])
+    elif n_kwonly:
+        params.append("*")
+    kwdefaults = fn.__kwdefaults__ or {}
+    params += [n + ("=None" if n in kwdefaults else "") for n in names[n_pos:n_pos + n_kwonly]]
+    if varkw:
+        params.append("**" + rest[-1])
+    namespace = {}
+    exec(f"def stub({', '.join(params)}): pass", namespace)
+    stub = namespace["stub"]
+    stub.__code__ = stub.__code__.replace(co_name=code.co_name, co_qualname=code.co_qualname)
+    stub.__qualname__ = fn.__qualname__       # what the messages name
+    try:
+        stub(*args, **kwargs)
+    except TypeError as e:
+        return str(e)
+    return None
 
 
 def _unsupported_opcode_reason(opname):
@@ -361,9 +377,10 @@ def _load_global(f, ins):
     name = ins.arg
     if name in f.globals:
         value = f.globals[name]
-        f.tracer.read_global(f, name, value)
+        f.tracer.reads.read_global(f.globals, name, value)
     elif name in f.builtins:
         value = f.builtins[name]
+        f.tracer.reads.read_builtin(f.globals, f.builtins, name, value)
     else:
         raise Unsupported(f"name {name!r} is not defined")
     f.push(value)
@@ -387,14 +404,14 @@ def _load_deref(f, ins):
         value = cell.cell_contents
     except ValueError as e:
         raise Unsupported(f"free variable {ins.arg!r} referenced before assignment") from e
-    f.tracer.read_cell(cell, ins.arg, value)
+    f.tracer.reads.read_cell(cell, ins.arg, value)
     f.push(value)
 
 
 @handles("STORE_DEREF")
 def _store_deref(f, ins):
     cell = f.cells[ins.arg]
-    if id(cell) not in f.tracer.own_cells:
+    if not f.tracer.owns_cell(cell):
         raise Unsupported(f"assignment to nonlocal variable {ins.arg!r} of an enclosing function")
     cell.cell_contents = f.pop()
 
@@ -402,21 +419,21 @@ def _store_deref(f, ins):
 @handles("DELETE_DEREF")
 def _delete_deref(f, ins):
     cell = f.cells[ins.arg]
-    if id(cell) not in f.tracer.own_cells:
+    if not f.tracer.owns_cell(cell):
         raise Unsupported(f"deletion of nonlocal variable {ins.arg!r}")
     del cell.cell_contents
 
 
 @handles("LOAD_ATTR")
 def _load_attr(f, ins):
-    f.push(get_attribute(f.b, f.pop(), ins.arg))
+    f.push(get_attribute(f.tracer, f.pop(), ins.arg))
 
 
 @handles("LOAD_METHOD")
 def _load_method(f, ins):
     obj = f.pop()
     f.push(NULL)
-    f.push(get_attribute(f.b, obj, ins.arg))
+    f.push(get_attribute(f.tracer, obj, ins.arg))
 
 
 @handles("STORE_ATTR", "DELETE_ATTR")
@@ -485,7 +502,8 @@ def _compare_op(f, ins):
 def _is_op(f, ins):
     right = f.pop()
     left = f.pop()
-    f.push((left is not right) if ins.arg else (left is right))
+    same = f.tracer.reads.same_object(left, right)
+    f.push((not same) if ins.arg else same)
 
 
 @handles("CONTAINS_OP")
@@ -784,7 +802,7 @@ def _make_function(f, ins):
     fn = types.FunctionType(code, f.globals, code.co_name, defaults, closure)
     fn.__kwdefaults__ = kwdefaults
     fn.__qualname__ = code.co_qualname
-    f.push(fn)
+    f.push(f.tracer.reads.own(fn, "function"))
 
 
 @handles("IMPORT_NAME")
@@ -794,12 +812,13 @@ def _import_name(f, ins):
     name = ins.arg
     if level != 0 or name not in sys.modules:
         raise Unsupported(f"import of {name!r} (only already-imported absolute modules)")
-    module = sys.modules[name]
     if not fromlist:
-        module = sys.modules[name.split(".")[0]]
+        name = name.split(".")[0]
+    module = sys.modules[name]
+    f.tracer.reads.read_module(name, module)
     f.push(module)
 
 
 @handles("IMPORT_FROM")
 def _import_from(f, ins):
-    f.push(get_attribute(f.b, f.stack[-1], ins.arg))
+    f.push(get_attribute(f.tracer, f.stack[-1], ins.arg))

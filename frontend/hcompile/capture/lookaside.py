@@ -20,7 +20,7 @@ from . import shape_ops
 from .indexing import iterate_rows
 from .matmul import dot, matmul
 from .reductions import REDUCTIONS
-from .values import ArrayValue, BoundArrayMethod, contains_abstract
+from .values import ArrayValue, BoundArrayMethod, contains_abstract, scalar_if_0d
 
 # -- NumPy functions -----------------------------------------------------------------------
 
@@ -42,11 +42,15 @@ NUMPY_FUNCTIONS = {
     np.zeros_like: shape_ops.zeros_like, np.ones_like: shape_ops.ones_like,
     np.full_like: shape_ops.full_like, np.empty_like: shape_ops.empty_like,
     np.asarray: shape_ops.asarray, np.asanyarray: shape_ops.asarray,
-    np.ascontiguousarray: shape_ops.asarray, np.array: shape_ops.array,
+    np.ascontiguousarray: shape_ops.ascontiguousarray, np.array: shape_ops.array,
     np.shape: lambda b, a: a.shape if isinstance(a, ArrayValue) else np.shape(a),
     np.ndim: lambda b, a: a.ndim if isinstance(a, ArrayValue) else np.ndim(a),
     np.size: lambda b, a: a.size if isinstance(a, ArrayValue) else np.size(a),
 }
+
+# NumPy implements these by calling the argument's method, so for a NumPy scalar they return a
+# scalar like the method does (``values.scalar_if_0d``).
+_CALLS_THE_METHOD = {np.transpose, np.reshape, np.squeeze, np.swapaxes}
 
 # NumPy callables that are pure functions of constants (the answer is a constant).
 _PURE_NUMPY = {np.dtype, np.finfo, np.iinfo, np.result_type, np.promote_types, np.can_cast,
@@ -93,7 +97,17 @@ ARRAY_ATTRIBUTES = {
 }
 
 
+# A NumPy scalar's ``.T`` and ``.real`` (real dtypes) are the scalar itself.
+_SCALAR_SELF_ATTRIBUTES = ("T", "real")
+
+
 def array_attribute(b, a: ArrayValue, name: str):
+    if a.is_scalar:
+        if not hasattr(a.python_type, name):     # ndarray-only: .dot, .mT, .partition ...
+            raise numpy_raises(AttributeError, f"'numpy.{a.python_type.__name__}' object has no "
+                                               f"attribute '{name}'")
+        if name in _SCALAR_SELF_ATTRIBUTES:
+            return a
     if name in ARRAY_ATTRIBUTES:
         return ARRAY_ATTRIBUTES[name](b, a)
     if name in ARRAY_METHODS:
@@ -194,19 +208,9 @@ def _structural(fn):
     return handler
 
 
-def _getattr(b, obj, name, *default):
-    from .interpreter import get_attribute   # the interpreter owns attribute policy
-    try:
-        return get_attribute(b, obj, name)
-    except Unsupported:
-        if default and not isinstance(obj, ArrayValue):
-            return default[0]
-        raise
-
-
 BUILTINS = {
     len: _len, abs: _abs, isinstance: _isinstance, type: _type, sum: _sum, round: _round,
-    pow: _pow, divmod: _divmod, getattr: _getattr,
+    pow: _pow, divmod: _divmod,   # getattr: the interpreter's (it guards module attributes)
     int: _conversion(int), float: _conversion(float), bool: _conversion(bool),
     complex: _conversion(complex), str: _conversion(str), repr: _conversion(repr),
     format: _conversion(format), hash: _conversion(hash), issubclass: _conversion(issubclass),
@@ -283,10 +287,15 @@ def _scalar_type_call(b, cls, args, kwargs):
 def resolve_call(b, fn, args, kwargs):
     """Result of ``fn(*args, **kwargs)`` for anything the interpreter does not inline."""
     if isinstance(fn, BoundArrayMethod):
-        return ARRAY_METHODS[fn.name](b, fn.array, *args, **kwargs)
+        result = ARRAY_METHODS[fn.name](b, fn.array, *args, **kwargs)
+        return scalar_if_0d(result) if fn.array.is_scalar else result
     handler = _lookup(NUMPY_FUNCTIONS, fn)
     if handler is not None:
-        return handler(b, *args, **kwargs)
+        result = handler(b, *args, **kwargs)
+        target = args[0] if args else kwargs.get("a")
+        if fn in _CALLS_THE_METHOD and isinstance(target, ArrayValue) and target.is_scalar:
+            return scalar_if_0d(result)
+        return result
     if isinstance(fn, np.ufunc):
         return ew.apply_ufunc(b, fn, list(args), **kwargs)
     handler = _lookup(BUILTINS, fn)

@@ -178,6 +178,12 @@ def asarray(b, a, dtype=None, order=None, *, like=None, copy=None, device=None):
     return b.constant(run_concrete(lambda: np.asarray(a, dtype=dt)[()]), dt)
 
 
+def ascontiguousarray(b, a, dtype=None, *, like=None):
+    """``np.ascontiguousarray``: ``np.asarray`` with at least one dimension (0-d gives (1,))."""
+    r = asarray(b, a, dtype, like=like)
+    return as_view(b.reshape(r, (1,)), r) if r.ndim == 0 else r
+
+
 def _cast_parts(b, a, dtype):
     r = b.cast(a, rules.as_dtype(dtype))
     return r.node, r.dtype, r.shape

@@ -90,6 +90,15 @@ class ArrayValue:
         raise TypeError("ArrayValue has no concrete truth value")
 
 
+def scalar_if_0d(v):
+    """NumPy's ``PyArray_Return``: a 0-d array result becomes a NumPy scalar. NumPy applies it to
+    every method called on a NumPy scalar (``s.copy()``, ``s.reshape(())``, ``s.squeeze()`` are
+    scalars) and to the functions that call the method (``np.squeeze(s)``, ``np.transpose(s)``)."""
+    if isinstance(v, ArrayValue) and v.ndim == 0 and not v.is_scalar:
+        return ArrayValue(v.node, v.dtype, (), is_scalar=True)
+    return v
+
+
 class BoundArrayMethod:
     """``x.sum`` before it is called: the array method name plus its ``self``."""
 

@@ -27,17 +27,34 @@ struct ArgGuard {
     PyObject *value = nullptr;    // Int/Float/Str: the specialised value (strong reference)
 };
 
-// A Python value read by the traced code from outside the arguments (a global or a closure
-// cell) that the graph specialised on.
+// A Python value read by the traced code from outside the arguments that the graph depends on:
+// a global, a closure cell, a module's dict entry, or an attribute such as a helper's __code__.
 struct ValueGuard {
-    PyObject *container = nullptr;  // a dict (globals) or a cell (strong reference)
-    PyObject *key = nullptr;        // dict key; null for a cell
-    PyObject *expected = nullptr;   // strong reference
+    // Function*: that attribute of a plain Python function, read from the function object
+    // directly (a pointer load instead of an attribute lookup; a missing one reads as None).
+    enum Source : uint8_t { DictItem, CellContents, Attribute, FunctionCode, FunctionDefaults, FunctionKwDefaults };
+    // Equal: same type and value (floats by bits), for specialised scalars. Identical: the same
+    // object (one pointer compare), for functions, modules, classes, code objects. Absent: the
+    // key or attribute is missing (a global that resolved to a builtin).
+    enum Check : uint8_t { Equal, Identical, Absent };
+    Source source = DictItem;
+    Check check = Equal;
+    PyObject *container = nullptr;  // a dict, a cell, or any object for Attribute (strong reference)
+    PyObject *key = nullptr;        // dict key or attribute name; null for a cell
+    PyObject *expected = nullptr;   // strong reference; null for Absent
+};
+
+// Arguments `a` and `b` must be (same) or must not be (!same) one object: the traced code
+// compared them with `is`.
+struct IdentityGuard {
+    int32_t a = 0, b = 0;
+    bool same = false;
 };
 
 struct Entry {
     std::vector<ArgGuard> args;
     std::vector<ValueGuard> values;
+    std::vector<IdentityGuard> identities;
     KernelPtr kernel;                  // null: call `runner`, or else the original function
     PyObject *runner = nullptr;        // optional callable(*args) used when there is no kernel
     std::vector<bool> as_scalar;       // per kernel output: 0-d result becomes a NumPy scalar
