@@ -59,6 +59,15 @@ struct LoweredPipeline {
     Halide::Pipeline pipeline;
 };
 
+// The target a lowered pipeline must be compiled for: `target` with IEEE float semantics
+// (Halide's strict_float feature). Halide's default float mode gives LLVM "no NaN, no inf, no
+// signed zero" flags, under which it folds isnan(a + b) to false, drops a NaN sum's whole loop,
+// and loses -0.0. Strictness is a compile-target property rather than a wrapper on each Func
+// so that it also covers the Funcs scheduling creates (rfactor's partial reductions) and
+// leaves rfactor able to prove a plain sum associative. Matmul keeps its speed through
+// explicit fused multiply-adds (lower_matmul), which strict mode does not split.
+Halide::Target ieee_target(const Halide::Target &target);
+
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts);

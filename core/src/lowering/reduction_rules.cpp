@@ -55,6 +55,19 @@ std::vector<Expr> halide_vars(const std::vector<Halide::Var> &axes) {
     return v;
 }
 
+// a * b + c with one rounding where the target has FMA instructions (NumPy's BLAS uses them
+// too), else a * b + c. Pipelines compile in strict float mode (ieee_target), in which LLVM
+// contracts nothing itself; Halide has no fma operator, so this calls LLVM's intrinsic, which
+// Halide scalarizes and LLVM's SLP vectorizer puts back together into vector FMAs.
+Expr fused_multiply_add(const Expr &a, const Expr &b, const Expr &c) {
+    Halide::Type t = a.type();
+    using Halide::Internal::Call;
+    Expr fma = Call::make(t, t.bits() == 32 ? "llvm.fma.f32" : "llvm.fma.f64", {a, b, c}, Call::PureExtern);
+    Expr has_fma = Call::make(Halide::Bool(), Call::target_has_feature,
+                              {Halide::Internal::make_const(Halide::Int(32), Halide::Target::FMA)}, Call::PureIntrinsic);
+    return select(has_fma, fma, a * b + c);
+}
+
 Expr lowest(Halide::Type t) {
     return t.is_float() ? Halide::Internal::make_const(t, -std::numeric_limits<double>::infinity()) : t.min();
 }
@@ -176,7 +189,7 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
         acc(lhs) = acc(lhs) || (av && bv);
     } else {
         acc(lhs) = Halide::Internal::make_zero(t);
-        acc(lhs) = acc(lhs) + av * bv;
+        acc(lhs) = t.is_float() ? fused_multiply_add(av, bv, acc(lhs)) : acc(lhs) + av * bv;
     }
     f(lhs) = acc(lhs);
     out.accumulator = acc;
