@@ -129,6 +129,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             region.reduces_innermost = r.reduces_innermost;
             region.associative_vectorizable = r.associative;
             region.accumulator = r.accumulator;
+            region.blocked_sum = r.blocked_sum;
             break;
         }
         }
