@@ -27,14 +27,21 @@ Expr wrapping(const Expr &a, const Expr &b, F op) {
     return Halide::reinterpret(t, op(Halide::reinterpret(u, a), Halide::reinterpret(u, b)));
 }
 
+// The IEEE sign bit (true for -0.0 and negative NaNs too).
+Expr sign_bit(const Expr &x) {
+    return Halide::reinterpret(Halide::Int(x.type().bits()), x) < 0;
+}
+
+// NumPy's float maximum/minimum: NaN from either side, and +0.0 > -0.0 (maximum(-0.0, 0.0) and
+// maximum(0.0, -0.0) are both 0.0; minimum gives -0.0 both ways).
 Expr numpy_maximum(const Expr &a, const Expr &b) {
-    if (is_float_type(a)) return select(Halide::is_nan(a) || a > b, a, b);
+    if (is_float_type(a)) return select(Halide::is_nan(a) || a > b || (a == b && sign_bit(b)), a, b);
     if (is_bool_type(a)) return a || b;
     return Halide::max(a, b);
 }
 
 Expr numpy_minimum(const Expr &a, const Expr &b) {
-    if (is_float_type(a)) return select(Halide::is_nan(a) || a < b, a, b);
+    if (is_float_type(a)) return select(Halide::is_nan(a) || a < b || (a == b && sign_bit(a)), a, b);
     if (is_bool_type(a)) return a && b;
     return Halide::min(a, b);
 }
@@ -49,11 +56,6 @@ Expr c_fmod(const Expr &a, const Expr &b) {
 Expr negative_zero(Halide::Type t) {
     Expr bits = t.bits() == 32 ? Expr(uint32_t{0x80000000u}) : Expr(uint64_t{0x8000000000000000ull});
     return Halide::reinterpret(t, bits);
-}
-
-// The IEEE sign bit (true for -0.0 and negative NaNs too).
-Expr sign_bit(const Expr &x) {
-    return Halide::reinterpret(Halide::Int(x.type().bits()), x) < 0;
 }
 
 // NumPy's float divmod (npy_divmod): the quotient rounded toward -inf and the remainder with the
@@ -190,6 +192,10 @@ Table make_table() {
     };
     t[OpKind::Abs] = [](const Node &, const Args &a) {
         if (a[0].type().is_uint()) return a[0];
+        if (is_float_type(a[0])) {  // clears the sign bit: abs(-0.0) is 0.0 (Halide's may keep -0.0)
+            Halide::Type bits = Halide::UInt(a[0].type().bits());
+            return Halide::reinterpret(a[0].type(), Halide::reinterpret(bits, a[0]) & (bits.max() >> 1));
+        }
         return Halide::cast(a[0].type(), Halide::abs(a[0]));  // abs(MIN) wraps back to MIN, as in NumPy
     };
     t[OpKind::Square] = [](const Node &, const Args &a) { return wrapping(a[0], a[0], [](Expr x, Expr y) { return x * y; }); };

@@ -361,9 +361,17 @@ def where(b, cond, x=None, y=None):
     dtype = rules.result_type(x, y)
     shape = rules.broadcast_shapes(shape_of(cond), shape_of(x), shape_of(y))
     c = b.broadcast(to_array(b, cond, np.bool_), shape)
-    xs = b.broadcast(to_array(b, x, dtype), shape)
-    ys = b.broadcast(to_array(b, y, dtype), shape)
+    xs = b.broadcast(_where_operand(b, x, dtype), shape)
+    ys = b.broadcast(_where_operand(b, y, dtype), shape)
     return b.op("where", [c, xs, ys])          # np.where returns an array even when 0-d
+
+
+def _where_operand(b, v, dtype):
+    """np.where makes a scalar operand an array of its own dtype first (a Python int: int64),
+    then casts it unsafely: np.where(int8_x > 0, int8_x, 300) holds 44, not OverflowError."""
+    if is_abstract(v):
+        return b.cast(v, dtype)
+    return b.constant(run_concrete(lambda: np.asarray(v).astype(dtype)[()]), dtype)
 
 
 def clip(b, a, a_min=None, a_max=None, **kwargs):
