@@ -32,16 +32,16 @@ Expr sign_bit(const Expr &x) {
     return Halide::reinterpret(Halide::Int(x.type().bits()), x) < 0;
 }
 
-// NumPy's float maximum/minimum: NaN from either side, and +0.0 > -0.0 (maximum(-0.0, 0.0) and
-// maximum(0.0, -0.0) are both 0.0; minimum gives -0.0 both ways).
+// NumPy's float maximum/minimum: NaN from either side; of two equal values (0.0 and -0.0)
+// the second.
 Expr numpy_maximum(const Expr &a, const Expr &b) {
-    if (is_float_type(a)) return select(Halide::is_nan(a) || a > b || (a == b && sign_bit(b)), a, b);
+    if (is_float_type(a)) return select(Halide::is_nan(a) || a > b, a, b);
     if (is_bool_type(a)) return a || b;
     return Halide::max(a, b);
 }
 
 Expr numpy_minimum(const Expr &a, const Expr &b) {
-    if (is_float_type(a)) return select(Halide::is_nan(a) || a < b || (a == b && sign_bit(a)), a, b);
+    if (is_float_type(a)) return select(Halide::is_nan(a) || a < b, a, b);
     if (is_bool_type(a)) return a && b;
     return Halide::min(a, b);
 }
