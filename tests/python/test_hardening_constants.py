@@ -103,5 +103,6 @@ def test_creation_with_out_of_range_python_ints_raises_like_numpy(dtype):
                  "np.full(x.shape, np.int64(300), dtype=x.dtype)", "np.full(x.shape, 2.5, dtype=x.dtype)",
                  "np.full(x.shape, np.nan, dtype=x.dtype)", "np.full_like(x, -np.inf)",
                  "np.zeros(x.shape, x.dtype) + np.ones(x.shape, x.dtype)", "x + 300", "x - 129",
-                 "x * 2**40", "np.where(x > 0, x, 300)", "np.maximum(x, -1)"]:
+                 "x * 2**40", "np.where(x > 0, x, 300)", "np.maximum(x, -1)",
+                 "x + x.dtype.type(300)", "x + x.dtype.type(-1)", "(x + 1).astype(x.dtype.type)"]:
         check_ieee(_fn(body), x)
