@@ -93,6 +93,57 @@ void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
     log.add(acc, what);
 }
 
+// A float sum (BlockedSum, lowering.h): the accumulator's lanes (or, with one lane, its
+// outputs) are the vector; each block sum is computed in registers inside the accumulator's
+// loop over blocks; the outermost output runs in parallel.
+void schedule_blocked_sum(const RegionFunc &r, int width, ScheduleLog &log) {
+    schedule_pure(r.func, r, width, log);
+    const BlockedSum &b = *r.blocked_sum;
+    Halide::Func acc = r.accumulator;
+    acc.compute_root();
+    std::string what = "compute_root";
+    bool across_outputs = b.lanes == 1 && !r.vars.empty() && r.extents[0] >= width;
+    Halide::VarOrRVar vec = across_outputs ? Halide::VarOrRVar(r.vars[0]) : Halide::VarOrRVar(b.lane);
+    bool vectorize = b.lanes > 1 || across_outputs;
+    int vec_width = b.lanes > 1 ? b.lanes : width;
+    bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty() &&
+                    !r.row_fused && r.extents.back() > 1;
+    if (vectorize) acc.vectorize(vec, vec_width, Halide::TailStrategy::GuardWithIf);
+    // The vector innermost in each update stage, then the stage's reduction loops.
+    auto schedule_stage = [&](int stage, const Halide::RDom &domain, Halide::Func part) {
+        if (stage < 0) return;
+        Halide::Stage update = acc.update(stage - 1);
+        std::vector<Halide::VarOrRVar> order{vec};
+        if (domain.defined()) {
+            for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
+        }
+        if (order.size() > 1) update.reorder(order);
+        if (vectorize) update.vectorize(vec, vec_width, Halide::TailStrategy::GuardWithIf);
+        if (parallel) update.parallel(r.vars.back());
+        // A part is needed for all lanes of one iteration of the domain's innermost loop (or,
+        // without a domain, of one output row). (The tail's stage is the last one, which a
+        // LoopLevel of a pure var names.)
+        Halide::LoopLevel at = domain.defined() ? Halide::LoopLevel(acc, domain[0])
+                               : !r.vars.empty() ? Halide::LoopLevel(acc, r.vars.back())
+                                                 : Halide::LoopLevel(acc, Halide::Var::outermost());
+        part.compute_at(at);
+        if (vectorize) {
+            part.vectorize(vec.var, vec_width, Halide::TailStrategy::GuardWithIf);
+            for (int u = 0; u < part.num_update_definitions(); ++u) {
+                part.update(u).vectorize(vec.var, vec_width, Halide::TailStrategy::GuardWithIf);
+            }
+        }
+    };
+    schedule_stage(b.block_stage, b.block_domain, b.blocks);
+    schedule_stage(b.tail_stage, b.tail_domain, b.tail);
+    if (parallel) {
+        acc.parallel(r.vars.back());
+        what += ", parallel " + r.vars.back().name();
+    }
+    log.add(acc, what + ", blocked compensated sum: " + std::to_string(b.lanes) + " lanes" +
+                     (across_outputs ? ", vectorize " + r.vars[0].name() : ""));
+}
+
 // Rows of a register tile: 2 x tm vector accumulators plus 2 loads of B fit AVX2's 16 registers.
 constexpr int64_t kMatmulTileRows = 6;
 
@@ -153,7 +204,11 @@ std::string apply_baseline_schedule(LoweredPipeline &lowered, const Halide::Targ
             }
             [[fallthrough]];
         case OpClass::Reduction:
-            schedule_reduction(r, width, log);
+            if (r.blocked_sum) {
+                schedule_blocked_sum(r, width, log);
+            } else {
+                schedule_reduction(r, width, log);
+            }
             break;
         default:
             schedule_pure(r.func, r, width, log);

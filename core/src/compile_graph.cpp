@@ -63,8 +63,6 @@ std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide
 }  // namespace
 
 Halide::Target resolve_target(const std::string &name) {
-    // IEEE semantics come per expression (see lower_to_halide), not from the strict_float target
-    // feature, so that matmul accumulation may still contract into FMAs.
     return (name.empty() || name == "host" || name == "auto") ? Halide::get_host_target() : Halide::Target(name);
 }
 
@@ -72,7 +70,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     CompileReport local;
     CompileReport &report = report_out ? *report_out : local;
     StepTimer step(report);
-    Halide::Target target = resolve_target(options.target);
+    Halide::Target target = ieee_target(resolve_target(options.target));
     report.target = target.to_string();
     report.captured_graph = print_graph(input);
 

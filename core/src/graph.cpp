@@ -1,5 +1,8 @@
 #include "hcompile/graph.h"
 
+#include <cstring>
+#include <tuple>
+
 #include "hcompile/op_types.h"
 
 namespace hc {
@@ -58,6 +61,10 @@ Node constant_node(AttrValue value, DType dtype, std::string loc) {
 }  // namespace
 
 NodeId Graph::add_constant(double value, DType dtype, std::string loc) {
+    // A float32 constant holds NumPy's float32 value of `value` (one round to nearest, as
+    // np.float32(value) does; NaN payloads keep their top bits), so equal float32 values have
+    // equal bits for CSE and folding starts from the value the kernel sees.
+    if (dtype == DType::Float32) value = static_cast<double>(static_cast<float>(value));
     return append(constant_node(value, dtype, std::move(loc)));
 }
 
@@ -98,5 +105,33 @@ void Graph::set_outputs(std::vector<NodeId> outputs) {
 }
 
 double constant_value(const Node &node) { return node.float_attr("value"); }
+
+namespace {
+
+// One attribute value with its double (if any) replaced by its bit pattern.
+std::variant<int64_t, uint64_t, std::string, std::vector<int64_t>> bitwise(const AttrValue &v) {
+    if (auto *d = std::get_if<double>(&v)) {
+        uint64_t bits;
+        std::memcpy(&bits, d, sizeof bits);
+        return bits;
+    }
+    if (auto *i = std::get_if<int64_t>(&v)) return *i;
+    if (auto *s = std::get_if<std::string>(&v)) return *s;
+    return std::get<std::vector<int64_t>>(v);
+}
+
+}  // namespace
+
+bool attrs_less(const Attrs &a, const Attrs &b) {
+    auto ia = a.begin(), ib = b.begin();
+    for (; ia != a.end() && ib != b.end(); ++ia, ++ib) {
+        if (ia->first != ib->first) return ia->first < ib->first;
+        auto va = bitwise(ia->second), vb = bitwise(ib->second);
+        if (va != vb) return va < vb;
+    }
+    return ia == a.end() && ib != b.end();
+}
+
+bool attrs_identical(const Attrs &a, const Attrs &b) { return !attrs_less(a, b) && !attrs_less(b, a); }
 
 }  // namespace hc

@@ -162,8 +162,28 @@ Graph fold_constants(const Graph &graph) {
     return out;
 }
 
+namespace {
+
+// What makes two nodes the same computation. Attributes compare by their bits (attrs_less): a
+// NaN constant must not merge with another constant, nor -0.0 with 0.0.
+struct CseKey {
+    OpKind kind;
+    DType dtype;
+    Shape shape;
+    std::vector<NodeId> inputs;
+    Attrs attrs;
+
+    bool operator<(const CseKey &o) const {
+        auto head = std::tie(kind, dtype, shape, inputs), other = std::tie(o.kind, o.dtype, o.shape, o.inputs);
+        if (head != other) return head < other;
+        return attrs_less(attrs, o.attrs);
+    }
+};
+
+}  // namespace
+
 Graph eliminate_common_subexpressions(const Graph &graph) {
-    using Key = std::tuple<OpKind, DType, Shape, std::vector<NodeId>, Attrs>;
+    using Key = CseKey;
     std::map<Key, NodeId> seen;
     Graph out;
     std::vector<NodeId> remap(graph.num_nodes());

@@ -9,8 +9,8 @@ UNARY_SAME = {"neg", "abs", "square", "sign", "exp", "log", "log1p", "expm1", "s
               "floor", "ceil", "rint", "trunc", "invert"}
 UNARY_BOOL = {"isnan", "isfinite", "isinf"}
 FLOAT_ONLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
-              "cosh", "arcsin", "arccos", "arctan", "reciprocal", "isnan", "isfinite", "isinf",
-              "div", "arctan2"}
+              "cosh", "arcsin", "arccos", "arctan", "isnan", "isfinite", "isinf",
+              "div", "arctan2"}       # reciprocal also takes ints (core/OPS.md)
 BINARY_SAME = {"add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum",
                "arctan2", "bitwise_and", "bitwise_or", "bitwise_xor"}
 COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}

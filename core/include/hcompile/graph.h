@@ -66,4 +66,11 @@ private:
 // The value of a `constant` node as a double (exact for every int up to 2^53).
 double constant_value(const Node &node);
 
+// A strict weak order on attribute maps that compares float attributes by their bits, so that
+// NaN equals only the same NaN and -0.0 differs from 0.0 (`<` on doubles treats NaN as equal to
+// everything and -0.0 as equal to 0.0). Every pass that dedups or matches nodes by their
+// attributes (constants above all) keys them with this.
+bool attrs_less(const Attrs &a, const Attrs &b);
+bool attrs_identical(const Attrs &a, const Attrs &b);
+
 }  // namespace hc

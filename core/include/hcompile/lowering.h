@@ -3,6 +3,7 @@
 
 #include <Halide.h>
 
+#include <optional>
 #include <vector>
 
 #include "hcompile/fusion.h"
@@ -33,6 +34,20 @@ struct LoweredScalar {
     Halide::Param<> param;
 };
 
+// How a float sum is computed (lower_reduction; core/OPS.md, "Summation"): the accumulator
+// keeps `lanes` compensated partial sums along `lane` (one lane: the vector runs across the
+// outputs instead). Its update stage `block_stage` walks `block_domain` (the blocks of the
+// innermost reduced axis, then the other reduced axes) and reads one block sum of `blocks`
+// per iteration; stage `tail_stage` walks `tail_domain` and reads `tail`. Stages and Funcs
+// are absent (-1, undefined) when the axis has no full block / no remainder.
+struct BlockedSum {
+    Halide::Var lane;
+    int lanes = 1;
+    Halide::Func blocks, tail;
+    Halide::RDom block_domain, tail_domain;
+    int block_stage = -1, tail_stage = -1;
+};
+
 // One materialized region, as the scheduler sees it. Dimensions are in Halide order: index 0 is
 // the innermost (NumPy's last) axis.
 struct RegionFunc {
@@ -47,6 +62,7 @@ struct RegionFunc {
     bool associative_vectorizable = false;  // safe to rfactor (plain sum/prod/max/min/any/all)
     Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads it
     bool row_fused = false;             // computed per row of the pipeline's row root (Partition)
+    std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure
 };
 
 struct LoweredPipeline {
@@ -58,6 +74,15 @@ struct LoweredPipeline {
     int row_root = -1;                     // index in `regions` of the row-fusion root, or -1
     Halide::Pipeline pipeline;
 };
+
+// The target a lowered pipeline must be compiled for: `target` with IEEE float semantics
+// (Halide's strict_float feature). Halide's default float mode gives LLVM "no NaN, no inf, no
+// signed zero" flags, under which it folds isnan(a + b) to false, drops a NaN sum's whole loop,
+// and loses -0.0. Strictness is a compile-target property rather than a wrapper on each Func
+// so that it also covers the Funcs scheduling creates (rfactor's partial reductions) and
+// leaves rfactor able to prove a plain sum associative. Matmul keeps its speed through
+// explicit fused multiply-adds (lower_matmul), which strict mode does not split.
+Halide::Target ieee_target(const Halide::Target &target);
 
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,

@@ -1,6 +1,7 @@
 // Scalar rules for elementwise ops, with NumPy's semantics: integer arithmetic wraps, integer
 // division and modulo round toward -inf with x//0 == x%0 == 0, max/min propagate NaN, and
 // transcendentals go through hc::math (vectorizable, NumPy's special values).
+#include <cmath>
 #include <unordered_map>
 
 #include "numpy_math.h"
@@ -26,6 +27,13 @@ Expr wrapping(const Expr &a, const Expr &b, F op) {
     return Halide::reinterpret(t, op(Halide::reinterpret(u, a), Halide::reinterpret(u, b)));
 }
 
+// The IEEE sign bit (true for -0.0 and negative NaNs too).
+Expr sign_bit(const Expr &x) {
+    return Halide::reinterpret(Halide::Int(x.type().bits()), x) < 0;
+}
+
+// NumPy's float maximum/minimum: NaN from either side; of two equal values (0.0 and -0.0)
+// the second.
 Expr numpy_maximum(const Expr &a, const Expr &b) {
     if (is_float_type(a)) return select(Halide::is_nan(a) || a > b, a, b);
     if (is_bool_type(a)) return a || b;
@@ -48,11 +56,6 @@ Expr c_fmod(const Expr &a, const Expr &b) {
 Expr negative_zero(Halide::Type t) {
     Expr bits = t.bits() == 32 ? Expr(uint32_t{0x80000000u}) : Expr(uint64_t{0x8000000000000000ull});
     return Halide::reinterpret(t, bits);
-}
-
-// The IEEE sign bit (true for -0.0 and negative NaNs too).
-Expr sign_bit(const Expr &x) {
-    return Halide::reinterpret(Halide::Int(x.type().bits()), x) < 0;
 }
 
 // NumPy's float divmod (npy_divmod): the quotient rounded toward -inf and the remainder with the
@@ -104,15 +107,42 @@ Expr int_pow(const Expr &base, const Expr &exponent) {
     return result;
 }
 
+// x86's truncating conversion to a signed integer of `bits` (cvttss2si / cvttsd2si): in range,
+// truncation toward zero; out of range or NaN, the "integer indefinite" value, the type's minimum.
+Expr x86_truncate(const Expr &x, int bits) {
+    Halide::Type t = Halide::Int(bits);
+    Expr lo = Halide::Internal::make_const(x.type(), -std::ldexp(1.0, bits - 1));
+    Expr hi = Halide::Internal::make_const(x.type(), std::ldexp(1.0, bits - 1));
+    return select(x >= lo && x < hi, Halide::cast(t, x), t.min());
+}
+
+// x >= bound, false for NaN (Halide's simplifier turns a >= b into !(a < b), true for NaN).
+Expr at_least(const Expr &x, double bound) {
+    return x >= Halide::Internal::make_const(x.type(), bound) && !Halide::is_nan(x);
+}
+
+// NumPy's float -> integer cast (astype, casting="unsafe") on x86-64, measured on this machine
+// (core/OPS.md, "Float to integer casts"). NumPy's cast loops are C casts, which gcc compiles to
+// x86 conversions: in-range values truncate toward zero, and the rest follow the instructions.
 Expr float_to_int(const Expr &x, Halide::Type t) {
-    // Out-of-range and NaN conversions are undefined in LLVM; x86 (and so NumPy) gives the
-    // "integer indefinite" value, the type's minimum for signed results.
-    Halide::Type wide = x.type();
-    double lo = t.is_int() ? -std::ldexp(1.0, t.bits() - 1) : 0.0;
-    double hi = t.is_int() ? std::ldexp(1.0, t.bits() - 1) : std::ldexp(1.0, t.bits());
-    Expr in_range = x >= Halide::Internal::make_const(wide, lo) && x < Halide::Internal::make_const(wide, hi);
-    Expr fallback = t.is_int() ? t.min() : Halide::Internal::make_zero(t);
-    return select(in_range, Halide::cast(t, x), fallback);
+    Expr sign = Halide::Internal::make_const(Halide::UInt(t.bits()), uint64_t{1} << (t.bits() - 1));
+    if (t.bits() < 32) return Halide::cast(t, x86_truncate(x, 32));  // via int32, then the low bits
+    if (t.is_int()) return x86_truncate(x, t.bits());
+    if (t.bits() == 64) {
+        // Below 2^63 (and NaN) through int64, as bits; from 2^63 up, int64(x - 2^63) with the
+        // top bit flipped, so 2^64 and up give 0.
+        Expr big = at_least(x, std::ldexp(1.0, 63));
+        Expr low = Halide::reinterpret(t, x86_truncate(x, 64));
+        Expr high = Halide::reinterpret(t, x86_truncate(x - Halide::Internal::make_const(x.type(), std::ldexp(1.0, 63)), 64)) ^ sign;
+        return select(big, high, low);
+    }
+    // uint32: NumPy's vectorised loop (contiguous, aligned data), the same scheme in 32 bits.
+    // Its scalar loop (strided or unaligned data, and the tail of a contiguous array) differs
+    // for x < -2^31, x >= 2^32 and NaN/inf: NumPy's own answer depends on the memory layout.
+    Expr big = at_least(x, std::ldexp(1.0, 31));
+    Expr low = Halide::reinterpret(t, x86_truncate(x, 32));
+    Expr high = Halide::reinterpret(t, x86_truncate(x - Halide::Internal::make_const(x.type(), std::ldexp(1.0, 31)), 32)) ^ sign;
+    return select(big, high, low);
 }
 
 Expr numpy_cast(const Expr &x, Halide::Type to) {
@@ -157,10 +187,15 @@ Table make_table() {
 
     t[OpKind::Cast] = [](const Node &n, const Args &a) { return numpy_cast(a[0], halide_type(n.dtype)); };
     t[OpKind::Neg] = [](const Node &, const Args &a) {
+        if (is_float_type(a[0])) return math::negate(a[0]);  // -(+0) = -0: not 0 - x
         return wrapping(Halide::Internal::make_zero(a[0].type()), a[0], [](Expr x, Expr y) { return x - y; });
     };
     t[OpKind::Abs] = [](const Node &, const Args &a) {
         if (a[0].type().is_uint()) return a[0];
+        if (is_float_type(a[0])) {  // clears the sign bit: abs(-0.0) is 0.0 (Halide's may keep -0.0)
+            Halide::Type bits = Halide::UInt(a[0].type().bits());
+            return Halide::reinterpret(a[0].type(), Halide::reinterpret(bits, a[0]) & (bits.max() >> 1));
+        }
         return Halide::cast(a[0].type(), Halide::abs(a[0]));  // abs(MIN) wraps back to MIN, as in NumPy
     };
     t[OpKind::Square] = [](const Node &, const Args &a) { return wrapping(a[0], a[0], [](Expr x, Expr y) { return x * y; }); };
@@ -168,9 +203,11 @@ Table make_table() {
     t[OpKind::Reciprocal] = [](const Node &, const Args &a) {
         Halide::Type t = a[0].type();
         if (t.is_float()) return Halide::Internal::make_one(t) / a[0];
-        // C's truncating 1 / x, as NumPy computes it: 1 and -1 are their own reciprocals, else 0.
-        Expr one = Halide::Internal::make_one(t);
-        Expr r = select(a[0] == one, one, Halide::Internal::make_zero(t));
+        // NumPy computes 1.0 / x in double and casts it back: 1 and -1 are their own
+        // reciprocals, 0 gives the cast of +inf, everything else 0.
+        Expr one = Halide::Internal::make_one(t), zero = Halide::Internal::make_zero(t);
+        Expr of_zero = float_to_int(Halide::Internal::make_const(Halide::Float(64), INFINITY), t);
+        Expr r = select(a[0] == one, one, a[0] == zero, of_zero, zero);
         return t.is_int() ? select(a[0] == Halide::Internal::make_const(t, -1), a[0], r) : r;
     };
     t[OpKind::IsNan] = [](const Node &, const Args &a) { return Halide::is_nan(a[0]); };

@@ -37,15 +37,6 @@ namespace {
 
 using lowering::LowerContext;
 
-// Halide lets LLVM assume float math never makes NaN or inf unless told otherwise, which folds
-// away isnan(a + b) and NaN comparisons. Every elementwise value touching floats is computed
-// with IEEE semantics; only matmul accumulation (a plain sum of products) is left free to fuse.
-Halide::Expr ieee(const Halide::Expr &value, const std::vector<Halide::Expr> &operands) {
-    bool floats = value.type().is_float();
-    for (const auto &e : operands) floats = floats || e.type().is_float();
-    return floats ? Halide::strict_float(value) : value;
-}
-
 std::vector<Halide::Var> make_axes(const Node &n) {
     std::vector<Halide::Var> axes;
     for (int i = 0; i < n.ndim(); ++i) axes.emplace_back("n" + std::to_string(n.id) + "_a" + std::to_string(i));
@@ -85,6 +76,10 @@ Halide::ImageParam make_input(const Node &n, InputLayout layout) {
 
 }  // namespace
 
+Halide::Target ieee_target(const Halide::Target &target) {
+    return target.with_feature(Halide::Target::StrictFloat);
+}
+
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts) {
     LoweredPipeline out;
@@ -117,7 +112,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             if (!rule) throw GraphError(std::string("no lowering rule for ") + op_name(n.kind));
             std::vector<Halide::Expr> operands;
             for (NodeId in : n.inputs) operands.push_back(ctx.at(in, as_exprs(axes)));
-            f(lhs) = ieee((*rule)(n, operands), operands);
+            f(lhs) = (*rule)(n, operands);
             break;
         }
         case OpClass::Layout: {
@@ -134,6 +129,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             region.reduces_innermost = r.reduces_innermost;
             region.associative_vectorizable = r.associative;
             region.accumulator = r.accumulator;
+            region.blocked_sum = r.blocked_sum;
             break;
         }
         }

@@ -921,12 +921,16 @@ Expr pow(Expr a, Expr b) {
     Expr half = b * k(a, 0.5);
     Expr y_odd = y_int && Halide::floor(half) != half && isfinite_(b);
     Expr neg = sign_bit(a) != 0;
-    Expr r = select(neg && y_odd, -mag, mag);
+    Expr r = select(neg && y_odd, negate(mag), mag);
     // Negative finite base with finite non-integer exponent: nan.
     r = select(neg && isfinite_(a) && a != zero && !y_int && isfinite_(b), nan_of(a), r);
     r = select(isnan_(a) || isnan_(b), nan_of(a), r);
     // pow(1, anything) = 1 and pow(anything, +-0) = 1, even for nan.
     return select(equals_(a, 1.0) || equals_(b, 0.0), one, r);
+}
+Expr negate(Expr x) {
+    checked(x, "negate");
+    return reinterpret(x.type(), bits_of(x) ^ make_const(int_t(x).element_of(), is64(x) ? INT64_MIN : (int64_t)INT32_MIN));
 }
 Expr floor(Expr x) { return Halide::floor(checked(x, "floor")); }
 Expr ceil(Expr x) { return Halide::ceil(checked(x, "ceil")); }

@@ -28,6 +28,8 @@ Halide::Expr arccos(Halide::Expr x);
 Halide::Expr arctan(Halide::Expr x);
 Halide::Expr arctan2(Halide::Expr y, Halide::Expr x);
 Halide::Expr pow(Halide::Expr a, Halide::Expr b);
+// IEEE negation: flips the sign bit, so -(+0) is -0 (Halide's unary minus is 0 - x, +0 for +0).
+Halide::Expr negate(Halide::Expr x);
 Halide::Expr floor(Halide::Expr x);
 Halide::Expr ceil(Halide::Expr x);
 Halide::Expr rint(Halide::Expr x);  // round half to even

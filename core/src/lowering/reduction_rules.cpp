@@ -1,5 +1,7 @@
 // Reductions and matmul: a pure initial value plus an update over a reduction domain.
 #include <algorithm>
+#include <climits>
+#include <iterator>
 #include <set>
 
 #include "rules.h"
@@ -37,16 +39,22 @@ Halide::RDom make_rdom(const Node &x, const std::set<int64_t> &reduced, std::vec
     return Halide::RDom(ranges, name);
 }
 
-// Input index: reduced axes walk the domain, others follow the output.
-std::vector<Expr> input_index(const Node &x, const std::set<int64_t> &reduced, const Halide::RDom &r,
+// Input index: reduced axes take `at` (one Expr per reduced axis, NumPy order), others follow
+// the output.
+std::vector<Expr> input_index(const Node &x, const std::set<int64_t> &reduced, const std::vector<Expr> &at,
                               const std::vector<Expr> &kept) {
     std::vector<Expr> index(x.ndim());
-    int rdim = static_cast<int>(reduced.size()) - 1;  // reduced axes in NumPy order map to r[rdim..0]
-    size_t k = 0;
-    for (int i = 0; i < x.ndim(); ++i) {
-        index[i] = reduced.count(i) ? Expr(r[rdim--]) : kept[k++];
-    }
+    size_t r = 0, k = 0;
+    for (int i = 0; i < x.ndim(); ++i) index[i] = reduced.count(i) ? at[r++] : kept[k++];
     return index;
+}
+
+// Input index where the reduced axes walk the domain `r` (Halide order: r[0] is the innermost).
+std::vector<Expr> input_index(const Node &x, const std::set<int64_t> &reduced, const Halide::RDom &r,
+                              const std::vector<Expr> &kept) {
+    std::vector<Expr> at;
+    for (int d = static_cast<int>(reduced.size()) - 1; d >= 0; --d) at.push_back(r[d]);
+    return input_index(x, reduced, at, kept);
 }
 
 std::vector<Expr> halide_vars(const std::vector<Halide::Var> &axes) {
@@ -55,11 +63,161 @@ std::vector<Expr> halide_vars(const std::vector<Halide::Var> &axes) {
     return v;
 }
 
+// a * b + c with one rounding where the target has FMA instructions (NumPy's BLAS uses them
+// too), else a * b + c. Pipelines compile in strict float mode (ieee_target), in which LLVM
+// contracts nothing itself; Halide has no fma operator, so this calls LLVM's intrinsic, which
+// Halide scalarizes and LLVM's SLP vectorizer puts back together into vector FMAs.
+Expr fused_multiply_add(const Expr &a, const Expr &b, const Expr &c) {
+    Halide::Type t = a.type();
+    using Halide::Internal::Call;
+    Expr fma = Call::make(t, t.bits() == 32 ? "llvm.fma.f32" : "llvm.fma.f64", {a, b, c}, Call::PureExtern);
+    Expr has_fma = Call::make(Halide::Bool(), Call::target_has_feature,
+                              {Halide::Internal::make_const(Halide::Int(32), Halide::Target::FMA)}, Call::PureIntrinsic);
+    return select(has_fma, fma, a * b + c);
+}
+
 Expr lowest(Halide::Type t) {
     return t.is_float() ? Halide::Internal::make_const(t, -std::numeric_limits<double>::infinity()) : t.min();
 }
 Expr highest(Halide::Type t) {
     return t.is_float() ? Halide::Internal::make_const(t, std::numeric_limits<double>::infinity()) : t.max();
+}
+
+// Float sums, blocked so that the rounding error does not grow with the number of terms
+// (core/OPS.md, "Summation"). The innermost reduced axis is cut into lane-rows of kSumLanes
+// consecutive elements (one lane each; a single lane when it is shorter, or not the input's
+// innermost axis, where the vector runs across outputs instead) and blocks of kSumBlock
+// lane-rows:
+//   blocks(l, o, j, rows) = sum of block j's kSumBlock elements of lane l  (plain, in registers)
+//   tail(l, o, rows)      = the same for the last partial block, plus the leftover element of
+//                           lane l when n0 is not a multiple of the lane count
+//   acc(l, o)             = (s, c): Neumaier's compensated sum of every block and tail of lane l
+//   f(o)                  = the lanes' s + c, added pairwise
+// Error: at most (kSumBlock + log2(2 kSumLanes) + 2) eps sum|x_i| (+ O(n eps^2)), for any n;
+// extra work: one compensated step per lane and block, vectorized across lanes.
+constexpr int kSumLanes = 16;
+constexpr int kSumBlock = 32;
+
+// One step of Neumaier's compensated summation of v into (s, c).
+Halide::Tuple neumaier(const Expr &s, const Expr &c, const Expr &v) {
+    Expr t = s + v;
+    Expr lost = select(Halide::abs(s) >= Halide::abs(v), (s - t) + v, (v - t) + s);
+    return {t, c + lost};
+}
+
+// s + c, except where s is inf or NaN (c is then meaningless: inf - inf).
+Expr compensated_value(const Expr &s, const Expr &c) { return select(Halide::is_finite(s), s + c, s); }
+
+Expr pairwise_sum(std::vector<Expr> terms) {
+    while (terms.size() > 1) {
+        std::vector<Expr> next;
+        for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(terms[i] + terms[i + 1]);
+        if (terms.size() % 2) next.push_back(terms.back());
+        terms = std::move(next);
+    }
+    return terms[0];
+}
+
+// An RDom over `leading` ranges and then the `rows` axes of x (the reduced axes other than the
+// innermost one, Halide order); undefined when there are none.
+Halide::RDom blocked_domain(const Node &x, const std::vector<int64_t> &rows, std::vector<Halide::Range> ranges,
+                            const std::string &name) {
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) ranges.emplace_back(0, static_cast<int>(x.shape[*it]));
+    return ranges.empty() ? Halide::RDom() : Halide::RDom(ranges, name);
+}
+
+ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const Node &x, const std::set<int64_t> &reduced,
+                                  const std::vector<Expr> &kept, const std::vector<Expr> &out_vars, Halide::Func &f) {
+    const std::string id = std::to_string(n.id);
+    // In the sum's own type: float32 accumulation in float64 would be exact but cost ~30% on
+    // in-cache rows (half the lanes plus conversions).
+    Halide::Type t = halide_type(n.dtype);
+    int64_t inner = *reduced.rbegin();
+    std::vector<int64_t> rows(reduced.begin(), std::prev(reduced.end()));  // NumPy order
+    int64_t n0 = x.shape[inner];
+    int lanes = inner == x.ndim() - 1 && n0 >= kSumLanes ? kSumLanes : 1;
+    int64_t lane_rows = n0 / lanes, leftover = n0 % lanes;
+    int64_t full_blocks = lane_rows / kSumBlock, partial_rows = lane_rows % kSumBlock;
+
+    Halide::Var l("n" + id + "_lane");
+    std::vector<Halide::Var> row_vars;
+    for (size_t i = 0; i < rows.size(); ++i) row_vars.emplace_back("n" + id + "_row" + std::to_string(i));
+    // Value of x at element `e` of the innermost reduced axis and rows `row_at` (NumPy order).
+    auto value = [&](const std::vector<Expr> &row_at, const Expr &e) {
+        std::vector<Expr> at(row_at);
+        at.push_back(e);
+        return ctx.at(x.id, input_index(x, reduced, at, kept));
+    };
+    auto args = [&](const Expr &lane, std::vector<Expr> rest) {  // (lane, outputs..., rest...)
+        std::vector<Expr> a{lane};
+        a.insert(a.end(), out_vars.begin(), out_vars.end());
+        a.insert(a.end(), rest.begin(), rest.end());
+        return a;
+    };
+    std::vector<Expr> row_exprs(row_vars.begin(), row_vars.end());
+    // NumPy starts from its identity +0.0 (a sum of -0.0s is +0.0), and so do the lanes.
+    Expr zero = Halide::Internal::make_zero(t);
+
+    ReductionLowering out;
+    BlockedSum blocked;
+    blocked.lane = l;
+    blocked.lanes = lanes;
+    Halide::Func acc("acc_" + id);
+    acc(args(l, {})) = Halide::Tuple(zero, zero);
+    auto accumulate = [&](Halide::Func &part, const std::vector<Expr> &part_args) {
+        acc(args(l, {})) = neumaier(acc(args(l, {}))[0], acc(args(l, {}))[1], part(args(l, part_args)));
+    };
+    auto rows_of = [&](const Halide::RDom &d, int first) {  // the domain's row RVars, NumPy order
+        std::vector<Expr> r;
+        for (int i = static_cast<int>(rows.size()) - 1; i >= 0; --i) r.push_back(d[first + i]);
+        return r;
+    };
+    int stage = 0;
+    if (full_blocks > 0) {
+        Halide::Var j("n" + id + "_block");
+        std::vector<Expr> block_args{j};
+        block_args.insert(block_args.end(), row_exprs.begin(), row_exprs.end());
+        Halide::Func blocks("blocks_" + id);
+        Halide::RDom k(0, kSumBlock, "k" + id);
+        blocks(args(l, block_args)) = zero;
+        blocks(args(l, block_args)) += value(row_exprs, (j * kSumBlock + k) * lanes + l);
+        // (all sizes fit in int: Halide indexes buffers with 32 bits)
+        Halide::RDom d = blocked_domain(x, rows, {Halide::Range(0, static_cast<int>(full_blocks))}, "b" + id);
+        std::vector<Expr> at{d[0]};
+        for (const Expr &e : rows_of(d, 1)) at.push_back(e);
+        accumulate(blocks, at);
+        blocked.blocks = blocks;
+        blocked.block_domain = d;
+        blocked.block_stage = ++stage;
+    }
+    if (partial_rows > 0 || leftover > 0) {
+        Halide::Func tail("tail_" + id);
+        tail(args(l, row_exprs)) = zero;
+        if (partial_rows > 0) {
+            Halide::RDom k(0, static_cast<int>(partial_rows), "kt" + id);
+            tail(args(l, row_exprs)) += value(row_exprs, (static_cast<int>(full_blocks * kSumBlock) + k) * lanes + l);
+        }
+        if (leftover > 0) {  // fewer than `lanes` elements, one per lane (a clamped gather)
+            Expr e = static_cast<int>(lane_rows * lanes) + l;
+            Expr last = static_cast<int>(n0 - 1);
+            tail(args(l, row_exprs)) += select(l < static_cast<int>(leftover), value(row_exprs, Halide::min(e, last)), zero);
+        }
+        Halide::RDom d = blocked_domain(x, rows, {}, "t" + id);
+        accumulate(tail, rows.empty() ? std::vector<Expr>{} : rows_of(d, 0));
+        blocked.tail = tail;
+        blocked.tail_domain = d;
+        blocked.tail_stage = ++stage;
+    }
+    std::vector<Expr> per_lane;
+    for (int i = 0; i < lanes; ++i) {
+        Expr lane = Expr(i);
+        per_lane.push_back(compensated_value(acc(args(lane, {}))[0], acc(args(lane, {}))[1]));
+    }
+    f(out_vars) = pairwise_sum(per_lane);
+    out.accumulator = acc;
+    out.associative = false;
+    out.blocked_sum = blocked;
+    return out;
 }
 
 }  // namespace
@@ -80,8 +238,15 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
     out.reduces_innermost = x.ndim() > 0 && reduced.count(x.ndim() - 1);
     std::vector<Expr> lhs = halide_vars(axes);
     std::vector<Expr> kept = kept_index(x, reduced, keepdims, axes);
-    Expr v = ctx.at(x.id, input_index(x, reduced, out.rdom, kept));
     Halide::Type t = halide_type(n.dtype);
+    if (n.kind == OpKind::Sum && t.is_float() && !reduced.empty() && n.size() > 0 && x.size() > 0) {
+        ReductionLowering sum = lower_float_sum(ctx, n, x, reduced, kept, lhs, f);
+        sum.rdom = out.rdom;
+        sum.rextents = out.rextents;
+        sum.reduces_innermost = out.reduces_innermost;
+        return sum;
+    }
+    Expr v = ctx.at(x.id, input_index(x, reduced, out.rdom, kept));
     Halide::Type xt = v.type();
 
     // The update lives in its own Func (`acc`); `f` reads the answer out of it. The scheduler
@@ -176,7 +341,7 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
         acc(lhs) = acc(lhs) || (av && bv);
     } else {
         acc(lhs) = Halide::Internal::make_zero(t);
-        acc(lhs) = acc(lhs) + av * bv;
+        acc(lhs) = t.is_float() ? fused_multiply_add(av, bv, acc(lhs)) : acc(lhs) + av * bv;
     }
     f(lhs) = acc(lhs);
     out.accumulator = acc;

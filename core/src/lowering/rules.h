@@ -4,9 +4,11 @@
 #include <Halide.h>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "hcompile/graph.h"
+#include "hcompile/lowering.h"
 
 namespace hc::lowering {
 
@@ -36,6 +38,7 @@ struct ReductionLowering {
     bool reduces_innermost = false;
     bool associative = false;
     Halide::Func accumulator;  // matmul: the Func holding the update (f itself is a pure copy)
+    std::optional<BlockedSum> blocked_sum;  // float sums
 };
 ReductionLowering lower_reduction(const LowerContext &ctx, const Node &node, Halide::Func &func,
                                   const std::vector<Halide::Var> &axes);

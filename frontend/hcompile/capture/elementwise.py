@@ -227,21 +227,15 @@ def _unary(b, ufunc, x, dtype, out_dtype, shape, scalar):
         return _copy(x, scalar)                   # identities (abs of unsigned, floor of int)
     if kind in ("isnan", "isinf", "isfinite") and int_like:
         return _copy(b.full(kind == "isfinite", np.bool_, shape), scalar)   # ints are finite
-    if kind == "reciprocal" and int_like:
-        # NumPy computes 1/x in C integer division (truncation): 1 for 1, -1 for -1, else 0.
-        one = b.full(1, dtype, shape)
-        zero = b.full(0, dtype, shape)
-        result = b.op("where", [b.op("eq", [x, one]), one, zero])
-        if dtype.kind == "i":
-            minus_one = b.full(-1, dtype, shape)
-            result = b.op("where", [b.op("eq", [x, minus_one]), minus_one, result])
-        return _copy(result, scalar)
     return b.op(kind, [x], is_scalar=scalar)
 
 
 def _power_special_case(b, base, exponent, dtype, shape, scalar):
     """Integer powers need a known non-negative exponent (NumPy raises for negative ones at
-    run time); ``x ** 2`` becomes ``square`` as in NumPy's fast scalar power."""
+    run time); ``x ** 2`` becomes ``square`` as in NumPy's fast scalar power; float powers by
+    a 0-d exponent follow NumPy's fast path (``_float_power_fast_path``)."""
+    if dtype.kind == "f" and _takes_float_power_fast_path(base, exponent):
+        return _float_power_fast_path(b, base, exponent, dtype, shape, scalar)
     if is_abstract(exponent):
         if dtype.kind in "biu" and exponent.dtype.kind not in "bu":
             raise Unsupported("integer power with a signed array exponent (may be negative)")
@@ -258,6 +252,57 @@ def _power_special_case(b, base, exponent, dtype, shape, scalar):
         x = b.broadcast(to_array(b, base, dtype), shape)
         return b.op("square", [x], is_scalar=scalar)
     return None
+
+
+def _is_numpy_or_python_scalar(v):
+    return (isinstance(v, ArrayValue) and v.is_scalar) or isinstance(v, (np.generic, bool, int, float))
+
+
+def _takes_float_power_fast_path(base, exponent):
+    """NumPy's float power loop has a fast path for an exponent that is the same for every
+    element (stride 0: a 0-d operand). Two scalars (NumPy or Python) skip the ufunc loop for
+    NumPy's scalar math, which calls C pow."""
+    if _is_numpy_or_python_scalar(base) and _is_numpy_or_python_scalar(exponent):
+        return False
+    return not is_abstract(exponent) or exponent.ndim == 0
+
+
+def _float_power_fast_path(b, base, exponent, dtype, shape, scalar):
+    """NumPy's float power loop (loops_umath_fp.dispatch.c.src, POWER_FAST_PATH), for an
+    exponent e of stride 0, computes e == -1: 1/x, 0: 1, 0.5: sqrt(x), 1: x, 2: x*x, and C pow
+    otherwise. sqrt differs from pow in special values ((-inf)**0.5 is nan, (-0.0)**0.5 is
+    -0.0), 1/x and x*x in rounding. A constant exponent picks its op now; a 0-d array exponent
+    selects among them per call."""
+    x = b.broadcast(to_array(b, base, dtype), shape)
+
+    def fast_op(value):
+        if value == -1:
+            return b.op("reciprocal", [x])
+        if value == 0:
+            return b.full(1, dtype, shape)
+        if value == 0.5:
+            return b.op("sqrt", [x])
+        if value == 1:
+            return _copy(x, False)
+        if value == 2:
+            return b.op("square", [x])
+        return None
+
+    if not is_abstract(exponent):
+        try:
+            value = dtype.type(exponent)      # compared in the loop dtype, as NumPy does
+        except (OverflowError, ValueError) as e:    # a Python int past the float range
+            raise numpy_raises(e, f"np.power exponent {exponent!r} as {dtype}: {e}") from e
+        result = fast_op(value)
+        if result is None:
+            result = b.op("pow", [x, b.full(value, dtype, shape)])
+        return _copy(result, scalar)
+    e = b.cast(exponent, dtype)
+    result = b.op("pow", [x, b.broadcast(e, shape)])
+    for value in (2, 1, 0.5, 0, -1):
+        is_value = b.broadcast(b.op("eq", [e, b.constant(value, dtype)]), shape)
+        result = b.op("where", [is_value, fast_op(value), result])
+    return _copy(result, scalar)
 
 
 def binary_operator(b, symbol, left, right):
@@ -316,9 +361,17 @@ def where(b, cond, x=None, y=None):
     dtype = rules.result_type(x, y)
     shape = rules.broadcast_shapes(shape_of(cond), shape_of(x), shape_of(y))
     c = b.broadcast(to_array(b, cond, np.bool_), shape)
-    xs = b.broadcast(to_array(b, x, dtype), shape)
-    ys = b.broadcast(to_array(b, y, dtype), shape)
+    xs = b.broadcast(_where_operand(b, x, dtype), shape)
+    ys = b.broadcast(_where_operand(b, y, dtype), shape)
     return b.op("where", [c, xs, ys])          # np.where returns an array even when 0-d
+
+
+def _where_operand(b, v, dtype):
+    """np.where makes a scalar operand an array of its own dtype first (a Python int: int64),
+    then casts it unsafely: np.where(int8_x > 0, int8_x, 300) holds 44, not OverflowError."""
+    if is_abstract(v):
+        return b.cast(v, dtype)
+    return b.constant(run_concrete(lambda: np.asarray(v).astype(dtype)[()]), dtype)
 
 
 def clip(b, a, a_min=None, a_max=None, **kwargs):

@@ -206,8 +206,10 @@ def _fill(b, value, dtype, shape):
             raise Unsupported("fill value must be a scalar")
         return copy_of(b.broadcast(b.cast(value, dtype), shape))
     check_operand(value)
-    # NumPy converts the fill value with an unsafe cast (2.5 -> 2 for an int array).
-    cast_value = run_concrete(lambda: np.array(value).astype(dtype)[()])
+    # The fill value as NumPy converts it: NumPy's own full on a 0-d shape. (An unsafe cast of
+    # a NumPy scalar, 2.5 -> 2 for an int array, but NEP 50 rejects a Python int out of the
+    # dtype's range with OverflowError, which np.array(value).astype(dtype) would wrap.)
+    cast_value = run_concrete(lambda: np.full((), value, dtype)[()])
     return copy_of(b.full(cast_value, dtype, shape))
 
 
