@@ -13,6 +13,7 @@
 #include "hcompile/fusion.h"
 #include "hcompile/passes.h"
 #include "hcompile/printer.h"
+#include "hcompile/target.h"
 #include "hcompile/verify.h"
 
 namespace hc {
@@ -65,7 +66,7 @@ std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide
 Halide::Target resolve_target(const std::string &name) {
     // IEEE semantics come per expression (see lower_to_halide), not from the strict_float target
     // feature, so that matmul accumulation may still contract into FMAs.
-    return (name.empty() || name == "host" || name == "auto") ? Halide::get_host_target() : Halide::Target(name);
+    return jit_target(name);
 }
 
 KernelPtr compile_graph(const Graph &input, const CompileOptions &options, CompileReport *report_out) {

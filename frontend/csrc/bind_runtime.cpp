@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "hcompile/compile.h"
 #include "hcompile/dispatch.h"
+#include "hcompile/target.h"
 
 namespace nb = nanobind;
 
@@ -47,10 +48,10 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
 
 PyObject *new_ref(nb::handle h) { return h.inc_ref().ptr(); }
 
-ArgGuard to_arg_guard(nb::handle spec) {
+// Fills `g` (already owned by an Entry, so that references taken before an error are released).
+void fill_arg_guard(ArgGuard &g, nb::handle spec) {
     nb::tuple t = nb::borrow<nb::tuple>(spec);
     std::string kind = nb::cast<std::string>(t[0]);
-    ArgGuard g;
     g.type = new_ref(t[1]);
     if (kind == "array") {
         g.kind = ArgGuard::Array;
@@ -69,10 +70,15 @@ ArgGuard to_arg_guard(nb::handle spec) {
     } else if (kind == "type") {
         g.kind = ArgGuard::TypeOnly;
     } else {
-        Py_DECREF(g.type);
         throw std::invalid_argument("unknown guard kind '" + kind + "'");
     }
-    return g;
+}
+
+void fill_value_guard(ValueGuard &v, nb::handle spec) {
+    nb::tuple t = nb::borrow<nb::tuple>(spec);
+    v.container = new_ref(t[0]);
+    v.key = t[1].is_none() ? nullptr : new_ref(t[1]);
+    v.expected = new_ref(t[2]);
 }
 
 }  // namespace
@@ -94,10 +100,14 @@ void bind_runtime(nb::module_ &m) {
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.");
-    m.def("host_target", [] { return resolve_target("host").to_string(); },
+    m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
+    m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),
+          "The full Halide target string for a target name; ValueError when its code cannot run here.");
     m.def("classify_layout", [](nb::handle array) { return classify_layout(array.ptr()); },
-          "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided, -1 unusable.");
+          "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided, 3 copied at call time.");
+    m.def("kernel_layout", [](int layout_class) { return static_cast<int>(kernel_layout(layout_class)); },
+          "The layout a kernel is compiled for, given its argument's layout class.");
     m.def("numpy_typenum", [](const std::string &dtype) { return numpy_typenum(parse_dtype(dtype)); });
     m.attr("MISS") = nb::handle(Dispatcher::miss_sentinel());
 
@@ -113,16 +123,9 @@ void bind_runtime(nb::module_ &m) {
             "add_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
                std::vector<bool> as_scalar, nb::object result_builder, nb::object runner) {
-                auto e = std::make_unique<Entry>();
-                for (nb::handle spec : arg_guards) e->args.push_back(to_arg_guard(spec));
-                for (nb::handle spec : value_guards) {
-                    nb::tuple t = nb::borrow<nb::tuple>(spec);
-                    ValueGuard v;
-                    v.container = new_ref(t[0]);
-                    v.key = t[1].is_none() ? nullptr : new_ref(t[1]);
-                    v.expected = new_ref(t[2]);
-                    e->values.push_back(v);
-                }
+                auto e = std::make_shared<Entry>();
+                for (nb::handle spec : arg_guards) fill_arg_guard(e->args.emplace_back(), spec);
+                for (nb::handle spec : value_guards) fill_value_guard(e->values.emplace_back(), spec);
                 e->kernel = std::move(kernel);
                 e->as_scalar = std::move(as_scalar);
                 if (e->kernel && e->as_scalar.size() != e->kernel->outputs.size()) {
@@ -134,6 +137,14 @@ void bind_runtime(nb::module_ &m) {
             },
             nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel").none(), nb::arg("as_scalar"),
             nb::arg("result_builder").none(), nb::arg("runner").none() = nb::none())
+        .def(
+            "matches",
+            [](Dispatcher &d, nb::args args) {
+                int r = d.matches(&PyTuple_GET_ITEM(args.ptr(), 0), PyTuple_GET_SIZE(args.ptr()));
+                if (r < 0) throw nb::python_error();
+                return r == 1;
+            },
+            "Whether some entry applies to these arguments (runs nothing).")
         .def("clear", &Dispatcher::clear)
         .def_prop_ro("num_entries", &Dispatcher::num_entries)
         .def_prop_ro("hits", &Dispatcher::hits)
