@@ -79,7 +79,8 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
 
     // The lowering order, one step per line.
     step("verify", [&] { verify(input); });
-    Graph graph = step("fold_constants", [&] { return fold_constants(input); });
+    Graph graph = step("replace_empty_arrays", [&] { return replace_empty_arrays(input); });
+    graph = step("fold_constants", [&] { return fold_constants(graph); });
     graph = step("eliminate_common_subexpressions", [&] { return eliminate_common_subexpressions(graph); });
     graph = step("eliminate_dead_code", [&] { return eliminate_dead_code(graph); });
     step("verify_optimized", [&] { verify(graph); });

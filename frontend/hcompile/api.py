@@ -24,8 +24,9 @@ CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 BACKENDS = ("halide", "eager")
-# Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes, and
-# the dispatcher describes at most MAX_KERNEL_DIMS dimensions per array (runtime/dispatch.cpp).
+# Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes (input
+# views spanning more are copied by the dispatcher; see classify_layout). Kernels are tested up
+# to NumPy's 32-dimension iterator limit (capture itself breaks past it); more run as Python.
 HALIDE_BUFFER_LIMIT = 2**31
 MAX_KERNEL_DIMS = 32
 # Past this many entries for one function we stop compiling and run new guard sets as Python.

@@ -55,7 +55,14 @@ Halide::Target jit_target(const std::string &name) {
         throw std::invalid_argument("target '" + name + "' is not a Halide target string (e.g. 'host', 'host-" +
                                     "no_asserts', '" + platform(host) + "-avx2')");
     }
-    Halide::Target target(name);
+    Halide::Target target;
+    try {
+        target = Halide::Target(name);  // also checks that the features suit the architecture
+    } catch (const Halide::Error &e) {
+        std::string message = e.what();
+        message.erase(message.find_last_not_of(" \n") + 1);
+        throw std::invalid_argument("target '" + name + "' is not valid: " + message);
+    }
     if (target.os != host.os || target.arch != host.arch || target.bits != host.bits) {
         throw std::invalid_argument("target '" + name + "' is for " + platform(target) +
                                     "; kernels run in this process, on " + platform(host));
