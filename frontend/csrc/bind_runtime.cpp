@@ -105,7 +105,8 @@ void bind_runtime(nb::module_ &m) {
     m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),
           "The full Halide target string for a target name; ValueError when its code cannot run here.");
     m.def("classify_layout", [](nb::handle array) { return classify_layout(array.ptr()); },
-          "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided, 3 copied at call time.");
+          "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided; copied at call time: 3\n"
+          "(misaligned, odd strides, past 32-bit indexing), 4 (byte-swapped).");
     m.def("kernel_layout", [](int layout_class) { return static_cast<int>(kernel_layout(layout_class)); },
           "The layout a kernel is compiled for, given its argument's layout class.");
     m.def("numpy_typenum", [](const std::string &dtype) { return numpy_typenum(parse_dtype(dtype)); });

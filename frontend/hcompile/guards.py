@@ -11,7 +11,7 @@ import numpy as np
 from . import _C
 
 _LAYOUT_NAMES = {0: "C-contiguous", 1: "inner-dense", 2: "strided",
-                 3: "copied (misaligned, byte-swapped, odd or 32-bit-overflowing strides)"}
+                 3: "copied (misaligned, odd or 32-bit-overflowing strides)", 4: "byte-swapped (copied)"}
 
 
 def arg_guard(arg):

@@ -106,6 +106,11 @@ void describe_scalar(void *data, DType dtype, halide_buffer_t &buf) {
     buf.type = halide_runtime_type(dtype);
 }
 
+// Arrays of these classes reach the kernel as a native, aligned, C-contiguous copy.
+bool copied_at_call(int layout_class) {
+    return layout_class == kLayoutCopied || layout_class == kLayoutByteSwapped;
+}
+
 // Strong references released when the call ends, on every path out of it.
 template <size_t N>
 class OwnedRefs {
@@ -153,7 +158,8 @@ int numpy_typenum(DType t) {
 int classify_layout(PyObject *array) {
     auto *a = reinterpret_cast<PyArrayObject *>(array);
     const int copied = kLayoutCopied;
-    if (!PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a)) return copied;
+    if (!PyArray_ISNOTSWAPPED(a)) return kLayoutByteSwapped;
+    if (!PyArray_ISALIGNED(a)) return copied;
     if (PyArray_IS_C_CONTIGUOUS(a)) return static_cast<int>(InputLayout::CContiguous);
     int nd = PyArray_NDIM(a);
     npy_intp itemsize = PyArray_ITEMSIZE(a);
@@ -172,7 +178,7 @@ int classify_layout(PyObject *array) {
 }
 
 InputLayout kernel_layout(int layout_class) {
-    return layout_class == kLayoutCopied ? InputLayout::CContiguous : static_cast<InputLayout>(layout_class);
+    return copied_at_call(layout_class) ? InputLayout::CContiguous : static_cast<InputLayout>(layout_class);
 }
 
 Entry::~Entry() {
@@ -271,7 +277,7 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
     SmallArray<halide_buffer_t *, 16> buffer_ptrs(n_in + n_out);
     SmallArray<halide_dimension_t, 64> dims(n_dims);
     SmallArray<uint64_t, 16> scalar_storage(n_in);
-    OwnedRefs<16> copies(n_in);  // the dense copies of kLayoutCopied inputs
+    OwnedRefs<16> copies(n_in);  // the dense native copies of inputs of the copied classes
     OwnedRefs<8> outputs(n_out);
     size_t next_dim = 0;
 
@@ -286,7 +292,7 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
             continue;
         }
         auto *array = reinterpret_cast<PyArrayObject *>(arg);
-        if (guard.layout == kLayoutCopied) {
+        if (copied_at_call(guard.layout)) {
             // Native byte order, aligned, C-contiguous: what the kernel was compiled for.
             copies[i] = PyArray_FromArray(array, PyArray_DescrFromType(guard.typenum),
                                           NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);

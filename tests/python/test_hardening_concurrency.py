@@ -153,3 +153,25 @@ def test_recursion_and_python_entries_from_threads(rng):
                 hc.reset()
 
     run_threads(work)
+
+
+def test_call_from_inside_its_own_compile(monkeypatch):
+    """The compile lock is re-entrant: a function called (on the same thread) while its own
+    compile runs, e.g. by a helper the capture runs, compiles or runs without deadlock."""
+    import hcompile.api as api
+
+    real_capture = api.capture
+    nested = []
+
+    def capture_that_calls_back(fn, args):
+        if not nested:
+            nested.append(f(*args))  # same function, same arguments, mid-compile
+        return real_capture(fn, args)
+
+    monkeypatch.setattr(api, "capture", capture_that_calls_back)
+    f = hc.hcompile(lambda x: x * 2 + 1)
+    x = np.arange(5)
+    results = []
+    run_threads(lambda i: results.append(f(x)), n=1)
+    np.testing.assert_array_equal(nested[0], x * 2 + 1)
+    np.testing.assert_array_equal(results[0], x * 2 + 1)

@@ -20,7 +20,7 @@ if not IDENTITY:
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float32", "float64"]
-COPIED = 3  # the dispatcher's layout class for arrays handed over as a copy
+COPIED, SWAPPED = 3, 4  # the dispatcher's layout classes of arrays handed over as a copy
 
 
 def values(rng, dtype, shape):
@@ -103,11 +103,11 @@ def test_odd_views_every_dtype(view, dtype, rng):
     base = values(rng, dtype, (6, 5))
     odd = VIEWS[view](base)
     assert np.array_equal(odd, base, equal_nan=dtype.startswith("float"))
-    itemsize = np.dtype(dtype).itemsize
-    if itemsize > 1 or view == "record field":
-        # one-byte items at offset 1 are aligned and their packed field stride is a multiple of 1
-        expect_copy = itemsize > 1
-        assert (_C.classify_layout(odd) == COPIED) == expect_copy
+    # one-byte items: aligned anywhere, any stride is a multiple of 1, no byte order
+    one_byte = np.dtype(dtype).itemsize == 1
+    expected_class = {"record field": 2 if one_byte else COPIED, "odd offset": 0 if one_byte else COPIED,
+                      "byte-swapped": 0 if one_byte else SWAPPED}[view]
+    assert _C.classify_layout(odd) == expected_class
     with np.errstate(all="ignore"):
         for fn in (elementwise, mixed):
             f = hc.hcompile(fn)
@@ -151,3 +151,16 @@ def test_non_native_scalars_and_mixed_arguments(rng):
     with np.errstate(all="ignore"):
         assert_same_result(f(a, b, np.float32(1.5)), a * np.float32(1.5) + b + a)
         assert_same_result(f(a, a, np.float32(-2)), a * np.float32(-2) + a + a)
+
+
+def test_byte_swapped_never_shares_an_entry_with_native_copies(rng):
+    """Misaligned native and byte-swapped arrays are both copied, but NumPy's views of a swapped
+    argument keep its byte order: they are separate guard classes, so each result has NumPy's
+    dtype, byte order included, whichever came first."""
+    for first in (at_odd_offset, byte_swapped):
+        f = hc.hcompile(lambda x: (x.T, x + 1))
+        base = values(rng, "int16", (4, 3))
+        second = byte_swapped if first is at_odd_offset else at_odd_offset
+        for x in (first(base), second(base), first(base), second(base)):
+            assert_bits(f(x), (x.T, x + 1))
+        assert f.cache_info().entries == 2

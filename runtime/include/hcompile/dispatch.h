@@ -95,13 +95,17 @@ private:
     uint64_t misses_ = 0;
 };
 
-// Layout classes the dispatcher guards arrays on: the InputLayout values, plus arrays a kernel
-// cannot read in place (misaligned, byte-swapped, strides that are not a multiple of the item
-// size, or strides past Halide's 32-bit indexing). Those are copied at call time into a native,
-// aligned C-contiguous array, so their kernels are compiled for InputLayout::CContiguous.
+// Layout classes the dispatcher guards arrays on: the InputLayout values, plus two for arrays a
+// kernel cannot read in place. Those are copied at call time into a native, aligned, C-contiguous
+// array, so their kernels are compiled for InputLayout::CContiguous.
+// - kLayoutCopied: misaligned, strides not a multiple of the item size (fields of packed
+//   records), or spanning past Halide's 32-bit indexing.
+// - kLayoutByteSwapped: non-native byte order; its own class because NumPy's results keep the
+//   byte order (a view of the argument is '>i2'), so it never shares an entry with native arrays.
 constexpr int kLayoutCopied = 3;
+constexpr int kLayoutByteSwapped = 4;
 
-// The layout class of an array: an InputLayout value, or kLayoutCopied.
+// The layout class of an array: an InputLayout value, kLayoutCopied or kLayoutByteSwapped.
 int classify_layout(PyObject *array);
 // The InputLayout a kernel is compiled for, given the layout class of its argument.
 InputLayout kernel_layout(int layout_class);
