@@ -13,6 +13,7 @@
 #include "hcompile/fusion.h"
 #include "hcompile/passes.h"
 #include "hcompile/printer.h"
+#include "hcompile/target.h"
 #include "hcompile/verify.h"
 
 namespace hc {
@@ -63,7 +64,7 @@ std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide
 }  // namespace
 
 Halide::Target resolve_target(const std::string &name) {
-    return (name.empty() || name == "host" || name == "auto") ? Halide::get_host_target() : Halide::Target(name);
+    return jit_target(name);
 }
 
 KernelPtr compile_graph(const Graph &input, const CompileOptions &options, CompileReport *report_out) {
@@ -76,7 +77,8 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
 
     // The lowering order, one step per line.
     step("verify", [&] { verify(input); });
-    Graph graph = step("fold_constants", [&] { return fold_constants(input); });
+    Graph graph = step("replace_empty_arrays", [&] { return replace_empty_arrays(input); });
+    graph = step("fold_constants", [&] { return fold_constants(graph); });
     graph = step("eliminate_common_subexpressions", [&] { return eliminate_common_subexpressions(graph); });
     graph = step("eliminate_dead_code", [&] { return eliminate_dead_code(graph); });
     step("verify_optimized", [&] { verify(graph); });

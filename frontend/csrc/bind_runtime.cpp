@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "hcompile/compile.h"
 #include "hcompile/dispatch.h"
+#include "hcompile/target.h"
 
 namespace nb = nanobind;
 
@@ -47,10 +48,10 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
 
 PyObject *new_ref(nb::handle h) { return h.inc_ref().ptr(); }
 
-ArgGuard to_arg_guard(nb::handle spec) {
+// Fills `g` (already owned by an Entry, so that references taken before an error are released).
+void fill_arg_guard(ArgGuard &g, nb::handle spec) {
     nb::tuple t = nb::borrow<nb::tuple>(spec);
     std::string kind = nb::cast<std::string>(t[0]);
-    ArgGuard g;
     g.type = new_ref(t[1]);
     if (kind == "array") {
         g.kind = ArgGuard::Array;
@@ -69,17 +70,14 @@ ArgGuard to_arg_guard(nb::handle spec) {
     } else if (kind == "type") {
         g.kind = ArgGuard::TypeOnly;
     } else {
-        Py_DECREF(g.type);
         throw std::invalid_argument("unknown guard kind '" + kind + "'");
     }
-    return g;
 }
 
-// (source, check, container, key, expected): see guards.py.
-ValueGuard to_value_guard(nb::handle spec) {
+// (source, check, container, key, expected): see guards.py. Fills `g` (already owned by an Entry).
+void fill_value_guard(ValueGuard &g, nb::handle spec) {
     nb::tuple t = nb::borrow<nb::tuple>(spec);
     std::string source = nb::cast<std::string>(t[0]), check = nb::cast<std::string>(t[1]);
-    ValueGuard g;
     if (source == "item") g.source = ValueGuard::DictItem;
     else if (source == "cell") g.source = ValueGuard::CellContents;
     else if (source == "attr") g.source = ValueGuard::Attribute;
@@ -101,7 +99,6 @@ ValueGuard to_value_guard(nb::handle spec) {
     g.container = new_ref(t[2]);
     g.key = t[3].is_none() ? nullptr : new_ref(t[3]);
     g.expected = g.check == ValueGuard::Absent ? nullptr : new_ref(t[4]);
-    return g;
 }
 
 }  // namespace
@@ -123,10 +120,15 @@ void bind_runtime(nb::module_ &m) {
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.");
-    m.def("host_target", [] { return resolve_target("host").to_string(); },
+    m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
+    m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),
+          "The full Halide target string for a target name; ValueError when its code cannot run here.");
     m.def("classify_layout", [](nb::handle array) { return classify_layout(array.ptr()); },
-          "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided, -1 unusable.");
+          "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided; copied at call time: 3\n"
+          "(misaligned, odd strides, past 32-bit indexing), 4 (byte-swapped).");
+    m.def("kernel_layout", [](int layout_class) { return static_cast<int>(kernel_layout(layout_class)); },
+          "The layout a kernel is compiled for, given its argument's layout class.");
     m.def("numpy_typenum", [](const std::string &dtype) { return numpy_typenum(parse_dtype(dtype)); });
     m.attr("MISS") = nb::handle(Dispatcher::miss_sentinel());
 
@@ -142,9 +144,9 @@ void bind_runtime(nb::module_ &m) {
             "add_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
                std::vector<bool> as_scalar, nb::object result_builder, nb::object runner, nb::list identities) {
-                auto e = std::make_unique<Entry>();
-                for (nb::handle spec : arg_guards) e->args.push_back(to_arg_guard(spec));
-                for (nb::handle spec : value_guards) e->values.push_back(to_value_guard(spec));
+                auto e = std::make_shared<Entry>();
+                for (nb::handle spec : arg_guards) fill_arg_guard(e->args.emplace_back(), spec);
+                for (nb::handle spec : value_guards) fill_value_guard(e->values.emplace_back(), spec);
                 for (nb::handle spec : identities) {
                     nb::tuple t = nb::borrow<nb::tuple>(spec);
                     size_t a = nb::cast<size_t>(t[0]), b = nb::cast<size_t>(t[1]);
@@ -167,6 +169,14 @@ void bind_runtime(nb::module_ &m) {
             nb::arg("identities") = nb::list(),
             "value_guards: (source 'item'|'cell'|'attr', check 'equal'|'identical'|'absent', container, "
             "key, expected) tuples; identities: (arg a, arg b, same) tuples.")
+        .def(
+            "matches",
+            [](Dispatcher &d, nb::args args) {
+                int r = d.matches(&PyTuple_GET_ITEM(args.ptr(), 0), PyTuple_GET_SIZE(args.ptr()));
+                if (r < 0) throw nb::python_error();
+                return r == 1;
+            },
+            "Whether some entry applies to these arguments (runs nothing).")
         .def("clear", &Dispatcher::clear)
         .def_prop_ro("num_entries", &Dispatcher::num_entries)
         .def_prop_ro("hits", &Dispatcher::hits)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import time
 import weakref
 from collections import namedtuple
@@ -24,8 +25,9 @@ CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 BACKENDS = ("halide", "eager")
-# Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes, and
-# the dispatcher describes at most MAX_KERNEL_DIMS dimensions per array (runtime/dispatch.cpp).
+# Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes (input
+# views spanning more are copied by the dispatcher; see classify_layout). Kernels are tested up
+# to NumPy's 32-dimension iterator limit (capture itself breaks past it); more run as Python.
 HALIDE_BUFFER_LIMIT = 2**31
 MAX_KERNEL_DIMS = 32
 # Past this many entries for one function we stop compiling and run new guard sets as Python.
@@ -55,14 +57,17 @@ class CompiledFunction:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        if target not in ("auto", "host") and not target.startswith(("x86", "host")):
-            raise ValueError(f"target {target!r} is not available yet: this build compiles for the CPU "
-                             "('auto' or 'host'); CUDA arrives with its own issue")
+        if not isinstance(target, str):
+            raise TypeError(f"target must be a string, got {type(target).__name__}")
+        _C.jit_target(target)  # ValueError naming what is wrong, rather than SIGILL on the first call
         functools.update_wrapper(self, fn)
         self._fn = fn
         self.options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                             target="host" if target == "auto" else target, autoscheduler=autoscheduler)
         self._dispatcher = _C.Dispatcher(fn)
+        # Held while a guard set is compiled (and by reset), so that threads missing on the same
+        # arguments compile once; re-entrant for a call of the function from its own compile.
+        self._compile_lock = threading.RLock()
         self._fast_arity = _plain_arity(fn)
         self._last_value_guards = []   # outside-value guards of the newest entry (recompile logs)
         self._guard_sets = []          # guard specs of every entry, in order (for recompile logs)
@@ -91,22 +96,36 @@ class CompiledFunction:
         result = self._dispatcher(*args)
         if result is not _C.MISS:
             return result
-        self._misses += 1
-        if len(self._guard_sets) >= RECOMPILE_LIMIT:
-            if self.options["fullgraph"]:
-                raise Unsupported(f"recompile limit of {RECOMPILE_LIMIT} entries reached for these "
-                                  f"arguments ({guards.diff(self._guard_sets[0], [guards.arg_guard(a) for a in args])})",
-                                  self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
-            if len(self._guard_sets) == RECOMPILE_LIMIT:
-                logs.log("recompiles", "%s: reached the limit of %d compiled entries; new argument "
-                         "types and shapes now run as plain Python", self.__qualname__, RECOMPILE_LIMIT)
-                self._guard_sets.append(None)
-            return self._fn(*args)
-        self._add_entry(args)
-        self._redispatches += 1
-        result = self._dispatcher(*args)
-        assert result is not _C.MISS, "a freshly added entry must match the arguments it was made for"
-        return result
+        if self._ensure_entry(args):
+            result = self._dispatcher(*args)
+            if result is not _C.MISS:
+                return result
+        # Past the recompile limit, or a reset() on another thread dropped the new entry (or a
+        # global it guards changed) before we ran it: Python's answer is the answer.
+        return self._fn(*args)
+
+    def _ensure_entry(self, args):
+        """Adds an entry for `args` unless one applies already; False past the recompile limit.
+        Only the compile holds the lock: running the function (kernel or Python) never does, so
+        two compiled functions calling each other from threads cannot deadlock."""
+        with self._compile_lock:
+            # Another thread may have compiled this guard set while we waited for the lock.
+            if self._dispatcher.matches(*args):
+                return True
+            self._misses += 1
+            if len(self._guard_sets) >= RECOMPILE_LIMIT:
+                if self.options["fullgraph"]:
+                    raise Unsupported(f"recompile limit of {RECOMPILE_LIMIT} entries reached for these "
+                                      f"arguments ({guards.diff(self._guard_sets[0], [guards.arg_guard(a) for a in args])})",
+                                      self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+                if len(self._guard_sets) == RECOMPILE_LIMIT:
+                    logs.log("recompiles", "%s: reached the limit of %d compiled entries; new argument "
+                             "types and shapes now run as plain Python", self.__qualname__, RECOMPILE_LIMIT)
+                    self._guard_sets.append(None)
+                return False
+            self._add_entry(args)
+            self._redispatches += 1
+            return True
 
     def _bind(self, args, kwargs):
         """All parameters as a positional list, with the function's defaults as they are now; or
@@ -139,7 +158,8 @@ class CompiledFunction:
                 "*args, **kwargs and keyword-only parameters are not captured yet", code.co_filename,
                 code.co_firstlineno)})
             return
-        self._add_entry(bound)
+        with self._compile_lock:
+            self._add_entry(bound)
 
     # -- compiling -----------------------------------------------------------------------------
     def _add_entry(self, args):
@@ -218,11 +238,13 @@ class CompiledFunction:
         return CacheInfo(entries=entries, hits=hits, misses=self._misses, recompiles=max(0, entries - 1))
 
     def reset(self):
-        self._dispatcher.clear()
-        self._guard_sets.clear()
-        self._last_value_guards = []
-        self.compile_records.clear()
-        self._misses = self._redispatches = 0
+        # Calls in flight keep the entries they run (the dispatcher drops them when they end).
+        with self._compile_lock:
+            self._dispatcher.clear()
+            self._guard_sets.clear()
+            self._last_value_guards = []
+            self.compile_records.clear()
+            self._misses = self._redispatches = 0
 
 
 def _plain_arity(fn):

@@ -15,7 +15,8 @@ import numpy as np
 
 from . import _C
 
-_LAYOUT_NAMES = {0: "C-contiguous", 1: "inner-dense", 2: "strided", -1: "unusable"}
+_LAYOUT_NAMES = {0: "C-contiguous", 1: "inner-dense", 2: "strided",
+                 3: "copied (misaligned, odd or 32-bit-overflowing strides)", 4: "byte-swapped (copied)"}
 _ABSENT = object()
 
 
@@ -85,8 +86,9 @@ def arg_guard(arg):
 
 
 def layouts(args):
-    """Per argument: the layout class kernels get specialised on (0 for non-arrays)."""
-    return [max(_C.classify_layout(a), 0) if type(a) is np.ndarray else 0 for a in args]
+    """Per argument: the layout kernels get specialised on (0 for non-arrays). Arrays of the
+    copied class reach the kernel as the dispatcher's C-contiguous copy."""
+    return [_C.kernel_layout(_C.classify_layout(a)) if type(a) is np.ndarray else 0 for a in args]
 
 
 def describe(spec):

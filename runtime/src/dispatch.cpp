@@ -4,17 +4,14 @@
 #include <numpy/arrayobject.h>
 #include <numpy/arrayscalars.h>
 
+#include <cstdlib>
 #include <cstring>
 
-#include "hcompile/lowering.h"
+#include "hcompile/small_array.h"
 
 namespace hc {
 
 namespace {
-
-// NumPy allows 64 dimensions; a kernel argument list this deep is not worth a special case.
-constexpr int kMaxDims = 32;
-constexpr int kMaxBuffers = 48;
 
 halide_type_t halide_runtime_type(DType t) {
     if (is_bool(t)) return halide_type_t(halide_type_uint, 1);
@@ -110,7 +107,7 @@ bool same_identities(const std::vector<IdentityGuard> &guards, PyObject *const *
     return true;
 }
 
-// Fills `buf` to describe an array argument (no copy).
+// Fills `buf` to describe an array argument (no copy); `dims` has room for its dimensions.
 void describe_array(PyArrayObject *a, DType dtype, halide_buffer_t &buf, halide_dimension_t *dims) {
     int nd = PyArray_NDIM(a);
     const npy_intp *shape = PyArray_DIMS(a);
@@ -141,6 +138,31 @@ void describe_scalar(void *data, DType dtype, halide_buffer_t &buf) {
     buf.type = halide_runtime_type(dtype);
 }
 
+// Arrays of these classes reach the kernel as a native, aligned, C-contiguous copy.
+bool copied_at_call(int layout_class) {
+    return layout_class == kLayoutCopied || layout_class == kLayoutByteSwapped;
+}
+
+// Strong references released when the call ends, on every path out of it.
+template <size_t N>
+class OwnedRefs {
+public:
+    explicit OwnedRefs(size_t size) : refs_(size, nullptr) {}
+    ~OwnedRefs() {
+        for (size_t i = 0; i < refs_.size(); ++i) Py_XDECREF(refs_[i]);
+    }
+    PyObject *&operator[](size_t i) { return refs_[i]; }
+    // Hands the reference at `i` over to the caller.
+    PyObject *take(size_t i) {
+        PyObject *ref = refs_[i];
+        refs_[i] = nullptr;
+        return ref;
+    }
+
+private:
+    SmallArray<PyObject *, N> refs_;
+};
+
 }  // namespace
 
 bool init_numpy_api() {
@@ -167,17 +189,42 @@ int numpy_typenum(DType t) {
 
 int classify_layout(PyObject *array) {
     auto *a = reinterpret_cast<PyArrayObject *>(array);
-    if (!PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a)) return -1;
+    const int copied = kLayoutCopied;
+    if (!PyArray_ISNOTSWAPPED(a)) return kLayoutByteSwapped;
+    if (!PyArray_ISALIGNED(a)) return copied;
     if (PyArray_IS_C_CONTIGUOUS(a)) return static_cast<int>(InputLayout::CContiguous);
     int nd = PyArray_NDIM(a);
     npy_intp itemsize = PyArray_ITEMSIZE(a);
+    const npy_intp *shape = PyArray_DIMS(a);
     const npy_intp *strides = PyArray_STRIDES(a);
     for (int i = 0; i < nd; ++i) {
-        if (strides[i] % itemsize != 0) return -1;
-        if (strides[i] / itemsize > INT32_MAX || strides[i] / itemsize < INT32_MIN) return -1;
+        if (strides[i] % itemsize != 0) return copied;
+        // Halide buffers index with 32 bits: it checks |extent * stride| (in elements) per
+        // dimension against 2^31 - 1, so a view spanning more than that (a stepped view of a big
+        // buffer) is handed over as a dense copy of the elements it shows.
+        int64_t stride = std::llabs(static_cast<int64_t>(strides[i] / itemsize));
+        if (shape[i] > 0 && stride > INT32_MAX / shape[i]) return copied;
     }
     if (nd > 0 && strides[nd - 1] == itemsize) return static_cast<int>(InputLayout::InnerDense);
     return static_cast<int>(InputLayout::Strided);
+}
+
+InputLayout kernel_layout(int layout_class) {
+    return copied_at_call(layout_class) ? InputLayout::CContiguous : static_cast<InputLayout>(layout_class);
+}
+
+Entry::~Entry() {
+    for (auto &g : args) {
+        Py_XDECREF(g.type);
+        Py_XDECREF(g.value);
+    }
+    for (auto &v : values) {
+        Py_XDECREF(v.container);
+        Py_XDECREF(v.key);
+        Py_XDECREF(v.expected);
+    }
+    Py_XDECREF(result_builder);
+    Py_XDECREF(runner);
 }
 
 PyObject *Dispatcher::miss_sentinel() {
@@ -185,121 +232,141 @@ PyObject *Dispatcher::miss_sentinel() {
     return sentinel;
 }
 
-Dispatcher::Dispatcher(PyObject *function) : function_(function) { Py_XINCREF(function_); }
+Dispatcher::Dispatcher(PyObject *function)
+    : function_(function), entries_(std::make_shared<const EntryList>()) {
+    Py_XINCREF(function_);
+}
 
-Dispatcher::~Dispatcher() {
-    clear();
-    Py_XDECREF(function_);
+Dispatcher::~Dispatcher() { Py_XDECREF(function_); }
+
+void Dispatcher::add_entry(EntryPtr entry) {
+    auto next = std::make_shared<EntryList>(*entries_);
+    next->push_back(std::move(entry));
+    entries_ = std::move(next);
 }
 
 void Dispatcher::clear() {
-    for (auto &e : entries_) {
-        for (auto &g : e->args) {
-            Py_XDECREF(g.type);
-            Py_XDECREF(g.value);
-        }
-        for (auto &v : e->values) {
-            Py_XDECREF(v.container);
-            Py_XDECREF(v.key);
-            Py_XDECREF(v.expected);
-        }
-        Py_XDECREF(e->result_builder);
-        Py_XDECREF(e->runner);
-    }
-    entries_.clear();
+    // Calls in flight keep their snapshot; its entries go when the last of those calls ends.
+    std::shared_ptr<const EntryList> old = std::move(entries_);
+    entries_ = std::make_shared<const EntryList>();
     hits_ = misses_ = 0;
+    old.reset();  // may run Python finalisers: only once the dispatcher is consistent again
+}
+
+Entry *Dispatcher::find(const EntryList &entries, PyObject *const *args, Py_ssize_t nargs, bool *error) {
+    *error = false;
+    for (const EntryPtr &entry : entries) {
+        if (static_cast<Py_ssize_t>(entry->args.size()) != nargs) continue;
+        bool ok = true;
+        for (Py_ssize_t i = 0; ok && i < nargs; ++i) {
+            int r = check_arg(entry->args[i], args[i]);
+            if (r < 0) return *error = true, nullptr;
+            ok = r == 1;
+        }
+        for (size_t i = 0; ok && i < entry->values.size(); ++i) {
+            int r = check_value(entry->values[i]);
+            if (r < 0) return *error = true, nullptr;
+            ok = r == 1;
+        }
+        if (ok && same_identities(entry->identities, args)) return entry.get();
+    }
+    return nullptr;
+}
+
+int Dispatcher::matches(PyObject *const *args, Py_ssize_t nargs) {
+    std::shared_ptr<const EntryList> entries = entries_;  // a guard may run Python code
+    bool error;
+    Entry *entry = find(*entries, args, nargs, &error);
+    return error ? -1 : entry != nullptr;
 }
 
 PyObject *Dispatcher::call(PyObject *const *args, Py_ssize_t nargs) {
-    for (auto &entry_ptr : entries_) {
-        Entry &entry = *entry_ptr;
-        if (static_cast<Py_ssize_t>(entry.args.size()) != nargs) continue;
-        bool ok = true;
-        for (Py_ssize_t i = 0; ok && i < nargs; ++i) {
-            int r = check_arg(entry.args[i], args[i]);
-            if (r < 0) return nullptr;
-            ok = r == 1;
-        }
-        for (size_t i = 0; ok && i < entry.values.size(); ++i) {
-            int r = check_value(entry.values[i]);
-            if (r < 0) return nullptr;
-            ok = r == 1;
-        }
-        if (!ok || !same_identities(entry.identities, args)) continue;
-        ++hits_;
-        ++entry.hits;
-        if (!entry.kernel) return PyObject_Vectorcall(entry.runner ? entry.runner : function_, args, nargs, nullptr);
-        return run_kernel(entry, args);
+    // This call's snapshot of the entries: what it finds stays alive until it returns, even when
+    // another thread clears or extends the list meanwhile.
+    std::shared_ptr<const EntryList> entries = entries_;
+    bool error;
+    Entry *entry = find(*entries, args, nargs, &error);
+    if (error) return nullptr;
+    if (!entry) {
+        ++misses_;
+        PyObject *miss = miss_sentinel();
+        Py_INCREF(miss);
+        return miss;
     }
-    ++misses_;
-    PyObject *miss = miss_sentinel();
-    Py_INCREF(miss);
-    return miss;
+    ++hits_;
+    ++entry->hits;
+    if (!entry->kernel) return PyObject_Vectorcall(entry->runner ? entry->runner : function_, args, nargs, nullptr);
+    return run_kernel(*entry, args);
 }
 
 PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
     const Kernel &k = *entry.kernel;
     const size_t n_in = k.inputs.size(), n_out = k.outputs.size();
-    if (n_in + n_out > kMaxBuffers) {
-        PyErr_SetString(PyExc_RuntimeError, "hcompile: too many kernel arguments");
-        return nullptr;
-    }
-    halide_buffer_t buffers[kMaxBuffers];
-    halide_buffer_t *buffer_ptrs[kMaxBuffers];
-    halide_dimension_t dims[kMaxBuffers][kMaxDims];
-    uint64_t scalar_storage[kMaxBuffers];
+    size_t n_dims = 0;
+    for (const KernelInput &in : k.inputs) n_dims += in.ndim;
+    for (const KernelOutput &out : k.outputs) n_dims += out.shape.size();
+    SmallArray<halide_buffer_t, 16> buffers(n_in + n_out);
+    SmallArray<halide_buffer_t *, 16> buffer_ptrs(n_in + n_out);
+    SmallArray<halide_dimension_t, 64> dims(n_dims);
+    SmallArray<uint64_t, 16> scalar_storage(n_in);
+    OwnedRefs<16> copies(n_in);  // the dense native copies of inputs of the copied classes
+    OwnedRefs<8> outputs(n_out);
+    size_t next_dim = 0;
 
     for (size_t i = 0; i < n_in; ++i) {
         const KernelInput &in = k.inputs[i];
         PyObject *arg = args[in.arg_index];
-        if (entry.args[in.arg_index].kind == ArgGuard::NumpyScalar) {
+        const ArgGuard &guard = entry.args[in.arg_index];
+        buffer_ptrs[i] = &buffers[i];
+        if (guard.kind == ArgGuard::NumpyScalar) {
             PyArray_ScalarAsCtype(arg, &scalar_storage[i]);
             describe_scalar(&scalar_storage[i], in.dtype, buffers[i]);
-        } else {
-            describe_array(reinterpret_cast<PyArrayObject *>(arg), in.dtype, buffers[i], dims[i]);
+            continue;
         }
-        buffer_ptrs[i] = &buffers[i];
+        auto *array = reinterpret_cast<PyArrayObject *>(arg);
+        if (copied_at_call(guard.layout)) {
+            // Native byte order, aligned, C-contiguous: what the kernel was compiled for.
+            copies[i] = PyArray_FromArray(array, PyArray_DescrFromType(guard.typenum),
+                                          NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED);
+            if (!copies[i]) return nullptr;
+            array = reinterpret_cast<PyArrayObject *>(copies[i]);
+        }
+        describe_array(array, in.dtype, buffers[i], dims.data() + next_dim);
+        next_dim += in.ndim;
     }
 
-    PyObject *outputs[kMaxBuffers] = {nullptr};
-    auto release_outputs = [&] {
-        for (size_t j = 0; j < n_out; ++j) Py_XDECREF(outputs[j]);
-    };
     for (size_t j = 0; j < n_out; ++j) {
         const KernelOutput &out = k.outputs[j];
-        npy_intp shape[kMaxDims];
-        for (size_t d = 0; d < out.shape.size(); ++d) shape[d] = out.shape[d];
-        outputs[j] = PyArray_SimpleNew(static_cast<int>(out.shape.size()), shape, numpy_typenum(out.dtype));
-        if (!outputs[j]) {
-            release_outputs();
-            return nullptr;
-        }
-        describe_array(reinterpret_cast<PyArrayObject *>(outputs[j]), out.dtype, buffers[n_in + j], dims[n_in + j]);
+        const int nd = static_cast<int>(out.shape.size());
+        SmallArray<npy_intp, 8> shape(nd);
+        for (int d = 0; d < nd; ++d) shape[d] = out.shape[d];
+        outputs[j] = PyArray_SimpleNew(nd, shape.data(), numpy_typenum(out.dtype));
+        if (!outputs[j]) return nullptr;
+        describe_array(reinterpret_cast<PyArrayObject *>(outputs[j]), out.dtype, buffers[n_in + j], dims.data() + next_dim);
+        next_dim += nd;
         buffer_ptrs[n_in + j] = &buffers[n_in + j];
     }
 
     int status;
     std::string error;
-    Py_BEGIN_ALLOW_THREADS status = k.run(buffer_ptrs, &error);
-    Py_END_ALLOW_THREADS if (status != 0) {
-        release_outputs();
+    Py_BEGIN_ALLOW_THREADS;
+    status = k.run(buffer_ptrs.data(), &error);
+    Py_END_ALLOW_THREADS;
+    if (status != 0) {
         PyErr_Format(PyExc_RuntimeError, "hcompile: compiled kernel failed (Halide error %d): %s", status,
                      error.c_str());
         return nullptr;
     }
 
     for (size_t j = 0; j < n_out; ++j) {
-        if (entry.as_scalar[j]) {
-            outputs[j] = PyArray_Return(reinterpret_cast<PyArrayObject *>(outputs[j]));  // steals
-        }
+        if (!entry.as_scalar[j]) continue;
+        outputs[j] = PyArray_Return(reinterpret_cast<PyArrayObject *>(outputs.take(j)));  // steals
+        if (!outputs[j]) return nullptr;
     }
-    if (!entry.result_builder && n_out == 1) return outputs[0];
+    if (!entry.result_builder && n_out == 1) return outputs.take(0);
     PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(n_out));
-    if (!tuple) {
-        release_outputs();
-        return nullptr;
-    }
-    for (size_t j = 0; j < n_out; ++j) PyTuple_SET_ITEM(tuple, j, outputs[j]);  // steals
+    if (!tuple) return nullptr;
+    for (size_t j = 0; j < n_out; ++j) PyTuple_SET_ITEM(tuple, j, outputs.take(j));  // steals
     if (!entry.result_builder) return tuple;
     PyObject *arg_tuple = PyTuple_New(static_cast<Py_ssize_t>(entry.args.size()));
     if (!arg_tuple) {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "hcompile/small_array.h"
+
 namespace hc {
 
 KernelScalar KernelScalar::of(DType dtype, double value) {
@@ -16,24 +18,19 @@ KernelScalar KernelScalar::of(DType dtype, double value) {
 }
 
 int Kernel::run(halide_buffer_t *const *buffers, std::string *error) const {
-    // The unchecked argv path: argv[0] is a JITUserContext**, the rest are buffer pointers.
-    constexpr size_t kMaxArgs = 64;
-    const size_t count = inputs.size() + scalars.size() + outputs.size();
-    if (count + 1 > kMaxArgs) {
-        *error = "too many kernel arguments";
-        return -1;
-    }
-    Halide::JITUserContext context;
-    Halide::JITUserContext *context_ptr = &context;
-    const void *argv[kMaxArgs];
-    size_t a = 0;
-    argv[a++] = &context_ptr;
-    for (size_t i = 0; i < inputs.size(); ++i) argv[a++] = buffers[i];
-    for (const KernelScalar &s : scalars) argv[a++] = &s.storage;
-    for (size_t j = 0; j < outputs.size(); ++j) argv[a++] = buffers[inputs.size() + j];
     // The JIT reports pipeline errors by throwing; callers may hold no GIL, so nothing escapes.
     try {
-        return callable.call_argv_fast(a, argv);
+        // The unchecked argv path: argv[0] is a JITUserContext**, the rest are buffer pointers
+        // and scalar values, as many as the kernel has (no fixed limit).
+        Halide::JITUserContext context;
+        Halide::JITUserContext *context_ptr = &context;
+        SmallArray<const void *, 64> argv(1 + inputs.size() + scalars.size() + outputs.size());
+        size_t a = 0;
+        argv[a++] = &context_ptr;
+        for (size_t i = 0; i < inputs.size(); ++i) argv[a++] = buffers[i];
+        for (const KernelScalar &s : scalars) argv[a++] = &s.storage;
+        for (size_t j = 0; j < outputs.size(); ++j) argv[a++] = buffers[inputs.size() + j];
+        return callable.call_argv_fast(static_cast<int>(a), argv.data());
     } catch (const Halide::Error &e) {
         *error = e.what();
     } catch (const std::exception &e) {

@@ -142,7 +142,8 @@ TEST_CASE("fold_constants: casts of constants") {
         return f;
     };
     {
-        const Node &c = folded_output(fold_cast(0.1, DType::Float64, "float32"));
+        Graph folded = fold_cast(0.1, DType::Float64, "float32");  // outlives `c` (ASan caught a dangling one)
+        const Node &c = folded_output(folded);
         CHECK(c.dtype == DType::Float32);
         CHECK(constant_value(c) == static_cast<double>(0.1f));
         CHECK(constant_value(c) != 0.1);

@@ -33,6 +33,8 @@ struct CompileReport {
 // Halide refuses the pipeline.
 KernelPtr compile_graph(const Graph &graph, const CompileOptions &options, CompileReport *report = nullptr);
 
+// The target a kernel is compiled for (see jit_target(): throws std::invalid_argument for
+// targets whose code cannot run in this process).
 Halide::Target resolve_target(const std::string &name);
 
 }  // namespace hc

@@ -17,4 +17,11 @@ Graph eliminate_common_subexpressions(const Graph &graph);
 // Drops nodes no output depends on.
 Graph eliminate_dead_code(const Graph &graph);
 
+// Replaces every computed node with no elements by a broadcast zero of its dtype and shape (its
+// inputs then die). An empty array has no values to compute, but the layout rules' index
+// arithmetic over zero-sized axes (divisions and remainders by 0) reads element 0 of an empty
+// input, which Halide's bounds checks refuse at run time (`x[None]` on a (0, 3) array). Inputs
+// stay; a reduction over an empty axis reads its operand over an empty domain, which is fine.
+Graph replace_empty_arrays(const Graph &graph);
+
 }  // namespace hc

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hcompile/kernel.h"
+#include "hcompile/lowering.h"
 
 namespace hc {
 
@@ -22,7 +23,7 @@ struct ArgGuard {
     Kind kind = TypeOnly;
     PyObject *type = nullptr;     // exact type required (strong reference)
     int typenum = -1;             // Array/NumpyScalar: NumPy type number
-    int layout = 0;               // Array: hc::InputLayout as classified by classify_layout()
+    int layout = 0;               // Array: its layout class (classify_layout())
     std::vector<int64_t> shape;   // Array: exact sizes
     PyObject *value = nullptr;    // Int/Float/Str: the specialised value (strong reference)
 };
@@ -51,6 +52,8 @@ struct IdentityGuard {
     bool same = false;
 };
 
+// One guard set and what runs when it holds. It owns strong references to Python objects, so it
+// is created and destroyed with the GIL held.
 struct Entry {
     std::vector<ArgGuard> args;
     std::vector<ValueGuard> values;
@@ -60,8 +63,19 @@ struct Entry {
     std::vector<bool> as_scalar;       // per kernel output: 0-d result becomes a NumPy scalar
     PyObject *result_builder = nullptr;  // optional callable(outputs_tuple, args_tuple)
     uint64_t hits = 0;
+
+    Entry() = default;
+    Entry(const Entry &) = delete;
+    Entry &operator=(const Entry &) = delete;
+    ~Entry();
 };
 
+using EntryPtr = std::shared_ptr<Entry>;
+
+// All methods are called with the GIL held. Entries are published copy-on-write: a call works on
+// a snapshot of the list, so `clear()` or `add_entry()` from another thread (while this call has
+// released the GIL inside a kernel, or while a guard ran Python code) never frees or moves an
+// entry, kernel or runner that the call still uses; the last call using them drops them.
 class Dispatcher {
 public:
     explicit Dispatcher(PyObject *function);
@@ -72,27 +86,46 @@ public:
     // Returns a new reference: the result; the miss sentinel (no entry applies); or null with a
     // Python error set.
     PyObject *call(PyObject *const *args, Py_ssize_t nargs);
-    // Runs one entry's kernel on the given arguments (the guards are assumed to hold).
-    PyObject *run_kernel(const Entry &entry, PyObject *const *args);
+    // 1 when some entry applies to the arguments, 0 when none does, -1 with a Python error set.
+    // Runs nothing and counts nothing.
+    int matches(PyObject *const *args, Py_ssize_t nargs);
 
-    void add_entry(std::unique_ptr<Entry> entry) { entries_.push_back(std::move(entry)); }
+    void add_entry(EntryPtr entry);
     void clear();
-    size_t num_entries() const { return entries_.size(); }
+    size_t num_entries() const { return entries_->size(); }
     uint64_t hits() const { return hits_; }
     uint64_t misses() const { return misses_; }
 
     static PyObject *miss_sentinel();
 
 private:
+    using EntryList = std::vector<EntryPtr>;
+    // The first entry of `entries` whose guards hold (null if none; *error set on a Python error).
+    static Entry *find(const EntryList &entries, PyObject *const *args, Py_ssize_t nargs, bool *error);
+    // Runs one entry's kernel on the given arguments (the guards hold; the caller keeps the
+    // entry alive).
+    static PyObject *run_kernel(const Entry &entry, PyObject *const *args);
+
     PyObject *function_;
-    std::vector<std::unique_ptr<Entry>> entries_;
+    std::shared_ptr<const EntryList> entries_;
     uint64_t hits_ = 0;
     uint64_t misses_ = 0;
 };
 
-// The layout class of an array (an InputLayout value), or -1 when hcompile cannot pass it to a
-// kernel as is (misaligned, byte-swapped, strides not a multiple of the item size).
+// Layout classes the dispatcher guards arrays on: the InputLayout values, plus two for arrays a
+// kernel cannot read in place. Those are copied at call time into a native, aligned, C-contiguous
+// array, so their kernels are compiled for InputLayout::CContiguous.
+// - kLayoutCopied: misaligned, strides not a multiple of the item size (fields of packed
+//   records), or spanning past Halide's 32-bit indexing.
+// - kLayoutByteSwapped: non-native byte order; its own class because NumPy's results keep the
+//   byte order (a view of the argument is '>i2'), so it never shares an entry with native arrays.
+constexpr int kLayoutCopied = 3;
+constexpr int kLayoutByteSwapped = 4;
+
+// The layout class of an array: an InputLayout value, kLayoutCopied or kLayoutByteSwapped.
 int classify_layout(PyObject *array);
+// The InputLayout a kernel is compiled for, given the layout class of its argument.
+InputLayout kernel_layout(int layout_class);
 // NumPy's type number for an hcompile dtype.
 int numpy_typenum(DType dtype);
 

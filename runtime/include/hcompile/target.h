@@ -1,0 +1,18 @@
+// Which Halide targets kernels may be JIT-compiled for: code runs in this process, on this CPU.
+#pragma once
+
+#include <Halide.h>
+
+#include <string>
+
+namespace hc {
+
+// The target for a user's target string: "host", "auto" or "" is the host CPU; anything else is
+// parsed by Halide (so "host-no_asserts" or "x86-64-linux-avx2" work). Throws std::invalid_argument
+// naming the problem when the string is not a Halide target, or when its code could not run here:
+// another architecture, bit width or OS; an instruction-set feature this CPU lacks (which would
+// die with SIGILL on the first call); a GPU or other device runtime (not available yet); or a
+// feature that needs support outside a JIT-compiled pipeline (sanitizer hooks, no runtime).
+Halide::Target jit_target(const std::string &name);
+
+}  // namespace hc
