@@ -1,11 +1,27 @@
 #include "hcompile/fusion.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 #include "hcompile/printer.h"
 
 namespace hc {
+
+int op_units(const Node &n) {
+    switch (n.kind) {
+    case OpKind::Exp: case OpKind::Log: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Sin:
+    case OpKind::Cos: case OpKind::Tan: case OpKind::Tanh: case OpKind::Sinh: case OpKind::Cosh:
+    case OpKind::Arcsin: case OpKind::Arccos: case OpKind::Arctan: case OpKind::Arctan2: case OpKind::Pow:
+        return 10;
+    case OpKind::Div: case OpKind::FloorDiv: case OpKind::Mod: case OpKind::Sqrt: case OpKind::Reciprocal:
+        return 3;
+    default:
+        return op_class(n.kind) == OpClass::Layout || op_class(n.kind) == OpClass::Leaf ? 0 : 1;
+    }
+}
 
 namespace {
 
@@ -15,17 +31,104 @@ constexpr int kRecomputeBudget = 24;
 // Inside a row-fused group a stored row stays in cache, so storing beats recomputing sooner:
 // any shared transcendental is worth keeping.
 constexpr int kRowRecomputeBudget = 8;
+// Places are counted exactly up to this many; past it every decision is "store" anyway (a node
+// costing at least one unit is stored long before), and the count stops growing, so counting
+// stays linear in the graph.
+constexpr size_t kMaxCountedPlaces = 64;
+// Compile-time bound: Halide substitutes a Func's let-bound (shared) subexpressions one at a
+// time, each a walk over the whole definition, so one region costs about the square of its size
+// to compile (300 inlined tanh: 40 s). No region inlines more than this many op units; the
+// split costs a pass over memory per kMaxRegionUnits units of work, a few percent at most.
+constexpr int64_t kMaxRegionUnits = 256;
+// Nodes a cone walk visits before calling the cone too large (layout ops cost 0 units).
+constexpr int kMaxRegionNodes = 1024;
+// Upper bound kept for a node's per-place work, so the sums cannot overflow.
+constexpr int64_t kWorkCap = int64_t{1} << 40;
 
-int own_cost(const Node &n) {
-    switch (n.kind) {
-    case OpKind::Exp: case OpKind::Log: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Sin:
-    case OpKind::Cos: case OpKind::Tan: case OpKind::Tanh: case OpKind::Sinh: case OpKind::Cosh:
-    case OpKind::Arcsin: case OpKind::Arccos: case OpKind::Arctan: case OpKind::Arctan2: case OpKind::Pow:
-        return 10;
-    case OpKind::Div: case OpKind::FloorDiv: case OpKind::Mod: case OpKind::Sqrt: case OpKind::Reciprocal:
-        return 3;
-    default:
-        return op_class(n.kind) == OpClass::Layout ? 0 : 1;
+// The distinct places a node's value is computed at, as hashes of (region root, chain of layout
+// ops from the root down to the node). Elementwise ops pass their index through unchanged, so
+// reads along elementwise paths share a place (lowering builds the value once there); each layout
+// op (slice, transpose, broadcast, reshape) moves the index, so reads through two different
+// layout ops are two places, and a chain multiplies them: in a 5-point stencil stage k is read at
+// 5 places by stage k+1 and at 25 by stage k+2.
+using Places = std::vector<uint64_t>;  // sorted, at most kMaxCountedPlaces
+
+uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+void merge_places(Places &into, const Places &from) {
+    Places merged;
+    std::set_union(into.begin(), into.end(), from.begin(), from.end(), std::back_inserter(merged));
+    if (merged.size() > kMaxCountedPlaces) merged.resize(kMaxCountedPlaces);
+    into = std::move(merged);
+}
+
+// The places at which `user` reads its inputs, given the places `user` itself is computed at.
+Places places_read_by(const Node &user, bool user_materialized, const Places &user_places) {
+    if (user_materialized) return {mix(0, static_cast<uint64_t>(user.id) + 1)};  // its own root
+    if (op_class(user.kind) != OpClass::Layout) return user_places;
+    Places moved;
+    for (uint64_t h : user_places) moved.push_back(mix(h, static_cast<uint64_t>(user.id) + 1));
+    std::sort(moved.begin(), moved.end());
+    return moved;
+}
+
+// Op units of the region `root` would head if it were stored: itself and every distinct node
+// fused into it (each counted once: lowering builds a value once per place, and the places
+// rule keeps copies few). Stops early, returning more than `limit`, once past it.
+class ConeMeter {
+public:
+    ConeMeter(const Graph &g, const Partition &p) : g_(g), p_(p), seen_(g.num_nodes(), -1) {}
+
+    int64_t units(NodeId root, int64_t limit) {
+        ++epoch_;
+        int64_t total = 0;
+        int visited = 0;
+        std::vector<NodeId> stack{root};
+        seen_[root] = epoch_;
+        while (!stack.empty()) {
+            const Node &x = g_.node(stack.back());
+            stack.pop_back();
+            total += op_units(x);
+            if (total > limit || ++visited > kMaxRegionNodes) return limit + 1;
+            for (NodeId in : x.inputs) {
+                if (seen_[in] == epoch_ || p_.materialized[in] || op_class(g_.node(in).kind) == OpClass::Leaf) continue;
+                seen_[in] = epoch_;
+                stack.push_back(in);
+            }
+        }
+        return total;
+    }
+
+private:
+    const Graph &g_;
+    const Partition &p_;
+    std::vector<int> seen_;
+    int epoch_ = 0;
+};
+
+// The size rule, forwards (producers first): where a node's region would pass kMaxRegionUnits,
+// its largest fused inputs are stored until it fits. Every node's cone then fits, so the
+// region of each root does.
+void bound_region_sizes(const Graph &graph, Partition &p) {
+    ConeMeter meter(graph, p);
+    for (const Node &node : graph.nodes()) {
+        if (op_class(node.kind) == OpClass::Leaf) continue;
+        int64_t size;
+        while ((size = meter.units(node.id, kMaxRegionUnits)) > kMaxRegionUnits) {
+            NodeId largest = -1;
+            int64_t largest_units = -1;
+            for (NodeId in : node.inputs) {
+                if (p.materialized[in] || op_class(graph.node(in).kind) == OpClass::Leaf) continue;
+                int64_t u = meter.units(in, kMaxRegionUnits);
+                if (u > largest_units) largest = in, largest_units = u;
+            }
+            if (largest < 0) break;  // its own units alone: nothing to split off
+            p.materialized[largest] = true;
+            p.budget_stores.push_back({largest, BudgetStore::RegionSize, 0, largest_units, kMaxRegionUnits});
+        }
     }
 }
 
@@ -34,12 +137,15 @@ Partition partition_with_budget(const Graph &graph, int budget) {
     Partition p;
     p.materialized.assign(n, false);
 
-    std::vector<int> inline_cost(n, 0);
+    // Work of one inlined copy of a node: its own units plus its inputs', as a tree. An upper
+    // bound (an input may be stored later, or shared along elementwise paths), decided before the
+    // inputs are, so that one backward pass settles every node.
+    std::vector<int64_t> work(n, 0);
     for (const Node &node : graph.nodes()) {
         if (op_class(node.kind) == OpClass::Leaf) continue;
-        int cost = own_cost(node);
-        for (NodeId in : node.inputs) cost += inline_cost[in];
-        inline_cost[node.id] = std::min(cost, 1 << 20);
+        int64_t w = op_units(node);
+        for (NodeId in : node.inputs) w += work[in];
+        work[node.id] = std::min(w, kWorkCap);
     }
 
     for (NodeId out : graph.outputs()) p.materialized[out] = true;
@@ -53,22 +159,25 @@ Partition partition_with_budget(const Graph &graph, int budget) {
         }
     }
 
-    // Backwards: the set of regions each node is computed in, given the roots chosen so far.
-    std::vector<std::set<NodeId>> used_by(n);
+    // Backwards, consumers before producers: a node's places are known once its users are decided.
+    std::vector<Places> places(n);
     for (int id = n - 1; id >= 0; --id) {
         const Node &node = graph.node(id);
         if (op_class(node.kind) == OpClass::Leaf) continue;
-        if (!p.materialized[id] && used_by[id].size() >= 2 && inline_cost[id] > budget) {
+        int64_t count = static_cast<int64_t>(places[id].size());
+        // The cost rule: inlining computes the node once per place, storing it once; store when
+        // the copies beyond the first would cost more than a pass over memory. This also bounds
+        // the size of every inlined expression: no node is copied into more than a few places
+        // unless it is nearly free, so copies cannot multiply along a chain.
+        if (!p.materialized[id] && count >= 2 && (count - 1) * work[id] > budget) {
             p.materialized[id] = true;
+            p.budget_stores.push_back({id, BudgetStore::Recompute, count, work[id], budget});
         }
-        for (NodeId in : node.inputs) {
-            if (p.materialized[id]) {
-                used_by[in].insert(id);
-            } else {
-                used_by[in].insert(used_by[id].begin(), used_by[id].end());
-            }
-        }
+        Places read = places_read_by(node, p.materialized[id], places[id]);
+        for (NodeId in : node.inputs) merge_places(places[in], read);
     }
+
+    bound_region_sizes(graph, p);
 
     for (const Node &node : graph.nodes()) {
         if (!p.materialized[node.id] || op_class(node.kind) == OpClass::Leaf) continue;
@@ -106,9 +215,12 @@ bool row_aligned(const Graph &g, const Partition &p, const std::vector<std::vect
         }
     }
     std::vector<NodeId> stack(users[r.id].begin(), users[r.id].end());
+    std::vector<bool> seen(g.num_nodes(), false);  // each node once: a walk of paths is exponential
     while (!stack.empty()) {
         const Node &u = g.node(stack.back());
         stack.pop_back();
+        if (seen[u.id]) continue;
+        seen[u.id] = true;
         if (p.materialized[u.id]) {
             bool in_group = op_class(u.kind) == OpClass::Reduction || op_class(u.kind) == OpClass::Elementwise;
             if (u.id != root.id && !in_group) return false;
@@ -144,13 +256,36 @@ void find_row_fusion(const Graph &graph, Partition &partition) {
     for (NodeId id : fused) partition.row_fused[id] = true;
 }
 
-Partition partition_into_regions(const Graph &graph) {
+namespace {
+
+Partition choose_partition(const Graph &graph) {
     Partition p = partition_with_budget(graph, kRecomputeBudget);
     find_row_fusion(graph, p);
     if (p.row_root < 0) return p;
     Partition stored = partition_with_budget(graph, kRowRecomputeBudget);
     find_row_fusion(graph, stored);
     return stored.row_root >= 0 ? stored : p;
+}
+
+std::string describe(const Graph &graph, const BudgetStore &b) {
+    const Node &n = graph.node(b.node);
+    std::string what = "%" + std::to_string(b.node) + " (" + op_name(n.kind) + (n.loc.empty() ? "" : " at " + n.loc) + ") stored: ";
+    if (b.rule == BudgetStore::RegionSize) {
+        return what + "a region inlining it would exceed " + std::to_string(b.budget) + " op units (" +
+               (b.work > b.budget ? "more than " + std::to_string(b.budget) : std::to_string(b.work)) +
+               " units of it come through this node)";
+    }
+    return what + "inlined it would be computed at " + std::to_string(b.places) +
+           (b.places >= static_cast<int64_t>(kMaxCountedPlaces) ? " or more" : "") + " places of up to " +
+           std::to_string(b.work) + " op units each (recompute budget " + std::to_string(b.budget) + ")";
+}
+
+}  // namespace
+
+Partition partition_into_regions(const Graph &graph) {
+    Partition p = choose_partition(graph);
+    for (const BudgetStore &b : p.budget_stores) spdlog::info("hcompile: {}", describe(graph, b));
+    return p;
 }
 
 std::string print_partition(const Graph &graph, const Partition &partition) {
@@ -168,6 +303,7 @@ std::string print_partition(const Graph &graph, const Partition &partition) {
         }
         out += "\n";
     }
+    for (const BudgetStore &b : partition.budget_stores) out += describe(graph, b) + "\n";
     return out;
 }
 

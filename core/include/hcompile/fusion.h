@@ -14,6 +14,16 @@ struct Region {
     std::vector<NodeId> fused;     // non-leaf nodes computed inline inside it, topological order
 };
 
+// A node the cost rule stored although nothing else required it (logged and printed).
+struct BudgetStore {
+    enum Rule { Recompute, RegionSize };
+    NodeId node = -1;
+    Rule rule = Recompute;
+    int64_t places = 0;   // Recompute: distinct places inlining would compute it at (capped count)
+    int64_t work = 0;     // op units of one inlined copy (upper bound) / of its fused cone
+    int64_t budget = 0;   // the budget it exceeded
+};
+
 struct Partition {
     std::vector<Region> regions;       // topological order of roots
     std::vector<bool> materialized;    // per node: true for region roots
@@ -24,12 +34,36 @@ struct Partition {
     // shared transcendental is stored per row rather than recomputed (kRowRecomputeBudget).
     NodeId row_root = -1;              // the output region's node, or -1
     std::vector<bool> row_fused;       // per node: a reduction computed per row of row_root
+    std::vector<BudgetStore> budget_stores;  // roots chosen by the cost rule, in node order
 };
 
+// Op units one evaluation of a node's own expression costs: a transcendental 10, a division or
+// square root 3, other arithmetic 1, layout ops and leaves 0.
+int op_units(const Node &node);
+
 // Rules, in order: graph outputs, reductions and matmuls are roots; elementwise producers of a
-// matmul are roots (a matmul reads each operand element many times); an elementwise or layout
-// node feeding two or more regions is a root when recomputing it in each would cost more than
-// `kRecomputeBudget` op units. Everything else is fused into its consumers.
+// matmul are roots (a matmul reads each operand element many times). Every other elementwise or
+// layout node is fused (inlined) into its consumers unless the cost rule stores it:
+//
+//   store v  when  places(v) >= 2  and  (places(v) - 1) * work(v) > kRecomputeBudget
+//
+// places(v) is the number of distinct places inlining would compute v at: one per region that
+// reads it and, within a region, one per distinct chain of layout ops (slice, transpose,
+// broadcast, reshape) between the region's root and v, so reuse multiplies along chains (in a
+// 5-point stencil stage k is read at 5 places by stage k+1, 25 by stage k+2). Reads along
+// elementwise paths share a place: lowering builds the value once there. work(v) is the op
+// units of one inlined copy of v with its inputs (an upper bound). The rule is decided
+// consumers first, so a stored consumer resets the count for its producers; it bounds the size
+// of every inlined expression as well as the recomputation.
+//
+// A second rule bounds compile time: no region inlines more than kMaxRegionUnits op units
+// (counting each fused node once). Halide compiles one Func in time about quadratic in its size,
+// so a long unrolled loop kept in one region compiled for minutes; split into bounded regions it
+// compiles in time linear in its length. Forwards, where a node's region would pass the bound,
+// its largest fused inputs are stored.
+//
+// Stores either rule forces are listed in `budget_stores`, logged (spdlog, info) and printed by
+// print_partition.
 Partition partition_into_regions(const Graph &graph);
 
 // Fills partition.row_root / row_fused when the graph qualifies (see Partition).

@@ -66,7 +66,7 @@ struct RegionFunc {
 };
 
 struct LoweredPipeline {
-    std::vector<Halide::Func> node_funcs;  // by node id
+    std::vector<Halide::Func> node_funcs;  // region roots and leaves, by node id; fused nodes have none
     std::vector<LoweredInput> inputs;      // Halide argument order: inputs, scalars, outputs
     std::vector<LoweredScalar> scalars;
     std::vector<Halide::Func> outputs;     // one per graph output

@@ -2,6 +2,7 @@
 // division and modulo round toward -inf with x//0 == x%0 == 0, max/min propagate NaN, and
 // transcendentals go through hc::math (vectorizable, NumPy's special values).
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
 #include "numpy_math.h"
@@ -95,15 +96,39 @@ std::pair<Expr, Expr> int_divmod(const Expr &a, const Expr &b) {
 }
 
 // Non-negative integer powers by repeated squaring (the frontend guarantees exponent >= 0).
+// Every step is bound to a name (a Let): each step reads the previous square twice and the
+// previous result in both arms of a select, so as a tree the expression doubles with every bit
+// (2^64 nodes for uint64), and Halide passes that walk trees (bounds inference simplifies 0-d
+// values as trees) never finished. A constant exponent needs only its own bits, and no selects.
 Expr int_pow(const Expr &base, const Expr &exponent) {
-    Expr result = Halide::Internal::make_one(base.type());
-    Expr square = base;
-    Expr e = exponent;
-    for (int bit = 0; bit < base.type().bits(); ++bit) {
-        result = select((e & 1) != 0, wrapping(result, square, [](Expr x, Expr y) { return x * y; }), result);
-        square = wrapping(square, square, [](Expr x, Expr y) { return x * y; });
-        e = e >> 1;
+    Halide::Type t = base.type();
+    auto mul = [](const Expr &x, const Expr &y) { return wrapping(x, y, [](Expr a, Expr b) { return a * b; }); };
+    std::vector<std::pair<std::string, Expr>> lets;
+    auto bind = [&lets](const Expr &value) {
+        if (Halide::Internal::is_const(value) || value.as<Halide::Internal::Variable>()) return value;
+        lets.emplace_back(Halide::Internal::unique_name('p'), value);
+        return Halide::Internal::Variable::make(value.type(), lets.back().first);
+    };
+    Expr result = Halide::Internal::make_one(t);
+    Expr square = bind(base);
+    std::optional<uint64_t> known = Halide::Internal::as_const_uint(exponent);
+    if (auto s = Halide::Internal::as_const_int(exponent)) known = static_cast<uint64_t>(*s);
+    if (known) {
+        for (uint64_t e = *known; e != 0; e >>= 1) {
+            if (e & 1) result = bind(Halide::Internal::is_const_one(result) ? square : mul(result, square));
+            if (e > 1) square = bind(mul(square, square));
+        }
+    } else {
+        Expr e = bind(exponent);
+        for (int bit = 0; bit < t.bits(); ++bit) {
+            result = bind(select((e & 1) != 0, mul(result, square), result));
+            if (bit + 1 < t.bits()) {
+                square = bind(mul(square, square));
+                e = bind(e >> 1);
+            }
+        }
     }
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) result = Halide::Internal::Let::make(it->first, it->second, result);
     return result;
 }
 

@@ -1,7 +1,12 @@
-// Lowering driver: walks the graph in order and gives every node a Halide Func through the rule
-// tables (elementwise, layout, reduction/matmul). Inputs become ImageParams specialised on the
+// Lowering driver: walks the graph in order and gives every region root (and leaf) a Halide Func
+// through the rule tables (elementwise, layout, reduction/matmul); a fused node gets no Func of
+// its own: its expression is built in place inside the Funcs that read it (LowerContext::at).
+// One Func per node would leave Halide to inline them one at a time, each a pass over the whole
+// pipeline: quadratic in the length of a chain. Inputs become ImageParams specialised on the
 // static shapes and layouts the runtime guards.
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "hcompile/lowering.h"
 #include "rules.h"
@@ -14,8 +19,90 @@ std::vector<Halide::Expr> halide_order(const std::vector<Halide::Expr> &numpy_or
     return {numpy_order.rbegin(), numpy_order.rend()};
 }
 
+namespace {
+
+bool same_index(const std::vector<Halide::Expr> &a, const std::vector<Halide::Expr> &b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].same_as(b[i]) && !Halide::Internal::equal(a[i], b[i])) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index) const {
-    return funcs[id](halide_order(index));
+    const Node &n = graph.node(id);
+    if (n.kind == OpKind::Input) {
+        std::vector<int64_t> constant;
+        for (const Halide::Expr &e : index) {
+            auto c = Halide::Internal::as_const_int(Halide::Internal::simplify(e));
+            if (!c) return inputs_[id](halide_order(index));
+            constant.push_back(*c);
+        }
+        return point_load(id, constant);
+    }
+    if (op_class(n.kind) == OpClass::Leaf) return constants_[id];
+    if (partition_.materialized[id]) return funcs_[id](halide_order(index));
+    for (const auto &[seen, value] : built_[id]) {
+        if (same_index(seen, index)) return value;
+    }
+    Halide::Expr value = compute(n, index);
+    built_[id].emplace_back(index, value);
+    inlined_units_ += op_units(n);
+    return value;
+}
+
+namespace {
+// Slots of one input's table of constant-index loads; past them, loads are direct.
+constexpr int kMaxPointLoads = 4096;
+}  // namespace
+
+Halide::Expr LowerContext::point_load(NodeId input, const std::vector<int64_t> &index) const {
+    const Node &n = graph.node(input);
+    PointLoads &loads = point_loads_[input];
+    if (!loads.func.defined()) {
+        loads.func = Halide::Func("points_" + std::to_string(input));
+        Halide::Var slot("slot");
+        std::vector<Halide::Expr> at;  // NumPy order
+        if (n.ndim() > 0) {
+            loads.table = Halide::Buffer<int32_t>(kMaxPointLoads, n.ndim(), "point_indices_" + std::to_string(input));
+            for (int d = 0; d < n.ndim(); ++d) {
+                // Clamped into the array, so that bounds inference asks for no more than it.
+                at.push_back(Halide::clamp(loads.table(slot, d), 0, static_cast<int>(std::max<int64_t>(n.shape[d], 1) - 1)));
+            }
+        }
+        loads.func(slot) = inputs_[input](halide_order(at));
+        loads.func(slot) = loads.func(slot);  // an update: no value bounds (see PointLoads)
+        loads.func.compute_root();
+    }
+    auto it = std::find(loads.indices.begin(), loads.indices.end(), index);
+    if (it == loads.indices.end()) {
+        if (loads.indices.size() >= static_cast<size_t>(kMaxPointLoads)) {
+            std::vector<Halide::Expr> direct(index.begin(), index.end());
+            return inputs_[input](halide_order(direct));
+        }
+        for (int d = 0; d < n.ndim(); ++d) loads.table(static_cast<int>(loads.indices.size()), d) = static_cast<int32_t>(index[d]);
+        loads.indices.push_back(index);
+        it = loads.indices.end() - 1;
+    }
+    return loads.func(static_cast<int>(it - loads.indices.begin()));
+}
+
+Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr> &index) const {
+    if (op_class(n.kind) == OpClass::Layout) {
+        // Simplified so that equal indices reached through different layout ops compare equal.
+        std::vector<Halide::Expr> in = (*find_layout_rule(n.kind))(graph, n, index);
+        for (Halide::Expr &e : in) e = Halide::Internal::simplify(e);
+        return at(n.inputs[0], in);
+    }
+    const auto *rule = find_elementwise_rule(n.kind);
+    if (op_class(n.kind) != OpClass::Elementwise || !rule) {
+        throw GraphError(std::string("no lowering rule for ") + op_name(n.kind));
+    }
+    std::vector<Halide::Expr> operands;
+    for (NodeId in : n.inputs) operands.push_back(at(in, index));
+    return (*rule)(n, operands);
 }
 
 Halide::Expr halide_constant(const Node &c) {
@@ -84,42 +171,36 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts) {
     LoweredPipeline out;
     out.node_funcs.resize(graph.num_nodes());
-    LowerContext ctx{graph, out.node_funcs};
+    LowerContext ctx(graph, partition, out.node_funcs);
     for (const Node &n : graph.nodes()) {
+        if (!partition.materialized[n.id] && op_class(n.kind) != OpClass::Leaf) continue;  // fused
         Halide::Func f(std::string(op_name(n.kind)) + "_" + std::to_string(n.id));
         std::vector<Halide::Var> axes = make_axes(n);
         std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
         RegionFunc region = region_of(n, f, axes);
         switch (op_class(n.kind)) {
         case OpClass::Leaf:
+            // Its Func only serves a leaf returned as an output; readers use ctx's direct value.
             if (n.kind == OpKind::Input) {
                 int arg = static_cast<int>(n.int_attr("arg"));
                 InputLayout layout = arg < static_cast<int>(layouts.size()) ? layouts[arg] : InputLayout::CContiguous;
                 LoweredInput input{arg, n.dtype, make_input(n, layout)};
-                f(lhs) = input.param(lhs);
+                ctx.set_input(n.id, input.param);
                 out.inputs.push_back(input);
             } else if (is_float(n.dtype)) {
                 LoweredScalar scalar{n.dtype, constant_value(n),
                                      Halide::Param<>(halide_type(n.dtype), "c" + std::to_string(n.id))};
-                f(lhs) = scalar.param;
+                ctx.set_constant(n.id, scalar.param);
                 out.scalars.push_back(scalar);
             } else {
-                f(lhs) = lowering::halide_constant(n);
+                ctx.set_constant(n.id, lowering::halide_constant(n));
             }
+            f(lhs) = ctx.at(n.id, as_exprs(axes));
             break;
-        case OpClass::Elementwise: {
-            const auto *rule = lowering::find_elementwise_rule(n.kind);
-            if (!rule) throw GraphError(std::string("no lowering rule for ") + op_name(n.kind));
-            std::vector<Halide::Expr> operands;
-            for (NodeId in : n.inputs) operands.push_back(ctx.at(in, as_exprs(axes)));
-            f(lhs) = (*rule)(n, operands);
+        case OpClass::Elementwise:
+        case OpClass::Layout:
+            f(lhs) = ctx.compute(n, as_exprs(axes));
             break;
-        }
-        case OpClass::Layout: {
-            const auto *rule = lowering::find_layout_rule(n.kind);
-            f(lhs) = ctx.at(n.inputs[0], (*rule)(graph, n, as_exprs(axes)));
-            break;
-        }
         case OpClass::Reduction:
         case OpClass::Matmul: {
             auto r = n.kind == OpKind::Matmul ? lowering::lower_matmul(ctx, n, f, axes)

@@ -4,21 +4,68 @@
 #include <Halide.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <vector>
 
+#include "hcompile/fusion.h"
 #include "hcompile/graph.h"
 #include "hcompile/lowering.h"
 
 namespace hc::lowering {
 
-// What a rule can ask about the graph being lowered.
-struct LowerContext {
-    const Graph &graph;
-    const std::vector<Halide::Func> &funcs;  // already-lowered producers, by node id
+// What a rule can ask about the graph being lowered. Implemented in lower.cpp.
+class LowerContext {
+public:
+    LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs)
+        : graph(graph), partition_(partition), funcs_(funcs), inputs_(graph.num_nodes()),
+          constants_(graph.num_nodes()), built_(graph.num_nodes()) {}
 
-    // Value of node `id` at a NumPy-order index (one Expr per axis of that node).
+    const Graph &graph;
+
+    // Value of node `id` at a NumPy-order index (one Expr per axis of that node): a call of its
+    // Func for a region root, a load or constant for a leaf, else the node's own expression
+    // built in place (fused).
     Halide::Expr at(NodeId id, const std::vector<Halide::Expr> &index) const;
+
+    // The expression of a non-leaf elementwise or layout node at `index`, its operands read
+    // through at(): a region root's definition, or a fused node's inlined value.
+    Halide::Expr compute(const Node &node, const std::vector<Halide::Expr> &index) const;
+
+    // Leaves are read directly, not through a Func: an input's ImageParam, a constant's value.
+    void set_input(NodeId id, const Halide::ImageParam &param) { inputs_[id] = param; }
+    void set_constant(NodeId id, const Halide::Expr &value) { constants_[id] = value; }
+
+    // Op units of fused expressions built so far (each distinct (node, index) counted once).
+    int64_t inlined_units() const { return inlined_units_; }
+
+private:
+    const Partition &partition_;
+    const std::vector<Halide::Func> &funcs_;  // region roots, by node id
+    std::vector<Halide::ImageParam> inputs_;  // by node id
+    std::vector<Halide::Expr> constants_;     // by node id
+    // Fused values already built, by node: (index, value). An elementwise consumer passes its
+    // own index on, so a value read twice at one index is built once and shared (Halide's CSE
+    // then names it); reads at distinct indices (slices, transposes) are distinct copies, whose
+    // number the partitioner bounds.
+    mutable std::vector<std::vector<std::pair<std::vector<Halide::Expr>, Halide::Expr>>> built_;
+
+    // A load at a constant index (every load of a 0-d input; a[i, j] with constant i, j) is a
+    // single point to Halide's bounds inference, which then carries every value computed from
+    // it as a whole expression (a tree) instead of an interval: a let chain reusing its values
+    // (repeated squaring, x = x*x + x) grows exponentially and a long one quadratically. Such
+    // loads are read from one Func per input instead, computed first, whose update definition
+    // leaves it without value bounds: bounds inference then sees only the type's range. Halide
+    // wants a Func defined before it is called, so the Func is defined at the first such load
+    // over a table of indices filled in as loads come (read when the pipeline is compiled).
+    struct PointLoads {
+        std::vector<std::vector<int64_t>> indices;  // by slot, NumPy order
+        Halide::Buffer<int32_t> table;              // (slot, axis), kMaxPointLoads slots
+        Halide::Func func;
+    };
+    Halide::Expr point_load(NodeId input, const std::vector<int64_t> &index) const;
+    mutable std::map<NodeId, PointLoads> point_loads_;
+    mutable int64_t inlined_units_ = 0;
 };
 
 // Scalar rule for an elementwise op: operand values in, result value out.
