@@ -118,6 +118,17 @@ Expr pairwise_sum(std::vector<Expr> terms) {
     return terms[0];
 }
 
+// Halide finds an update's reduction domain in the expressions that define it. A value that does
+// not vary along a reduced axis (a constant, a broadcast) mentions no RVar once it is built in
+// place, and the update would then run once instead of once per element (`np.full((2, 5),
+// 3.0).sum(axis=1)` gave 3). Every index expression is bound in a dead let so the domain stays
+// part of the definition; the simplifier drops the lets.
+Expr read_over_domain(const LowerContext &ctx, NodeId id, const std::vector<Expr> &index) {
+    Expr v = ctx.at(id, index);
+    for (const Expr &e : index) v = Halide::Internal::Let::make(Halide::Internal::unique_name('d'), e, v);
+    return v;
+}
+
 // An RDom over `leading` ranges and then the `rows` axes of x (the reduced axes other than the
 // innermost one, Halide order); undefined when there are none.
 Halide::RDom blocked_domain(const Node &x, const std::vector<int64_t> &rows, std::vector<Halide::Range> ranges,
@@ -146,7 +157,7 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
     auto value = [&](const std::vector<Expr> &row_at, const Expr &e) {
         std::vector<Expr> at(row_at);
         at.push_back(e);
-        return ctx.at(x.id, input_index(x, reduced, at, kept));
+        return read_over_domain(ctx, x.id, input_index(x, reduced, at, kept));
     };
     auto args = [&](const Expr &lane, std::vector<Expr> rest) {  // (lane, outputs..., rest...)
         std::vector<Expr> a{lane};
@@ -246,7 +257,7 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
         sum.reduces_innermost = out.reduces_innermost;
         return sum;
     }
-    Expr v = ctx.at(x.id, input_index(x, reduced, out.rdom, kept));
+    Expr v = read_over_domain(ctx, x.id, input_index(x, reduced, out.rdom, kept));
     Halide::Type xt = v.type();
 
     // The update lives in its own Func (`acc`); `f` reads the answer out of it. The scheduler
@@ -332,7 +343,7 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
     ai[nd - 1] = out.rdom.x;  // a[..., m, k]
     bi[nd - 2] = out.rdom.x;  // b[..., k, n]
     std::vector<Expr> lhs = halide_vars(axes);
-    Expr av = ctx.at(a.id, ai), bv = ctx.at(b.id, bi);
+    Expr av = read_over_domain(ctx, a.id, ai), bv = read_over_domain(ctx, b.id, bi);
     Halide::Type t = halide_type(n.dtype);
     // The sum lives in its own Func so the scheduler can keep a tile of it in registers.
     Halide::Func acc("acc_" + std::to_string(n.id));
