@@ -27,6 +27,7 @@ from . import gen, runner
 
 RESET_EVERY = 40  # programs between hc.reset() in a worker (frees compiled kernels)
 RECYCLE_EVERY = 1000  # programs before a worker is replaced (bounds any leak)
+SHRINKS_PER_KEY = 8  # a frequent mismatch (same kind and layouts) is shrunk this often per worker
 
 
 @dataclass
@@ -65,16 +66,18 @@ class Summary:
 
 
 def signature(prog, outcome) -> str:
-    ops = prog.op_kinds()
-    dts = []
-    try:
-        vals = prog.evaluate(prog.make_inputs(max(outcome.input_set, 0)))
-        dts = sorted({getattr(vals[o], "dtype", type(vals[o])).__str__() for o in prog.outputs})
-    except Exception:  # noqa: BLE001  (error programs)
-        dts = ["raises"]
+    """A mismatch class: its kind and the (shrunk) program's ops, or, where an odd input layout
+    is needed to fail (the shrinker tries C order), the kind and the layout."""
     layouts = sorted({lay for _, lay in prog.raw_inputs(max(outcome.input_set, 0)) if lay != "C"})
-    return f"{outcome.kind} | {' '.join(ops)} | -> {' '.join(dts)}" + (
-        f" | layout {' '.join(layouts)}" if layouts else "")
+    if layouts:
+        return f"{outcome.kind} | layout {' '.join(layouts)}"
+    return f"{outcome.kind} | {' '.join(prog.op_kinds())}"
+
+
+def _coarse_key(prog, outcome) -> str:
+    """Before shrinking: kind and the odd layouts of the failing input set."""
+    return f"{outcome.kind} | " + " ".join(
+        sorted({lay for _, lay in prog.raw_inputs(outcome.input_set) if lay != "C"}))
 
 
 # ------------------------------------------------------------------------------------------
@@ -94,6 +97,7 @@ def _worker(conn, cfg: Config):
 
     warnings.simplefilter("ignore")
     done = 0
+    shrunk = Counter()  # coarse key -> mismatches shrunk by this worker
     conn.send(("ready",))
     while True:
         msg = conn.recv()
@@ -107,7 +111,9 @@ def _worker(conn, cfg: Config):
         except Exception as e:  # noqa: BLE001  (a harness bug must not stop the run)
             o = runner.Outcome("mismatch", "harness", f"{type(e).__name__}: {e}", 0)
         payload = {"outcome": asdict(o), "expect_error": prog.expect_error}
-        if o.status == "mismatch" and o.kind != "harness" and cfg.shrink_budget:
+        if o.status == "mismatch" and o.kind != "harness" and cfg.shrink_budget and \
+                shrunk[_coarse_key(prog, o)] < SHRINKS_PER_KEY:
+            shrunk[_coarse_key(prog, o)] += 1
             small, so = runner.shrink(prog, o, runner.in_process_fails(hc), cfg.shrink_budget)
             payload["shrunk"] = pickle.dumps(small)
             payload["outcome"] = asdict(so)
@@ -250,9 +256,11 @@ def _record(i, payload, cfg, summary, log):
     if o.status == "ok":
         summary.ok += 1
         return
-    prog = pickle.loads(payload["shrunk"]) if "shrunk" in payload else gen.program(
-        cfg.seed, i, cfg.max_ops)
-    _add_group(i, prog, o, cfg, summary, log)
+    if "shrunk" in payload:
+        _add_group(i, pickle.loads(payload["shrunk"]), o, cfg, summary, log)
+    else:  # past the shrink cap: grouped by kind and layouts only
+        prog = gen.program(cfg.seed, i, cfg.max_ops)
+        _add_group(i, prog, o, cfg, summary, log, f"(unshrunk) {_coarse_key(prog, o)}")
 
 
 def _record_failure(i, kind, detail, cfg, summary, log):
@@ -271,9 +279,9 @@ def _record_failure(i, kind, detail, cfg, summary, log):
     _add_group(i, prog, o, cfg, summary, log)
 
 
-def _add_group(i, prog, o, cfg, summary, log):
+def _add_group(i, prog, o, cfg, summary, log, sig=None):
     summary.mismatches += 1
-    sig = signature(prog, o)
+    sig = sig or signature(prog, o)
     g = summary.groups.get(sig)
     if g is None:
         name = f"{o.kind}-{len(summary.groups) + 1:03d}"

@@ -182,6 +182,8 @@ class Program:
                     v = eval(n.text, env)
                 else:
                     v = eval(self.expr(i, names), env)
+                    if np.size(v) > MAX_ELEMENTS:  # a shrink candidate that broadcasts up
+                        raise ValueError(f"node {names[i]} has {np.size(v)} elements")
                 if n.kind != "const":  # constants are inlined in the source
                     env[names[i]] = v
                 vals.append(v)
@@ -369,6 +371,8 @@ class _Builder:
         y = self.arg_or_const(x)
         if self.ch.chance(0.3):
             x, y = y, x
+        if params["op"] == "power" and not any(self.array_like(self.vals[i]) for i in (x, y)):
+            return False  # Python int ** int can take minutes (2 ** 40 ** 2 ** 40)
         return self.add(text, [x, y], rule, params)
 
     def cast(self):

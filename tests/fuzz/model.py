@@ -172,11 +172,16 @@ def r_math(p, ops, out):
 
 
 def r_minmax(p, ops, out):
-    """maximum, minimum, clip: 1-Lipschitz selections; NaN propagates."""
+    """maximum, minimum, clip: 1-Lipschitz selections; NaN propagates. The sign of a zero clipped
+    against a zero bound is not checked: NumPy's own answer depends on whether the bounds are
+    scalars or arrays (np.clip(0.0, -0.0, 1.0) is 0.0, with an array of -0.0 as bound -0.0)."""
     e = np.zeros(out.shape, LD)
     if _is_float(out):
         for m in ops:
             e = np.maximum(e, _b(m.e, out.shape))
+        if p["op"] == "clip":
+            tie = (out == 0) & ((_b(ops[1].v, out.shape) == 0) | (_b(ops[2].v, out.shape) == 0))
+            e = np.where(tie, np.maximum(e, LD(np.finfo(out.dtype).smallest_subnormal)), e)
     return M(out, e, _guard_range(out, e, _all_s(ops, out.shape)) if _is_float(out)
              else _all_s(ops, out.shape))
 
