@@ -54,6 +54,7 @@ class Summary:
     calls: int = 0
     seconds: float = 0.0
     groups: dict = field(default_factory=dict)  # signature -> {count, repro, first, message}
+    failures: dict = field(default_factory=dict)  # program index -> (signature, message)
     unsupported_reasons: Counter = field(default_factory=Counter)
     skipped_sets: Counter = field(default_factory=Counter)
 
@@ -282,6 +283,7 @@ def _record_failure(i, kind, detail, cfg, summary, log):
 def _add_group(i, prog, o, cfg, summary, log, sig=None):
     summary.mismatches += 1
     sig = sig or signature(prog, o)
+    summary.failures[i] = (sig, o.message)
     g = summary.groups.get(sig)
     if g is None:
         name = f"{o.kind}-{len(summary.groups) + 1:03d}"
@@ -297,6 +299,7 @@ def _add_group(i, prog, o, cfg, summary, log, sig=None):
 
 def _write_summary(cfg, summary):
     data = {"config": asdict(cfg), "line": summary.line(), "groups": summary.groups,
+            "failures": summary.failures,
             "unsupported_reasons": dict(summary.unsupported_reasons.most_common(40)),
             "skipped_sets": dict(summary.skipped_sets.most_common(20))}
     with open(os.path.join(cfg.out, "summary.json"), "w") as fh:
