@@ -371,17 +371,10 @@ def _involves_float16(x) -> bool:
 
 
 def _public_type(cls):
-    """NumPy raises private subclasses (numpy._core._exceptions._UFuncNoLoopError, whose __name__
-    even says UFuncTypeError); the contract is the nearest public class in the MRO: a builtin
-    exception or one of numpy.exceptions (AxisError stays AxisError, UFuncTypeError is TypeError)."""
-    import builtins
+    """The public exception class NumPy's (possibly private) exception class stands for."""
+    from tests.fuzz.compare import public_type
 
-    public = {c for c in vars(np.exceptions).values() if isinstance(c, type)}
-    public |= {c for c in vars(builtins).values() if isinstance(c, type)}
-    for c in cls.__mro__:
-        if c in public:
-            return c
-    return cls
+    return public_type(cls)
 
 
 def run_numpy(fn, args, kwargs=None):
