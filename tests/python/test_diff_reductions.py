@@ -171,3 +171,28 @@ def test_reduction_int_overflow_wraps(rng):
     f = fn_from_src("def f(x, y):\n    return np.sum(x, axis=1), np.prod(x, axis=1), "
                     "np.sum(y, axis=1), np.prod(y, axis=0), y.sum()\n")
     check(f, x, y)
+
+
+# Values that do not vary along the reduced axis: constants, broadcasts, and size-1 axes read at
+# index 0. Built in place, such a value mentions no reduction variable, and Halide then ran the
+# update once instead of once per element (np.full((2, 16), -2).var(axis=0, ddof=1) gave 1 per
+# column; v @ v on a size-1 v failed to schedule). Every reduction kind, over several extents.
+INVARIANT = {
+    "full_sum": "np.full((n, 5), 3.0).sum(axis=0) + x.sum()",
+    "full_var_ddof": "np.negative(np.full((n, 16), 2)).var(axis=-2, ddof=1).sum()",
+    "broadcast_mean": "(x[:1] * np.ones((n, 4))).mean(axis=0)",
+    "const_prod": "(np.ones((n, 3)) * 2.0).prod(axis=0)",
+    "const_argmax": "np.argmax(np.zeros((n, 3)) + x[:1, None], axis=0)",
+    "const_max_int": "np.full((n, 3), 7).max(axis=0) + np.full((n,), 2).sum()",
+    "dot_self": "x @ x",
+    "outer_k1": "np.expand_dims(x, -1).T @ np.expand_dims(x, -1)",
+    "matmul_const": "np.ones((2, n)) @ np.full((n, 3), 0.5)",
+    "size1_axis": "x.reshape(1, -1).sum(axis=0) + x.reshape(-1, 1).sum(axis=1)",
+}
+
+
+@pytest.mark.parametrize("n", [1, 2, 7])
+@pytest.mark.parametrize("case", list(INVARIANT))
+def test_reduction_of_values_invariant_along_the_axis(case, n, rng):
+    f = fn_from_src(f"def f(x):\n    n = {n}\n    return {INVARIANT[case]}\n")
+    check(f, make(rng, (n,), "float32", "normal"), reduce=16, scale=16.0)

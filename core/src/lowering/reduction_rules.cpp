@@ -118,14 +118,42 @@ Expr pairwise_sum(std::vector<Expr> terms) {
     return terms[0];
 }
 
+// The reduction variables an expression mentions, by name.
+std::set<std::string> rvars_in(const Expr &e) {
+    struct Collect : Halide::Internal::IRGraphVisitor {
+        std::set<std::string> names;
+        using IRGraphVisitor::visit;
+        void visit(const Halide::Internal::Variable *v) override {
+            if (v->reduction_domain.defined()) names.insert(v->name);
+        }
+    } collect;
+    e.accept(&collect);
+    return collect.names;
+}
+
 // Halide finds an update's reduction domain in the expressions that define it. A value that does
-// not vary along a reduced axis (a constant, a broadcast) mentions no RVar once it is built in
-// place, and the update would then run once instead of once per element (`np.full((2, 5),
-// 3.0).sum(axis=1)` gave 3). Every index expression is bound in a dead let so the domain stays
-// part of the definition; the simplifier drops the lets.
+// not vary along a reduced axis (a constant, a broadcast, a size-1 axis read at 0) mentions no RVar
+// once it is built in place, and the update would then run once instead of once per element
+// (`np.full((2, 5), 3.0).sum(axis=1)` gave 3). Each reduction variable of the index that the value
+// lost is kept as the ignored first operand of `return_second`, which costs nothing. (A dead let
+// does not work: Halide's CSE drops it before the domain is collected.)
 Expr read_over_domain(const LowerContext &ctx, NodeId id, const std::vector<Expr> &index) {
     Expr v = ctx.at(id, index);
-    for (const Expr &e : index) v = Halide::Internal::Let::make(Halide::Internal::unique_name('d'), e, v);
+    std::set<std::string> wanted;
+    for (const Expr &e : index) {
+        std::set<std::string> names = rvars_in(e);
+        wanted.insert(names.begin(), names.end());
+    }
+    if (wanted.empty()) return v;
+    std::set<std::string> used = rvars_in(v);
+    for (const Expr &e : index) {
+        for (const std::string &name : rvars_in(e)) {
+            if (used.count(name) || !wanted.count(name)) continue;
+            wanted.erase(name);
+            v = Halide::Internal::Call::make(v.type(), Halide::Internal::Call::return_second, {e, v},
+                                             Halide::Internal::Call::PureIntrinsic);
+        }
+    }
     return v;
 }
 
