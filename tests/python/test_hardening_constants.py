@@ -106,3 +106,28 @@ def test_creation_with_out_of_range_python_ints_raises_like_numpy(dtype):
                  "x * 2**40", "np.where(x > 0, x, 300)", "np.maximum(x, -1)",
                  "x + x.dtype.type(300)", "x + x.dtype.type(-1)", "(x + 1).astype(x.dtype.type)"]:
         check_ieee(_fn(body), x)
+
+
+# Constants the lowering makes: a predicate that is constant for an integer array (np.isnan of
+# ints is all False), cast to float, is a float constant Halide would fold into a division by a
+# constant zero, which its code generator refuses (a compile error where NumPy gives inf/nan).
+CONSTANT_DIVISORS = [
+    "x / np.isnan(i)",
+    "x / np.isinf(i).astype(x.dtype)",
+    "x / (1.0 - np.isfinite(i))",
+    "(x // np.isnan(i), x % np.isnan(i))",
+    "np.reciprocal(np.isnan(i).astype(x.dtype)) * x",
+    "np.arctan2(x, np.isnan(i)) + np.arctan2(np.isinf(i), x)",
+    "x / np.maximum(np.isnan(i), np.isinf(i))",
+    "x / np.where(np.isnan(i), 1.0, 0.0)",
+    "np.tan(np.isnan(i) * x) + np.log(np.isinf(i) + x * 0.0)",
+    "(i / np.isnan(i), i // np.isnan(i), i % np.isnan(i))",
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("body", CONSTANT_DIVISORS)
+def test_divisions_by_constants_the_lowering_folds(body, dtype):
+    x = special_values(dtype)
+    i = np.arange(x.size, dtype=np.uint16)
+    check_ieee(O.fn_from_src(f"def f(x, i):\n    return {body}\n"), x, i)

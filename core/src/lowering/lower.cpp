@@ -5,6 +5,7 @@
 // pipeline: quadratic in the length of a chain. Inputs become ImageParams specialised on the
 // static shapes and layouts the runtime guards.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -101,8 +102,37 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         throw GraphError(std::string("no lowering rule for ") + op_name(n.kind));
     }
     std::vector<Halide::Expr> operands;
-    for (NodeId in : n.inputs) operands.push_back(at(in, index));
-    return (*rule)(n, operands);
+    bool constant_operands = true;
+    for (NodeId in : n.inputs) {
+        operands.push_back(at(in, index));
+        constant_operands = constant_operands && Halide::Internal::is_const(operands.back());
+    }
+    Halide::Expr value = (*rule)(n, operands);
+    // Halide folds operations on immediates as it builds them (the cast of an integer array's
+    // constant isnan to float64 is 0.0), and its simplifier folds the rest later; a float constant
+    // that reached a division would then be a division by a constant zero, which Halide's code
+    // generator refuses (`a / np.isnan(int_array)`: NumPy gives inf and nan). A float value that
+    // is constant (built from constants, or by a rule that ignores its operand) is therefore
+    // passed as a kernel scalar, as the graph's own float constants are. Only bool and integer
+    // values stay immediates, and operations on them fold exactly.
+    if (constant_operands || Halide::Internal::is_const(value)) {
+        value = Halide::Internal::simplify(value);
+        if (value.type().is_float()) {
+            if (auto c = Halide::Internal::as_const_float(value)) {
+                return scalar_argument(value.type().bits() == 32 ? DType::Float32 : DType::Float64, *c);
+            }
+        }
+    }
+    return value;
+}
+
+Halide::Expr LowerContext::scalar_argument(DType dtype, double value) const {
+    for (const LoweredScalar &s : scalars_) {
+        if (s.dtype == dtype && std::memcmp(&s.value, &value, sizeof value) == 0) return s.param;
+    }
+    LoweredScalar scalar{dtype, value, Halide::Param<>(halide_type(dtype), "folded" + std::to_string(scalars_.size()))};
+    scalars_.push_back(scalar);
+    return scalar.param;
 }
 
 Halide::Expr halide_constant(const Node &c) {
@@ -171,7 +201,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts) {
     LoweredPipeline out;
     out.node_funcs.resize(graph.num_nodes());
-    LowerContext ctx(graph, partition, out.node_funcs);
+    LowerContext ctx(graph, partition, out.node_funcs, out.scalars);
     for (const Node &n : graph.nodes()) {
         if (!partition.materialized[n.id] && op_class(n.kind) != OpClass::Leaf) continue;  // fused
         Halide::Func f(std::string(op_name(n.kind)) + "_" + std::to_string(n.id));

@@ -17,8 +17,9 @@ namespace hc::lowering {
 // What a rule can ask about the graph being lowered. Implemented in lower.cpp.
 class LowerContext {
 public:
-    LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs)
-        : graph(graph), partition_(partition), funcs_(funcs), inputs_(graph.num_nodes()),
+    LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs,
+                 std::vector<LoweredScalar> &scalars)
+        : graph(graph), partition_(partition), funcs_(funcs), scalars_(scalars), inputs_(graph.num_nodes()),
           constants_(graph.num_nodes()), built_(graph.num_nodes()) {}
 
     const Graph &graph;
@@ -36,12 +37,18 @@ public:
     void set_input(NodeId id, const Halide::ImageParam &param) { inputs_[id] = param; }
     void set_constant(NodeId id, const Halide::Expr &value) { constants_[id] = value; }
 
+    // A float constant as a kernel scalar argument (see LoweredScalar): Halide never sees its
+    // value, so it cannot fold it into a division by a constant zero, which its code generator
+    // refuses although IEEE (and NumPy) define it.
+    Halide::Expr scalar_argument(DType dtype, double value) const;
+
     // Op units of fused expressions built so far (each distinct (node, index) counted once).
     int64_t inlined_units() const { return inlined_units_; }
 
 private:
     const Partition &partition_;
     const std::vector<Halide::Func> &funcs_;  // region roots, by node id
+    std::vector<LoweredScalar> &scalars_;     // the kernel's scalar arguments
     std::vector<Halide::ImageParam> inputs_;  // by node id
     std::vector<Halide::Expr> constants_;     // by node id
     // Fused values already built, by node: (index, value). An elementwise consumer passes its
