@@ -1,0 +1,119 @@
+"""Compile time is bounded (issue 5, item 6), checked by structure, not by the clock.
+
+The classes that compiled for minutes:
+- a chain of 5-point stencil stages written as slices: inlining every stage into the next made
+  5^k terms; the partitioner now stores a stage once inlining it would compute it at too many
+  places or past a region's size bound (core/src/fusion.cpp);
+- an unrolled loop accumulating transcendentals: one huge function for LLVM; regions are bounded
+  in size, and a whole graph past the compile-size budget runs as Python
+  (core/src/compile_graph.cpp, check_compile_budget);
+- integer powers of 0-d unsigned arrays: the repeated-squaring tree doubled with every exponent
+  bit; steps are now named (core/src/lowering/elementwise_rules.cpp).
+Each case must also give NumPy's answer. A hang would stop the suite, so the slow cases run in a
+worker with a generous limit (a watchdog for minutes-long compiles, not a speed assertion).
+"""
+import multiprocessing as mp
+
+import numpy as np
+import pytest
+
+from numpy_oracle import IDENTITY, assert_same_result, fn_from_src, hc
+
+needs_compiler = pytest.mark.skipif(IDENTITY, reason="checks the real compiler's partition")
+
+WATCHDOG_S = 300  # minutes-long compiles were the bug; a healthy run takes seconds
+
+
+def stencil_chain(u, stages):
+    for _ in range(stages):
+        u = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return u
+
+
+def _regions(cf):
+    report = cf.compile_records[-1]["report"]
+    assert report is not None, "the function was not compiled"
+    return [line for line in report["regions"].splitlines() if line.startswith("region ")]
+
+
+@needs_compiler
+@pytest.mark.parametrize("stages", [2, 8, 16])
+def test_stencil_chain_stores_stages_instead_of_inlining_them(stages, rng):
+    f = fn_from_src(
+        "def f(u):\n"
+        f"    for _ in range({stages}):\n"
+        "        u = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])\n"
+        "    return u\n")
+    u = rng.random((48, 40)).astype(np.float32)
+    cf = hc.hcompile(f, fullgraph=True)
+    assert_same_result(cf(u), f(u), ops=3 * stages)
+    regions = _regions(cf)
+    # Two stages fit in one region (25 terms); eight or more cannot (5^8 terms): stages stored.
+    assert len(regions) >= (1 if stages == 2 else stages // 3), regions
+
+
+def _loop(n, op):
+    return fn_from_src(
+        "def f(a):\n"
+        "    s = 0.0\n"
+        f"    for i in range({n}):\n"
+        f"        s = s + np.{op}(a[i, i])\n"
+        "    return s\n")
+
+
+@needs_compiler
+def test_unrolled_loop_under_the_budget_compiles_in_bounded_regions(rng):
+    f = _loop(300, "tanh")
+    a = rng.random((300, 300))
+    cf = hc.hcompile(f, fullgraph=True)
+    assert_same_result(cf(a), f(a), ops=300)
+    # 300 tanh (10 op units each) in regions of at most 256 units: no single huge function.
+    assert len(_regions(cf)) >= 12
+
+
+@needs_compiler
+def test_graph_past_the_compile_budget_runs_as_python(rng, caplog):
+    f = _loop(1000, "exp")
+    a = rng.random((1000, 1000))
+    cf = hc.hcompile(f)
+    with caplog.at_level("WARNING", logger="hcompile.graph_breaks"):
+        got = cf(a)
+    assert_same_result(got, f(a))
+    assert "compile-size budget" in caplog.text
+    assert cf.compile_records[-1]["report"] is None
+    with pytest.raises(hc.CompileError, match="compile-size budget"):
+        hc.hcompile(f, fullgraph=True)(a)
+
+
+def _slow_cases(queue):
+    """The programs that took minutes, in one worker process; reports (name, ok) pairs."""
+    import hcompile
+    rng = np.random.default_rng(5)
+    u = rng.random((64, 64)).astype(np.float32)
+    got = hcompile.hcompile(stencil_chain, fullgraph=True)(u, 8)
+    queue.put(("stencil8", bool(np.allclose(got, stencil_chain(u, 8), rtol=1e-4))))
+    for dt in (np.uint32, np.uint64):
+        x, e = np.array(3, dt), np.array(2**40 + 5 if dt == np.uint64 else 2**31 + 5, dt)
+        pw = hcompile.hcompile(lambda x, e: x ** e, fullgraph=True)
+        queue.put((f"pow0d_{dt.__name__}", bool(pw(x, e) == x ** e)))
+    queue.put(("done", True))
+
+
+@needs_compiler
+def test_former_minutes_long_compiles_finish():
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    worker = ctx.Process(target=_slow_cases, args=(queue,))
+    worker.start()
+    worker.join(WATCHDOG_S)
+    hung = worker.is_alive()
+    if hung:
+        worker.kill()
+        worker.join()
+    results = {}
+    while not queue.empty():
+        name, ok = queue.get()
+        results[name] = ok
+    assert not hung, f"compiles still running after {WATCHDOG_S} s; finished: {results}"
+    assert results.get("done"), f"worker died (exit {worker.exitcode}); finished: {results}"
+    assert all(results.values()), results
