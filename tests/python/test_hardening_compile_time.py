@@ -96,6 +96,14 @@ def _slow_cases(queue):
         x, e = np.array(3, dt), np.array(2**40 + 5 if dt == np.uint64 else 2**31 + 5, dt)
         pw = hcompile.hcompile(lambda x, e: x ** e, fullgraph=True)
         queue.put((f"pow0d_{dt.__name__}", bool(pw(x, e) == x ** e)))
+    # Rules that read an operand several times (casts to uint32, where, maximum) over math
+    # functions: Halide walked the reuse as a tree (operands are named now, lower.cpp).
+    a = rng.random((7, 4)) * 4 - 2
+    chain = lambda a: (np.maximum(np.arctan2(a ** -2.5, a), a).astype(np.uint32) < 2.0,  # noqa: E731
+                       np.where(np.tanh(a) > 0, np.log1p(a ** 1.5), a).astype(np.uint64))
+    with np.errstate(all="ignore"):
+        got, expected = hcompile.hcompile(chain, fullgraph=True)(a), chain(a)
+    queue.put(("multi_use_chain", all(np.array_equal(g, e) for g, e in zip(got, expected))))
     queue.put(("done", True))
 
 

@@ -113,6 +113,7 @@ def test_creation_with_out_of_range_python_ints_raises_like_numpy(dtype):
 # constant zero, which its code generator refuses (a compile error where NumPy gives inf/nan).
 CONSTANT_DIVISORS = [
     "x / np.isnan(i)",
+    "x / np.isnan(i * 2 + 1) + x / np.isinf(i // 3).astype(x.dtype)",
     "x / np.isinf(i).astype(x.dtype)",
     "x / (1.0 - np.isfinite(i))",
     "(x // np.isnan(i), x % np.isnan(i))",

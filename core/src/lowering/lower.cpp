@@ -22,6 +22,16 @@ std::vector<Halide::Expr> halide_order(const std::vector<Halide::Expr> &numpy_or
 
 namespace {
 
+// Whether `e` computes something (as opposed to naming a value: a variable, a constant, a
+// parameter, a load).
+bool is_computation(const Halide::Expr &e) {
+    if (Halide::Internal::is_const(e) || e.as<Halide::Internal::Variable>()) return false;
+    if (const auto *call = e.as<Halide::Internal::Call>()) {
+        return !(call->call_type == Halide::Internal::Call::Halide || call->call_type == Halide::Internal::Call::Image);
+    }
+    return true;
+}
+
 bool same_index(const std::vector<Halide::Expr> &a, const std::vector<Halide::Expr> &b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i) {
@@ -101,11 +111,22 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
     if (op_class(n.kind) != OpClass::Elementwise || !rule) {
         throw GraphError(std::string("no lowering rule for ") + op_name(n.kind));
     }
+    // Each operand that is itself a computation is bound to a name first. Rules use an operand
+    // several times (a float -> uint32 cast reads it 8 times, max/min and where twice), and
+    // Halide's passes that substitute lets walk such reuse as a tree: a chain of a few
+    // multi-use rules over a math function compiled for minutes (arctan2(x ** -2.5, x) cast to
+    // uint32). Named, every operand is one variable however often a rule reads it.
     std::vector<Halide::Expr> operands;
+    std::vector<std::pair<std::string, Halide::Expr>> lets;
     bool constant_operands = true;
     for (NodeId in : n.inputs) {
-        operands.push_back(at(in, index));
-        constant_operands = constant_operands && Halide::Internal::is_const(operands.back());
+        Halide::Expr e = at(in, index);
+        constant_operands = constant_operands && Halide::Internal::is_const(e);
+        if (is_computation(e)) {
+            lets.emplace_back(Halide::Internal::unique_name('v'), e);
+            e = Halide::Internal::Variable::make(e.type(), lets.back().first);
+        }
+        operands.push_back(e);
     }
     Halide::Expr value = (*rule)(n, operands);
     // Halide folds operations on immediates as it builds them (the cast of an integer array's
@@ -115,13 +136,17 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
     // is constant (built from constants, or by a rule that ignores its operand) is therefore
     // passed as a kernel scalar, as the graph's own float constants are. Only bool and integer
     // values stay immediates, and operations on them fold exactly.
-    if (constant_operands || Halide::Internal::is_const(value)) {
+    if (constant_operands || Halide::Internal::is_const(value)) {  // (a constant reads no named operand)
         value = Halide::Internal::simplify(value);
         if (value.type().is_float()) {
             if (auto c = Halide::Internal::as_const_float(value)) {
                 return scalar_argument(value.type().bits() == 32 ? DType::Float32 : DType::Float64, *c);
             }
         }
+        return value;
+    }
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        value = Halide::Internal::Let::make(it->first, it->second, value);
     }
     return value;
 }
