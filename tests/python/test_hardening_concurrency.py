@@ -53,7 +53,7 @@ def test_same_shapes_compile_once(rng):
 
     def work(i):
         for _ in range(20):
-            np.testing.assert_allclose(f(x), want, rtol=1e-12)
+            np.testing.assert_allclose(f(x), want, rtol=1e-12, atol=1e-12)  # sums near 0 cancel
 
     run_threads(work)
     info = f.cache_info()
