@@ -118,3 +118,13 @@ def test_returns_python_values(rng):
 def test_hc_module_exports():
     assert callable(hc.hcompile) and callable(hc.explain) and callable(hc.reset)
     assert issubclass(hc.Unsupported, Exception) and issubclass(hc.CompileError, Exception)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_clip_of_a_python_number_is_a_strong_array(dtype, rng):
+    """np.clip(s, x, ...) with a Python number first: NumPy calls np.asarray(s).clip(...), so the
+    number is an int64/float64/bool array (strong), while bounds stay weak scalars."""
+    x = make(rng, (4,), dtype, "small")
+    for expr in ["np.clip(-2, x, 3)", "np.clip(2.5, x, None)", "np.clip(True, x, x)",
+                 "np.clip(x, -2, 3)", "x.clip(0, 1)"]:
+        check(fn_from_src(f"def f(x):\n    return {expr}\n"), x)

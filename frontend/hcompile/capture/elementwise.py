@@ -380,6 +380,10 @@ def clip(b, a, a_min=None, a_max=None, **kwargs):
     for v in (a, a_min, a_max):
         if v is not None:
             check_operand(v)
+    if type(a) in (bool, int, float):
+        # np.clip calls a.clip(); a Python number has none, so NumPy makes it an array first
+        # (int64, float64, bool): a strong dtype (a NumPy scalar here), not a weak NEP 50 one.
+        a = run_concrete(lambda v: np.asarray(v)[()], a)
     bounds = [v for v in (a_min, a_max) if v is not None]
     if not any(is_abstract(v) for v in (a, *bounds)):
         return run_concrete(np.clip, a, a_min, a_max)
