@@ -155,6 +155,10 @@ void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
     int64_t n = r.extents[0], m = r.extents[1];
     int tn = n >= 2 * width ? 2 * width : n >= width ? width : static_cast<int>(std::max<int64_t>(n, 1));
     int tm = static_cast<int>(std::min<int64_t>(std::max<int64_t>(m, 1), kMatmulTileRows));
+    // The tiles fit the whole product, not whatever part a consumer reads: a slice such as
+    // (a @ b)[:, :-1] asks for 7 of 8 columns, and a tile of 8 shifted inward to cover 7 would
+    // start at column -1. Computing the full (static) shape costs at most one tile.
+    for (size_t i = 0; i < v.size(); ++i) f.bound(v[i], 0, static_cast<int>(r.extents[i]));
     Halide::Var no("no"), mo("mo"), ni("ni"), mi("mi");
     // Vectorizing by the whole tile width (several native vectors) unrolls it fully, so the
     // tn x tm accumulators stay in registers across the k loop.

@@ -80,3 +80,18 @@ def test_linear_layer(rng):
     x, w, b = make(rng, (16, 32), "float32"), make(rng, (32, 8), "float32"), \
         make(rng, (8,), "float32")
     check(f, x, w, b, ops=3, **_tol(x, w))
+
+
+# A consumer that reads part of a product: the product's register tiles must still fit inside it
+# ((c @ c.T)[:, :-1] read column -1: a tile shifted inward to cover 7 of 8 columns).
+PARTIAL_READS = ["(a @ b)[:, :-1]", "(a @ b)[::-1, None, :-1]", "(a @ b)[1:, 2:]",
+                 "(a @ b)[:1]", "(a @ b)[:, 3]", "(a @ b)[::2, ::3] + 1"]
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("n", [8, 17, 40])
+def test_matmul_read_in_part(dtype, n, rng):
+    a = make(rng, (n, 5), dtype, "small", low=0, high=5)
+    b = make(rng, (5, n), dtype, "small", low=0, high=5)
+    f = fn_from_src("def f(a, b):\n    return (" + ", ".join(PARTIAL_READS) + ",)\n")
+    check(f, a, b, **_tol(a, b))

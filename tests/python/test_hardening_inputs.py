@@ -157,7 +157,7 @@ def test_same_array_twice_is_the_same_object():
 # Very high rank (NumPy allows 64 dimensions; kernels take fewer and must run as Python above)
 
 
-@pytest.mark.parametrize("ndim", [6, 8, 16, 31, 32, 33, 48, 64])
+@pytest.mark.parametrize("ndim", [6, 8, 16, 17, 31, 32, 33, 48, 64])
 def test_high_rank(ndim, rng):
     shape = tuple(2 if i in (0, ndim - 1, ndim // 2) else 1 for i in range(ndim))
     x, y = _arr(rng, shape, "float64"), _arr(rng, shape[1:], "float64")

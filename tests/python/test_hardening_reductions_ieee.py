@@ -105,3 +105,23 @@ def test_scalar_comparisons_of_reduction_results():
     for dtype in FLOATS:
         for special in ["nan", "inf", "none"]:
             check_ieee(f, _input(np.random.default_rng(0), 40, dtype, special, "last"))
+
+
+# A float compared with itself, reduced: Halide's simplifier folded x == x to true inside the
+# update ((x == x).prod() was 1 with a NaN in x). Every comparison, directly and through a shared
+# computed operand, under every reduction kind that reads booleans or their integer casts.
+SELF_COMPARISONS = ["(x == x).prod()", "(x == x).astype(np.int64).prod(axis=-1)",
+                    "(x != x).sum(axis=0)", "(x <= x).all(axis=-1)", "(x >= x).prod(axis=0)",
+                    "(x < x).any()", "(x > x).sum()", "(np.exp(x) == np.exp(x)).prod(axis=-1)",
+                    "(x * 2 != x * 2).astype(np.int32).max()", "np.minimum(x == x, x <= x).prod()",
+                    "(x == x, x != x, x < x, x <= x, x > x, x >= x)"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("expr", SELF_COMPARISONS)
+def test_self_comparisons_keep_nan(expr, dtype, rng):
+    f = O.fn_from_src(f"def f(x):\n    return {expr}\n")
+    cf = O.compiled(f)
+    for n in [1, 16, 17]:
+        for special in SPECIALS:
+            check_ieee(f, _input(rng, n, dtype, special, "middle"), cfn=cf)

@@ -183,6 +183,30 @@ Expr sign(const Expr &x) {
     return is_float_type(x) ? select(Halide::is_nan(x), x, s) : s;
 }
 
+// NumPy's comparisons. Bools compare as 0/1 integers. Two spellings keep NaN's answers from
+// Halide's simplifier, which assumes no NaN before the strict_float target takes effect:
+// a <= b is (a < b || a == b), not !(b < a); and a float compared with itself (x == x, also
+// through a shared operand) is spelled with isnan: `(x == x).prod()` was 1 with a NaN in x.
+Expr compare(OpKind kind, const Expr &a, const Expr &b) {
+    auto comparable = [](const Expr &e) { return is_bool_type(e) ? Halide::cast(Halide::UInt(8), e) : e; };
+    Expr x = comparable(a), y = comparable(b);
+    bool is_float = x.type().is_float();
+    if (is_float && (x.same_as(y) || Halide::Internal::equal(x, y))) {
+        Expr ordered = !Halide::is_nan(x);
+        if (kind == OpKind::Eq || kind == OpKind::Le || kind == OpKind::Ge) return ordered;
+        if (kind == OpKind::Ne) return !ordered;
+        return Halide::Internal::const_false();
+    }
+    switch (kind) {
+    case OpKind::Eq: return x == y;
+    case OpKind::Ne: return x != y;
+    case OpKind::Lt: return x < y;
+    case OpKind::Gt: return x > y;
+    case OpKind::Le: return is_float ? (x < y || x == y) : x <= y;
+    default: return is_float ? (x > y || x == y) : x >= y;  // Ge
+    }
+}
+
 using Table = std::unordered_map<OpKind, ElementwiseRule>;
 
 Table make_table() {
@@ -264,20 +288,9 @@ Table make_table() {
     t[OpKind::BitwiseOr] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] || a[1]) : (a[0] | a[1]); };
     t[OpKind::BitwiseXor] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] != a[1]) : (a[0] ^ a[1]); };
 
-    // Bools compare as 0/1 integers.
-    auto comparable = [](const Expr &e) { return is_bool_type(e) ? Halide::cast(Halide::UInt(8), e) : e; };
-    t[OpKind::Eq] = [comparable](const Node &, const Args &a) { return comparable(a[0]) == comparable(a[1]); };
-    t[OpKind::Ne] = [comparable](const Node &, const Args &a) { return comparable(a[0]) != comparable(a[1]); };
-    t[OpKind::Lt] = [comparable](const Node &, const Args &a) { return comparable(a[0]) < comparable(a[1]); };
-    // Halide's simplifier rewrites a <= b as !(b < a), which is true for NaN; spell it out.
-    auto ordered_or_equal = [comparable](const Expr &x, const Expr &y, bool less) {
-        Expr cx = comparable(x), cy = comparable(y);
-        if (!cx.type().is_float()) return less ? cx <= cy : cx >= cy;
-        return (less ? cx < cy : cx > cy) || cx == cy;
-    };
-    t[OpKind::Le] = [ordered_or_equal](const Node &, const Args &a) { return ordered_or_equal(a[0], a[1], true); };
-    t[OpKind::Gt] = [comparable](const Node &, const Args &a) { return comparable(a[0]) > comparable(a[1]); };
-    t[OpKind::Ge] = [ordered_or_equal](const Node &, const Args &a) { return ordered_or_equal(a[0], a[1], false); };
+    for (OpKind k : {OpKind::Eq, OpKind::Ne, OpKind::Lt, OpKind::Le, OpKind::Gt, OpKind::Ge}) {
+        t[k] = [k](const Node &, const Args &a) { return compare(k, a[0], a[1]); };
+    }
     t[OpKind::Where] = [](const Node &, const Args &a) { return select(a[0], a[1], a[2]); };
     return t;
 }

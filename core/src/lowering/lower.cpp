@@ -123,8 +123,13 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         Halide::Expr e = at(in, index);
         constant_operands = constant_operands && Halide::Internal::is_const(e);
         if (is_computation(e)) {
-            lets.emplace_back(Halide::Internal::unique_name('v'), e);
-            e = Halide::Internal::Variable::make(e.type(), lets.back().first);
+            // An operand read twice (x == x) keeps one name, so a rule still sees it is one value.
+            auto same = std::find_if(lets.begin(), lets.end(), [&](const auto &let) { return let.second.same_as(e); });
+            if (same == lets.end()) {
+                lets.emplace_back(Halide::Internal::unique_name('v'), e);
+                same = lets.end() - 1;
+            }
+            e = Halide::Internal::Variable::make(e.type(), same->first);
         }
         operands.push_back(e);
     }
