@@ -139,17 +139,10 @@ std::set<std::string> rvars_in(const Expr &e) {
 // does not work: Halide's CSE drops it before the domain is collected.)
 Expr read_over_domain(const LowerContext &ctx, NodeId id, const std::vector<Expr> &index) {
     Expr v = ctx.at(id, index);
-    std::set<std::string> wanted;
-    for (const Expr &e : index) {
-        std::set<std::string> names = rvars_in(e);
-        wanted.insert(names.begin(), names.end());
-    }
-    if (wanted.empty()) return v;
-    std::set<std::string> used = rvars_in(v);
+    std::set<std::string> kept = rvars_in(v);
     for (const Expr &e : index) {
         for (const std::string &name : rvars_in(e)) {
-            if (used.count(name) || !wanted.count(name)) continue;
-            wanted.erase(name);
+            if (!kept.insert(name).second) continue;  // the value uses it, or it is kept already
             v = Halide::Internal::Call::make(v.type(), Halide::Internal::Call::return_second, {e, v},
                                              Halide::Internal::Call::PureIntrinsic);
         }
