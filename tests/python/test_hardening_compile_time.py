@@ -24,10 +24,13 @@ needs_compiler = pytest.mark.skipif(IDENTITY, reason="checks the real compiler's
 WATCHDOG_S = 300  # minutes-long compiles were the bug; a healthy run takes seconds
 
 
-def stencil_chain(u, stages):
-    for _ in range(stages):
-        u = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
-    return u
+def stencil_chain(stages):
+    """A chain of 5-point stencil stages written as slices, as a literal-source function."""
+    return fn_from_src(
+        "def f(u):\n"
+        f"    for _ in range({stages}):\n"
+        "        u = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])\n"
+        "    return u\n")
 
 
 def _regions(cf):
@@ -39,11 +42,7 @@ def _regions(cf):
 @needs_compiler
 @pytest.mark.parametrize("stages", [2, 8, 16])
 def test_stencil_chain_stores_stages_instead_of_inlining_them(stages, rng):
-    f = fn_from_src(
-        "def f(u):\n"
-        f"    for _ in range({stages}):\n"
-        "        u = 0.2 * (u[1:-1, 1:-1] + u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])\n"
-        "    return u\n")
+    f = stencil_chain(stages)
     u = rng.random((48, 40)).astype(np.float32)
     cf = hc.hcompile(f, fullgraph=True)
     assert_same_result(cf(u), f(u), ops=3 * stages)
@@ -90,8 +89,9 @@ def _slow_cases(queue):
     import hcompile
     rng = np.random.default_rng(5)
     u = rng.random((64, 64)).astype(np.float32)
-    got = hcompile.hcompile(stencil_chain, fullgraph=True)(u, 8)
-    queue.put(("stencil8", bool(np.allclose(got, stencil_chain(u, 8), rtol=1e-4))))
+    stencil8 = stencil_chain(8)
+    got = hcompile.hcompile(stencil8, fullgraph=True)(u)
+    queue.put(("stencil8", bool(np.allclose(got, stencil8(u), rtol=1e-4))))
     for dt in (np.uint32, np.uint64):
         x, e = np.array(3, dt), np.array(2**40 + 5 if dt == np.uint64 else 2**31 + 5, dt)
         pw = hcompile.hcompile(lambda x, e: x ** e, fullgraph=True)
