@@ -168,7 +168,29 @@ def r_ieee(p, ops, out):
 
 
 def r_math(p, ops, out):
-    return _smooth(_ufunc(p["op"]), ops, out, ULPS["math"], None)
+    m = _smooth(_ufunc(p["op"]), ops, out, ULPS["math"], None)
+    if p["op"] in ("sin", "cos", "tan") and _is_float(out):
+        _periodic(p["op"], ops[0], m)
+    return m
+
+
+def _periodic(op, x: M, m: M) -> None:
+    """The corner test assumes the op is monotonic across the operand's error box. sin and cos
+    may turn inside it (bound them by their Lipschitz constant 1 instead), and tan is monotonic
+    only between poles: a box that holds a pole (tan(lo) > tan(hi) for a box narrower than pi)
+    or is a period wide leaves the element unchecked. tan(2.3e16) is such a case: one ulp of
+    the argument is 4."""
+    shape = m.v.shape
+    e = _b(x.e, shape).astype(LD)
+    if not (e > 0).any():
+        return
+    if op in ("sin", "cos"):
+        m.e = np.maximum(m.e, np.minimum(e, LD(2)) + ULPS["math"] * _ulp(m.v))
+        return
+    v = _b(x.v, shape).astype(m.v.dtype).astype(LD)
+    with np.errstate(all="ignore"):
+        crosses_pole = (2 * e >= LD(np.pi)) | (np.tan(v - e) > np.tan(v + e))
+    m.s = m.s & ~((e > 0) & crosses_pole)
 
 
 def r_minmax(p, ops, out):

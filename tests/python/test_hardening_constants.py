@@ -132,3 +132,26 @@ def test_divisions_by_constants_the_lowering_folds(body, dtype):
     x = special_values(dtype)
     i = np.arange(x.size, dtype=np.uint16)
     check_ieee(O.fn_from_src(f"def f(x, i):\n    return {body}\n"), x, i)
+
+
+# Divisors that become a constant zero only in Halide's own simplification, after the lowering
+# has run (a select on a 0-d bool, an integer product with 0, a math function's inner division
+# of constants): Halide's code generator refused them. Found by the fuzzer (seed 2).
+LATE_ZERO_DIVISORS = [
+    "np.where(s, False, s) ** np.where(s, np.inf, s)",
+    "x / (0 * i).astype(x.dtype)",
+    "x / (i - i)",
+    "np.float64(1.0) / np.where(s, 0.0, -0.0) + x",
+    "x // ((i * 0) + s * 0) + x % (i * 0 - 0.0)",
+    "np.arctan2(x, np.where(s, 0.0, x)) * np.tan(np.where(s, 0.0, x) * np.inf)",
+    "np.reciprocal(np.where(s, -0.0, 0.0)) * x",
+]
+
+
+@pytest.mark.parametrize("s", [np.bool_(True), np.bool_(False)])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("body", LATE_ZERO_DIVISORS)
+def test_divisions_by_zeros_halide_folds_late(body, dtype, s):
+    x = special_values(dtype)
+    i = np.arange(x.size, dtype=np.int16)
+    check_ieee(O.fn_from_src(f"def f(x, i, s):\n    return {body}\n"), x, i, s)

@@ -84,6 +84,11 @@ struct LoweredPipeline {
 // explicit fused multiply-adds (lower_matmul), which strict mode does not split.
 Halide::Target ieee_target(const Halide::Target &target);
 
+// Makes `pipeline` divide floats by a constant zero as IEEE does (x * +-inf) instead of failing
+// in Halide's code generator, which rejects such divisions; they appear when Halide's simplifier
+// folds a divisor the lowering could not see was constant. Done by lower_to_halide.
+void add_ieee_zero_division_pass(Halide::Pipeline &pipeline);
+
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts);

@@ -302,6 +302,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         out.outputs.push_back(f);
     }
     out.pipeline = Halide::Pipeline(out.outputs);
+    add_ieee_zero_division_pass(out.pipeline);
     return out;
 }
 
