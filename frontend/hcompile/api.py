@@ -198,7 +198,7 @@ class CompiledFunction:
                  [f"arg {a} {'is' if same else 'is not'} arg {b}" for a, b, same in identities])
         kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
-            kernel, report = self._compile(cap, args)
+            kernel, report = self._compile(cap, args, record)
             record["report"] = report
             if kernel is not None:
                 as_scalar, builder = _result_plan(cap)
@@ -208,7 +208,7 @@ class CompiledFunction:
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
                                    identities)
 
-    def _compile(self, cap, args):
+    def _compile(self, cap, args, record):
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
         try:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
@@ -217,6 +217,7 @@ class CompiledFunction:
             if self.options["fullgraph"]:
                 raise CompileError(f"{self.__qualname__}: {e}") from e
             logs.log("graph_breaks", "%s: compile failed, running as Python: %s", self.__qualname__, e)
+            record["compile_failure"] = str(e)
             return None, None
         logs.log("schedule", "%s schedule:\n%s", self.__qualname__, report["schedule"])
         logs.log("output_code", "%s lowered Halide:\n%s", self.__qualname__, report["lowered_stmt"])

@@ -20,6 +20,9 @@ class Explanation:
         self.reports = [r["report"] for r in records if r["report"] is not None]
         self.compile_seconds = sum(r["seconds"] for r in records)
         self.guards = [g for r in records for g in r.get("guards", ())]
+        # Graphs captured but not compiled (past the compile-size budget, a Halide error): they run
+        # as plain Python, which is not a graph break but costs the same.
+        self.compile_failures = [r["compile_failure"] for r in records if r.get("compile_failure")]
         self.ran_function = False     # compiled only: fn's own code (and side effects) did not run
 
     def __str__(self):
@@ -29,6 +32,8 @@ class Explanation:
                  "  (compiled without running the function: its side effects did not happen)"]
         for i, b in enumerate(self.break_reasons):
             lines.append(f"  break {i}: {b.filename}:{b.lineno}: {b.reason}")
+        for reason in self.compile_failures:
+            lines.append(f"  captured but runs as Python (not compiled): {reason}")
         if self.guards:
             lines.append("  guarded outside values: " +
                          ", ".join(guards.describe_guard(g) for g in self.guards))

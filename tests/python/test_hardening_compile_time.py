@@ -80,6 +80,8 @@ def test_graph_past_the_compile_budget_runs_as_python(rng, caplog):
     assert_same_result(got, f(a))
     assert "compile-size budget" in caplog.text
     assert cf.compile_records[-1]["report"] is None
+    explained = str(hc.explain(f, a))
+    assert "captured but runs as Python (not compiled)" in explained and "compile-size budget" in explained
     with pytest.raises(hc.CompileError, match="compile-size budget"):
         hc.hcompile(f, fullgraph=True)(a)
 
