@@ -273,9 +273,29 @@ void type_slice(const Graph &g, Node &n) {
     }
 }
 
+// slice_update(x, v): x with the elements of a basic slice replaced by v. The slice is given like
+// `slice`'s (starts, stops, steps); v has the slice's shape and x's dtype.
+void type_slice_update(const Graph &g, Node &n) {
+    require_arity(n, 2);
+    const Node &x = g.node(n.inputs[0]);
+    const Node &v = g.node(n.inputs[1]);
+    if (x.ndim() == 0) fail(n, "a 0-d array is replaced whole, not updated");
+    if (v.dtype != x.dtype) fail(n, "value dtype differs (cast explicitly)");
+    Node as_slice = n;
+    as_slice.kind = OpKind::Slice;
+    as_slice.inputs = {n.inputs[0]};
+    type_slice(g, as_slice);
+    if (as_slice.shape != v.shape) {
+        fail(n, "value shape " + shape_str(v.shape) + " is not the slice's " + shape_str(as_slice.shape));
+    }
+    n.dtype = x.dtype;
+    n.shape = x.shape;
+}
+
 }  // namespace
 
 void infer_type(const Graph &graph, Node &node) {
+    if (node.kind == OpKind::SliceUpdate) return type_slice_update(graph, node);
     switch (op_class(node.kind)) {
     case OpClass::Leaf:
         return;  // leaves carry their type from construction

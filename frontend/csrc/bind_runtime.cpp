@@ -101,6 +101,23 @@ void fill_value_guard(ValueGuard &g, nb::handle spec) {
     g.expected = g.check == ValueGuard::Absent ? nullptr : new_ref(t[4]);
 }
 
+// (kind, arg a, arg b, expected): see capture.Capture.relations.
+ArgRelationGuard relation_guard(nb::handle spec, size_t num_args) {
+    nb::tuple t = nb::borrow<nb::tuple>(spec);
+    std::string kind = nb::cast<std::string>(t[0]);
+    ArgRelationGuard g;
+    if (kind == "same") g.kind = ArgRelationGuard::Same;
+    else if (kind == "overlap") g.kind = ArgRelationGuard::Overlap;
+    else if (kind == "writeable") g.kind = ArgRelationGuard::Writeable;
+    else throw std::invalid_argument("unknown relation guard '" + kind + "'");
+    size_t a = nb::cast<size_t>(t[1]), b = nb::cast<size_t>(t[2]);
+    if (a >= num_args || b >= num_args) throw std::invalid_argument("relation guard names an argument past the last");
+    g.a = static_cast<int32_t>(a);
+    g.b = static_cast<int32_t>(b);
+    g.expected = nb::cast<bool>(t[3]);
+    return g;
+}
+
 }  // namespace
 
 void bind_runtime(nb::module_ &m) {
@@ -143,18 +160,11 @@ void bind_runtime(nb::module_ &m) {
         .def(
             "add_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
-               std::vector<bool> as_scalar, nb::object result_builder, nb::object runner, nb::list identities) {
+               std::vector<bool> as_scalar, nb::object result_builder, nb::object runner, nb::list relations) {
                 auto e = std::make_shared<Entry>();
                 for (nb::handle spec : arg_guards) fill_arg_guard(e->args.emplace_back(), spec);
                 for (nb::handle spec : value_guards) fill_value_guard(e->values.emplace_back(), spec);
-                for (nb::handle spec : identities) {
-                    nb::tuple t = nb::borrow<nb::tuple>(spec);
-                    size_t a = nb::cast<size_t>(t[0]), b = nb::cast<size_t>(t[1]);
-                    if (a >= e->args.size() || b >= e->args.size()) {
-                        throw std::invalid_argument("identity guard names an argument past the last");
-                    }
-                    e->identities.push_back({static_cast<int32_t>(a), static_cast<int32_t>(b), nb::cast<bool>(t[2])});
-                }
+                for (nb::handle spec : relations) e->relations.push_back(relation_guard(spec, e->args.size()));
                 e->kernel = std::move(kernel);
                 e->as_scalar = std::move(as_scalar);
                 if (e->kernel && e->as_scalar.size() != e->kernel->outputs.size()) {
@@ -166,9 +176,10 @@ void bind_runtime(nb::module_ &m) {
             },
             nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel").none(), nb::arg("as_scalar"),
             nb::arg("result_builder").none(), nb::arg("runner").none() = nb::none(),
-            nb::arg("identities") = nb::list(),
+            nb::arg("relations") = nb::list(),
             "value_guards: (source 'item'|'cell'|'attr', check 'equal'|'identical'|'absent', container, "
-            "key, expected) tuples; identities: (arg a, arg b, same) tuples.")
+            "key, expected) tuples; relations: (kind 'same'|'overlap'|'writeable', arg a, arg b, expected) "
+            "tuples.")
         .def(
             "matches",
             [](Dispatcher &d, nb::args args) {

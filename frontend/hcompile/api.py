@@ -186,12 +186,15 @@ class CompiledFunction:
                 self.compile_records.pop()
             self._record_break(e)
             record["break"] = BreakRecord(e.reason, e.filename, e.lineno)
-            self._dispatcher.add_entry(arg_specs, [], None, [], None, None)
+            # A break that depends on how the arguments relate (a written argument aliasing
+            # another) holds only while they relate so; other calls may still compile.
+            self._dispatcher.add_entry(arg_specs, [], None, [], None, None, getattr(e, "relations", []))
             return
         record["graph"] = str(cap.graph)
         record["guards"] = cap.guards
         value_specs = [g.spec() for g in cap.guards]
         identities = [(a, b, same) for (a, b), same in cap.identities.items()]
+        relations = [("same", a, b, same) for a, b, same in identities] + cap.relations
         self._last_value_guards = cap.guards
         logs.log("guards", "%s: entry %d reads: %s", self.__qualname__, len(self._guard_sets) - 1,
                  [guards.describe_guard(g) for g in cap.guards] +
@@ -206,7 +209,7 @@ class CompiledFunction:
             runner = _eager_runner(cap)
         record["seconds"] = time.perf_counter() - start
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
-                                   identities)
+                                   relations)
 
     def _compile(self, cap, args, record):
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
@@ -280,20 +283,27 @@ def _result_plan(cap):
     visit(cap.result)
     n = len(as_scalar)
     result = cap.result
-    if isinstance(result, OutputRef) and n == 1 and result.index == 0:
+    writebacks = cap.writebacks
+    if not writebacks and isinstance(result, OutputRef) and n == 1 and result.index == 0:
         return as_scalar, None
-    if (type(result) is tuple and len(result) == n and n != 1
+    if (not writebacks and type(result) is tuple and len(result) == n and n != 1
             and all(isinstance(r, OutputRef) and r.index == i for i, r in enumerate(result))):
         return as_scalar, None
 
-    def build(outputs, args, shape=result):
+    def assemble(outputs, args, shape):
         if isinstance(shape, OutputRef):
             return outputs[shape.index]
         if isinstance(shape, ArgRef):
             return args[shape.index]
         if isinstance(shape, (tuple, list)):
-            return type(shape)(build(outputs, args, s) for s in shape)
+            return type(shape)(assemble(outputs, args, s) for s in shape)
         return shape
+
+    def build(outputs, args):
+        # Written arguments get their final contents only once the kernel has succeeded.
+        for arg_index, output_index in writebacks:
+            np.copyto(args[arg_index], outputs[output_index], casting="no")
+        return assemble(outputs, args, result)
 
     return as_scalar, build
 

@@ -25,11 +25,17 @@ _BINARY = {
 _REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any, "all": np.all}
 
 
-def _slice(x, attrs):
+def _slice_index(attrs):
     index = []
     for start, stop, step in zip(attrs["starts"], attrs["stops"], attrs["steps"]):
         index.append(slice(start, None if stop < 0 else stop, step))
-    return x[tuple(index)]
+    return tuple(index)
+
+
+def _slice_update(x, value, attrs):
+    out = x.copy()
+    out[_slice_index(attrs)] = value
+    return out
 
 
 def _eval(graph, node, values, args):
@@ -65,7 +71,9 @@ def _eval(graph, node, values, args):
     if kind == "reshape":
         return np.reshape(xs[0], attrs["shape"])
     if kind == "slice":
-        return _slice(xs[0], attrs)
+        return xs[0][_slice_index(attrs)]
+    if kind == "slice_update":
+        return _slice_update(xs[0], xs[1], attrs)
     raise NotImplementedError(f"eager backend: no rule for op {kind!r}")
 
 

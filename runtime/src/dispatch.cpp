@@ -100,9 +100,40 @@ int check_value(const ValueGuard &g) {
     return r;
 }
 
-bool same_identities(const std::vector<IdentityGuard> &guards, PyObject *const *args) {
-    for (const IdentityGuard &g : guards) {
-        if ((args[g.a] == args[g.b]) != g.same) return false;
+// The bytes an array's elements span, [first, last) (NumPy's may_share_memory bounds).
+std::pair<const char *, const char *> byte_range(PyObject *array) {
+    auto *a = reinterpret_cast<PyArrayObject *>(array);
+    const char *lo = static_cast<const char *>(PyArray_DATA(a)), *hi = lo;
+    for (int d = 0; d < PyArray_NDIM(a); ++d) {
+        npy_intp n = PyArray_DIM(a, d), stride = PyArray_STRIDE(a, d);
+        if (n == 0) return {lo, lo};
+        (stride < 0 ? lo : hi) += (n - 1) * stride;
+    }
+    return {lo, hi + PyArray_ITEMSIZE(a)};
+}
+
+bool arrays_overlap(PyObject *x, PyObject *y) {
+    if (!PyArray_Check(x) || !PyArray_Check(y)) return false;
+    auto [x_lo, x_hi] = byte_range(x);
+    auto [y_lo, y_hi] = byte_range(y);
+    return x_lo < x_hi && y_lo < y_hi && x_lo < y_hi && y_lo < x_hi;
+}
+
+bool relations_hold(const std::vector<ArgRelationGuard> &guards, PyObject *const *args) {
+    for (const ArgRelationGuard &g : guards) {
+        bool actual = false;
+        switch (g.kind) {
+        case ArgRelationGuard::Same:
+            actual = args[g.a] == args[g.b];
+            break;
+        case ArgRelationGuard::Overlap:
+            actual = arrays_overlap(args[g.a], args[g.b]);
+            break;
+        case ArgRelationGuard::Writeable:
+            actual = PyArray_Check(args[g.a]) && PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(args[g.a]));
+            break;
+        }
+        if (actual != g.expected) return false;
     }
     return true;
 }
@@ -268,7 +299,7 @@ Entry *Dispatcher::find(const EntryList &entries, PyObject *const *args, Py_ssiz
             if (r < 0) return *error = true, nullptr;
             ok = r == 1;
         }
-        if (ok && same_identities(entry->identities, args)) return entry.get();
+        if (ok && relations_hold(entry->relations, args)) return entry.get();
     }
     return nullptr;
 }

@@ -88,6 +88,12 @@ class FakeGraph:
                      zip(attrs["starts"], attrs["stops"], attrs["steps"])]
             assert len(shape) == len(sh)
             return self._add(kind, dt, shape, inputs, attrs, loc)
+        if kind == "slice_update":
+            shape = [len(range(a, b, c)) for a, b, c in
+                     zip(attrs["starts"], attrs["stops"], attrs["steps"])]
+            if list(ins[1][1]) != shape or ins[1][0] != dt:
+                fail("value is not the slice's shape and dtype")
+            return self._add(kind, dt, sh, inputs, attrs, loc)
         if kind in REDUCE:
             if kind in ("any", "all") and dt != "bool":
                 fail("bool only")
@@ -171,6 +177,11 @@ def evaluate(graph, args):
                 for ax, (a, b, c) in enumerate(zip(attrs["starts"], attrs["stops"],
                                                    attrs["steps"])):
                     v = v.take(np.arange(a, b, c, dtype=np.int64), axis=ax)
+            elif kind == "slice_update":
+                v = xs[0].copy()
+                index = np.ix_(*(np.arange(a, b, c, dtype=np.int64) for a, b, c in
+                                 zip(attrs["starts"], attrs["stops"], attrs["steps"])))
+                v[index] = xs[1]
             elif kind in REDUCE:
                 fn = getattr(np, kind)
                 kw = {"dtype": dt} if kind in ("sum", "prod") else {}

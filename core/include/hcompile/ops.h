@@ -22,7 +22,8 @@ namespace hc {
     X(Eq, "eq") X(Ne, "ne") X(Lt, "lt") X(Le, "le") X(Gt, "gt") X(Ge, "ge")                  \
     X(Where, "where") X(Sum, "sum") X(Prod, "prod") X(Max, "max") X(Min, "min")              \
     X(Any, "any") X(All, "all") X(Argmax, "argmax") X(Argmin, "argmin")                       \
-    X(Matmul, "matmul") X(Transpose, "transpose") X(Reshape, "reshape") X(Slice, "slice")
+    X(Matmul, "matmul") X(Transpose, "transpose") X(Reshape, "reshape") X(Slice, "slice")     \
+    X(SliceUpdate, "slice_update")
 
 enum class OpKind {
 #define HC_OP_ENUM(name, str) name,
@@ -33,7 +34,8 @@ enum class OpKind {
 // How an op relates to fusion and lowering.
 enum class OpClass {
     Leaf,         // input, constant
-    Elementwise,  // one output element from the same-index input elements
+    Elementwise,  // one output element from the same-index input elements (slice_update: its
+                  // value operand is read at the slice's index instead)
     Layout,       // broadcast, transpose, reshape, slice: pure index remapping
     Reduction,    // sum/prod/max/min/any/all/argmax/argmin
     Matmul,

@@ -107,6 +107,7 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         for (Halide::Expr &e : in) e = Halide::Internal::simplify(e);
         return at(n.inputs[0], in);
     }
+    if (n.kind == OpKind::SliceUpdate) return slice_update(*this, n, index);
     const auto *rule = find_elementwise_rule(n.kind);
     if (op_class(n.kind) != OpClass::Elementwise || !rule) {
         throw GraphError(std::string("no lowering rule for ") + op_name(n.kind));

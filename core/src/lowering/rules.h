@@ -84,6 +84,9 @@ using LayoutRule = std::function<std::vector<Halide::Expr>(const Graph &, const 
                                                            const std::vector<Halide::Expr> &)>;
 const LayoutRule *find_layout_rule(OpKind kind);
 
+// slice_update's value at `index` (update_rules.cpp).
+Halide::Expr slice_update(const LowerContext &ctx, const Node &node, const std::vector<Halide::Expr> &index);
+
 // Reductions and matmul define `func` (pure + update) over `axes` (NumPy order), returning the
 // reduction domain they used and whether the update is safe to reassociate.
 struct ReductionLowering {

@@ -46,6 +46,12 @@ class Capture:
     result: object                     # tuple/list nesting of OutputRef | ArgRef | constants
     guards: list = field(default_factory=list)       # guards.Guard per outside value read
     identities: dict = field(default_factory=dict)   # (arg a, arg b) -> were they one object
+    # Written arguments: (arg index, index into graph.outputs of its final contents), copied into
+    # the caller's array after the kernel ran.
+    writebacks: list = field(default_factory=list)
+    # What a written argument needs of the call: (kind, arg a, arg b, expected), kind "writeable"
+    # (a's flag) or "overlap" (a and b may share memory: the capture treats them as separate).
+    relations: list = field(default_factory=list)
 
 
 RESULT_CONSTANTS = (bool, int, float, str, type(None))
@@ -138,5 +144,35 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
         result = results.convert(returned)
     except Unsupported as e:
         raise locate(e, code.co_filename, frame.lineno)
+    written = [v for v in values if isinstance(v, ArrayValue) and v.version > 0]
+    relations = _written_argument_relations(written, args, code)
+    writebacks = []
+    for v in written:
+        writebacks.append((v.arg_index, len(results.nodes)))
+        results.nodes.append(v.node)
     builder.set_outputs(results.nodes)
-    return Capture(builder.graph, result, tracer.reads.guards, dict(tracer.reads.identities))
+    return Capture(builder.graph, result, tracer.reads.guards, dict(tracer.reads.identities),
+                   writebacks, relations)
+
+
+def _written_argument_relations(written, args, code):
+    """The guards a written argument needs, checked on this call's arguments: it must be
+    writeable (NumPy raises otherwise) and share no memory with another array argument (the
+    graph reads each argument as it was when the call began). Raises Unsupported, carrying the
+    guards, when this call breaks one of them: such calls run as Python."""
+    relations = []
+    for v in written:
+        a = v.arg_index
+        relations.append(("writeable", a, a, bool(args[a].flags.writeable)))
+        for j, other in enumerate(args):
+            if j != a and type(other) is np.ndarray:
+                relations.append(("overlap", a, j, bool(np.may_share_memory(args[a], other))))
+    broken = [r for r in relations if r[3] != (r[0] == "writeable")]
+    if broken:
+        kind, a, j, _ = broken[0]
+        why = (f"argument {a} is written but read-only" if kind == "writeable" else
+               f"argument {a} is written and shares memory with argument {j}")
+        error = Unsupported(why, code.co_filename, code.co_firstlineno)
+        error.relations = relations
+        raise error
+    return relations

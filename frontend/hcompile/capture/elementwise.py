@@ -329,28 +329,6 @@ def compare_operator(b, symbol, left, right):
     return run_concrete(PYTHON_COMPARE[symbol], left, right)
 
 
-def inplace_operator(b, symbol, target, other):
-    """``target <symbol>= other``. NumPy updates ``target`` in place, which every alias of it
-    would see; we rebind the abstract array's node, so only arrays no one else can observe
-    (not an argument, not a view, without views) may be updated."""
-    if not isinstance(target, ArrayValue) or target.is_scalar:
-        return binary_operator(b, symbol, target, other)   # immutable: plain rebinding
-    if target.root().arg_index is not None:
-        raise Unsupported("in-place update of an argument array (would mutate the caller's data)")
-    if target.view_of is not None or target.has_views:
-        raise Unsupported("in-place update of an array that shares memory with a view")
-    if symbol not in BINARY_OPERATORS:
-        raise Unsupported(f"in-place operator {symbol}= on arrays is not supported")
-    ufunc = BINARY_OPERATORS[symbol]
-    check_operand(other)
-    rules.resolve_ufunc(ufunc, [target, other], out_dtype=target.dtype)   # casting check
-    if rules.broadcast_shapes(target.shape, shape_of(other)) != target.shape:
-        raise numpy_raises(ValueError, f"in-place {symbol}= would change the shape {target.shape}")
-    result = b.cast(apply_ufunc(b, ufunc, [target, other]), target.dtype)
-    target.set_node(result.node)
-    return target
-
-
 def where(b, cond, x=None, y=None):
     if x is None or y is None:
         raise Unsupported("np.where with one argument (data-dependent shape)")

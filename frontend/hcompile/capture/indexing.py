@@ -13,6 +13,7 @@ from ..errors import Unsupported
 from .errors import numpy_raises
 from . import numpy_rules as rules
 from .values import ArrayValue
+from .views import make_view
 
 
 def _classify(item):
@@ -35,60 +36,73 @@ def _classify(item):
     raise Unsupported(f"indexing with a {type(item).__name__} (advanced indexing)")
 
 
-def getitem(b, a: ArrayValue, key):
-    items = key if isinstance(key, tuple) else (key,)
-    kinds = [_classify(it) for it in items]
-    if kinds.count("ellipsis") > 1:
-        raise numpy_raises(IndexError, "an index can only have a single ellipsis")
-    consumed = sum(k in ("int", "slice") for k in kinds)
-    if consumed > a.ndim:
-        raise numpy_raises(IndexError, f"too many indices for a {a.ndim}-d array")
-    # NumPy gives a scalar only for a full set of integer indices (``z[()]`` on 0-d included);
-    # any ``...`` or ``None`` keeps an array (``z[...]`` is a 0-d array view).
-    gives_scalar = all(k == "int" for k in kinds) and consumed == a.ndim
-    if "ellipsis" in kinds:
-        pos = kinds.index("ellipsis")
-        fill = a.ndim - consumed
-        items = items[:pos] + (slice(None),) * fill + items[pos + 1:]
-        kinds = kinds[:pos] + ["slice"] * fill + kinds[pos + 1:]
-    else:
-        items = items + (slice(None),) * (a.ndim - consumed)
-        kinds = kinds + ["slice"] * (a.ndim - consumed)
+class BasicIndex:
+    """A basic index resolved against a shape, NumPy's way: per indexed axis a start, stop and
+    step (an integer index is ``[i, i + 1, 1]``); ``shape`` of the result; ``selection`` per axis
+    (``("int", i)`` or ``("slice", start, step, result axis)``, see ``views.ViewMap.index``)."""
 
-    starts, stops, steps, out_shape = [], [], [], []
-    dim = 0
-    for item, kind in zip(items, kinds):
-        if kind == "newaxis":
-            out_shape.append(1)
-            continue
-        size = a.shape[dim]
-        if kind == "int":
-            i = int(rules.int_index(item))
-            if not -size <= i < size:
-                raise numpy_raises(IndexError,
-                                   f"index {i} is out of bounds for axis {dim} with size {size}")
-            i %= size
-            start, stop, step = i, i + 1, 1
+    def __init__(self, shape, key):
+        items = key if isinstance(key, tuple) else (key,)
+        kinds = [_classify(it) for it in items]
+        if kinds.count("ellipsis") > 1:
+            raise numpy_raises(IndexError, "an index can only have a single ellipsis")
+        ndim = len(shape)
+        consumed = sum(k in ("int", "slice") for k in kinds)
+        if consumed > ndim:
+            raise numpy_raises(IndexError, f"too many indices for a {ndim}-d array")
+        # NumPy gives a scalar only for a full set of integer indices (``z[()]`` on 0-d
+        # included); any ``...`` or ``None`` keeps an array (``z[...]`` is a 0-d array view).
+        self.gives_scalar = all(k == "int" for k in kinds) and consumed == ndim
+        if "ellipsis" in kinds:
+            pos = kinds.index("ellipsis")
+            fill = ndim - consumed
+            items = items[:pos] + (slice(None),) * fill + items[pos + 1:]
+            kinds = kinds[:pos] + ["slice"] * fill + kinds[pos + 1:]
         else:
-            try:
-                start, stop, step = item.indices(size)
-            except ValueError as e:
-                raise numpy_raises(e, f"bad slice {item}: {e}") from e
-            out_shape.append(len(range(start, stop, step)))
-        starts.append(start)
-        stops.append(stop)
-        steps.append(step)
-        dim += 1
+            items = items + (slice(None),) * (ndim - consumed)
+            kinds = kinds + ["slice"] * (ndim - consumed)
 
-    trivial = all(st == 0 and sp == n and sd == 1
-                  for st, sp, sd, n in zip(starts, stops, steps, a.shape))
+        self.starts, self.stops, self.steps, self.selection = [], [], [], []
+        out_shape = []
+        dim = 0
+        for item, kind in zip(items, kinds):
+            if kind == "newaxis":
+                out_shape.append(1)
+                continue
+            size = shape[dim]
+            if kind == "int":
+                i = int(rules.int_index(item))
+                if not -size <= i < size:
+                    raise numpy_raises(IndexError,
+                                       f"index {i} is out of bounds for axis {dim} with size {size}")
+                i %= size
+                start, stop, step = i, i + 1, 1
+                self.selection.append(("int", i))
+            else:
+                try:
+                    start, stop, step = item.indices(size)
+                except ValueError as e:
+                    raise numpy_raises(e, f"bad slice {item}: {e}") from e
+                self.selection.append(("slice", start, step, len(out_shape)))
+                out_shape.append(len(range(start, stop, step)))
+            self.starts.append(start)
+            self.stops.append(stop)
+            self.steps.append(step)
+            dim += 1
+        self.shape = tuple(out_shape)
+        self.trivial = all(st == 0 and sp == n and sd == 1
+                           for st, sp, sd, n in zip(self.starts, self.stops, self.steps, shape))
+
+
+def getitem(b, a: ArrayValue, key):
+    index = BasicIndex(a.shape, key)
     r = a
-    if not trivial:
-        r = b.op("slice", [a], {"starts": starts, "stops": stops, "steps": steps})
-    r = b.reshape(r, out_shape)
-    if gives_scalar:          # a copy; everything else is a view
+    if not index.trivial:
+        r = b.op("slice", [a], {"starts": index.starts, "stops": index.stops, "steps": index.steps})
+    r = b.reshape(r, index.shape)
+    if index.gives_scalar:          # a copy; everything else is a view
         return ArrayValue(r.node, r.dtype, r.shape, is_scalar=True)
-    return ArrayValue(r.node, r.dtype, r.shape, view_of=a)
+    return make_view(b, r, a, lambda m: m.index(index.selection, index.shape))
 
 
 class ArrayRows:

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import Unsupported
 from .errors import locate, numpy_raises
 from . import elementwise as ew
+from . import stores
 from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
 from .normalize import normalize
@@ -448,9 +449,10 @@ def _binary_op(f, ins):
     left = f.pop()
     _check_operator_operands(ins.arg, left, right)
     if ins.extra.get("inplace"):
-        if isinstance(left, ArrayValue):
-            f.push(ew.inplace_operator(f.b, ins.arg, left, right))
-        elif isinstance(right, ArrayValue):
+        if isinstance(left, ArrayValue) and not left.is_scalar:
+            f.push(stores.inplace_operator(f.b, ins.arg, left, right))
+        elif isinstance(left, ArrayValue) or isinstance(right, ArrayValue):
+            # NumPy scalars are immutable: `s += x` rebinds, as does `python_number += array`.
             f.push(ew.binary_operator(f.b, ins.arg, left, right))
         else:   # lists/ints: Python's own in-place semantics (lists we built are ours)
             op = getattr(operator, "i" + ew.PYTHON_BINARY[ins.arg].__name__.strip("_"))
@@ -537,7 +539,8 @@ def _store_subscr(f, ins):
     container = f.pop()
     value = f.pop()
     if isinstance(container, ArrayValue):
-        raise Unsupported("assignment into an array (x[...] = v)")
+        stores.setitem(f.b, container, key, value)
+        return
     if not isinstance(container, (list, dict)) or contains_abstract(key):
         raise Unsupported(f"item assignment on a {type(container).__name__}")
     container[key] = value

@@ -17,10 +17,12 @@ from .errors import numpy_raises
 from . import elementwise as ew
 from . import numpy_rules as rules
 from . import shape_ops
+from . import stores
 from .indexing import iterate_rows
 from .matmul import dot, matmul
 from .reductions import REDUCTIONS
 from .values import ArrayValue, BoundArrayMethod, contains_abstract, scalar_if_0d
+from .views import make_view
 
 # -- NumPy functions -----------------------------------------------------------------------
 
@@ -93,7 +95,7 @@ ARRAY_ATTRIBUTES = {
     "nbytes": lambda b, a: a.size * a.dtype.itemsize,
     "T": lambda b, a: shape_ops.transpose(b, a),
     "mT": lambda b, a: shape_ops.swapaxes(b, a, -1, -2),
-    "real": lambda b, a: shape_ops.as_view(a, a),
+    "real": lambda b, a: make_view(b, a, a, lambda m: m),
 }
 
 
@@ -284,6 +286,20 @@ def _scalar_type_call(b, cls, args, kwargs):
     return None
 
 
+def _call_ufunc(b, ufunc, args, kwargs):
+    """A ufunc call; ``out=`` (keyword, 1-tuple or the positional argument after the inputs)
+    writes the result into that array."""
+    out = kwargs.pop("out", None)
+    if len(args) == ufunc.nin + 1 and ufunc.nout == 1 and out is None:
+        out = args.pop()
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if out is None:
+        return ew.apply_ufunc(b, ufunc, args, **kwargs)
+    ew.apply_ufunc(b, ufunc, args, **kwargs) if kwargs else None    # rejects unsupported keywords
+    return stores.ufunc_into(b, ufunc, args, out)
+
+
 def resolve_call(b, fn, args, kwargs):
     """Result of ``fn(*args, **kwargs)`` for anything the interpreter does not inline."""
     if isinstance(fn, BoundArrayMethod):
@@ -297,7 +313,7 @@ def resolve_call(b, fn, args, kwargs):
             return scalar_if_0d(result)
         return result
     if isinstance(fn, np.ufunc):
-        return ew.apply_ufunc(b, fn, list(args), **kwargs)
+        return _call_ufunc(b, fn, list(args), kwargs)
     handler = _lookup(BUILTINS, fn)
     if handler is not None:
         return handler(b, *args, **kwargs)

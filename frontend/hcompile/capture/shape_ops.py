@@ -1,8 +1,8 @@
 """Shape-only operations: transpose, reshape, expand_dims, squeeze, broadcast_to, copies and
 array creation (zeros/ones/full and their ``_like`` forms).
 
-Results that NumPy returns as *views* are marked ``view_of`` their base, so later in-place
-updates can be refused where the aliasing would be observable.
+Results that NumPy returns as *views* are made with ``views.make_view``, so that writes through
+them reach their base and writes to the base reach them.
 """
 from __future__ import annotations
 
@@ -13,11 +13,7 @@ from .errors import numpy_raises
 from . import numpy_rules as rules
 from .elementwise import check_operand, run_concrete
 from .values import ArrayValue
-
-
-def as_view(result: ArrayValue, base: ArrayValue) -> ArrayValue:
-    """A new array object for ``result``'s data that aliases ``base`` (NumPy view semantics)."""
-    return ArrayValue(result.node, result.dtype, result.shape, view_of=base)
+from .views import make_view
 
 
 def copy_of(v: ArrayValue) -> ArrayValue:
@@ -51,8 +47,8 @@ def transpose(b, a, axes=None):
         if sorted(perm) != list(range(a.ndim)):
             raise numpy_raises(ValueError, f"transpose: repeated axis in {axes}")
     if perm == tuple(range(a.ndim)):
-        return as_view(a, a)
-    return as_view(b.op("transpose", [a], {"perm": list(perm)}), a)
+        return make_view(b, a, a, lambda m: m)
+    return make_view(b, b.op("transpose", [a], {"perm": list(perm)}), a, lambda m: m.transpose(perm))
 
 
 def method_transpose(b, a, *axes):
@@ -97,7 +93,7 @@ def reshape(b, a, shape=None, order="C", *, newshape=None, copy=None):
     if _require_array("reshape", a) is None:
         return run_concrete(np.reshape, a, shape)
     new = resolve_reshape(shape, a.size, a.shape)
-    return as_view(b.reshape(a, new), a)
+    return make_view(b, b.reshape(a, new), a, lambda m: m.regroup(new))
 
 
 def method_reshape(b, a, *shape, order="C", copy=None):
@@ -124,7 +120,7 @@ def expand_dims(b, a, axis):
         raise numpy_raises(ValueError, f"expand_dims: repeated axis in {axis}")
     it = iter(a.shape)
     shape = tuple(1 if i in new_axes else next(it) for i in range(out_ndim))
-    return as_view(b.reshape(a, shape), a)
+    return make_view(b, b.reshape(a, shape), a, lambda m: m.regroup(shape))
 
 
 def squeeze(b, a, axis=None):
@@ -137,7 +133,7 @@ def squeeze(b, a, axis=None):
         if any(a.shape[i] != 1 for i in drop):
             raise numpy_raises(ValueError, "squeeze: cannot select an axis whose size is not one")
     shape = tuple(s for i, s in enumerate(a.shape) if i not in drop)
-    return as_view(b.reshape(a, shape), a)
+    return make_view(b, b.reshape(a, shape), a, lambda m: m.regroup(shape))
 
 
 def broadcast_to(b, array, shape, subok=False):
@@ -146,7 +142,7 @@ def broadcast_to(b, array, shape, subok=False):
     shape = _shape_tuple(shape)
     if rules.broadcast_shapes(array.shape, shape) != shape:
         raise numpy_raises(ValueError, f"cannot broadcast {array.shape} to {shape}")
-    return as_view(b.broadcast(array, shape), array)
+    return make_view(b, b.broadcast(array, shape), array)   # read-only in NumPy: opaque
 
 
 def copy(b, a, order="K", subok=False):
@@ -181,7 +177,7 @@ def asarray(b, a, dtype=None, order=None, *, like=None, copy=None, device=None):
 def ascontiguousarray(b, a, dtype=None, *, like=None):
     """``np.ascontiguousarray``: ``np.asarray`` with at least one dimension (0-d gives (1,))."""
     r = asarray(b, a, dtype, like=like)
-    return as_view(b.reshape(r, (1,)), r) if r.ndim == 0 else r
+    return make_view(b, b.reshape(r, (1,)), r, lambda m: m.regroup((1,))) if r.ndim == 0 else r
 
 
 def _cast_parts(b, a, dtype):

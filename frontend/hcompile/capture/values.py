@@ -31,16 +31,22 @@ class ArrayValue:
 
     ``is_scalar``: stands for a NumPy scalar (``np.float32(…)``) rather than an ndarray; ufuncs
     and reductions return scalars where their result is 0-d. ``arg_index``: set when this *is*
-    the caller's argument object (returning it hands back the same object). ``view_of`` /
-    ``has_views`` track NumPy aliasing so that in-place updates are only allowed where no other
-    live array could observe them.
+    the caller's argument object (returning it hands back the same object).
+
+    NumPy aliasing: ``view_of`` is the array a view was made from (``root()`` the one owning the
+    memory) and ``view_map`` how its elements sit in the root (``views.ViewMap``; None for an
+    *opaque* view the map cannot describe). A write replaces the root's node and bumps its
+    ``version``; a view whose node was built from an older version is rebuilt from the root when
+    next read, so every alias sees the write. ``has_views`` / ``opaque_views``: views (opaque
+    ones) were made of this array.
     """
 
     __slots__ = ("_node", "_make_node", "dtype", "shape", "is_scalar", "arg_index",
-                 "view_of", "has_views")
+                 "view_of", "has_views", "view_map", "opaque_views", "version", "_built_version",
+                 "_rebuild")
 
     def __init__(self, node, dtype, shape, *, is_scalar=False, make_node=None, arg_index=None,
-                 view_of=None):
+                 view_of=None, view_map=None, rebuild=None):
         self._node = node
         self._make_node = make_node
         self.dtype = np.dtype(dtype)
@@ -49,11 +55,26 @@ class ArrayValue:
         self.arg_index = arg_index
         self.view_of = view_of
         self.has_views = False
+        self.view_map = view_map
+        self.opaque_views = False
+        self.version = 0
+        self._rebuild = rebuild       # root ArrayValue -> this view's value (an ArrayValue)
+        self._built_version = 0
         if view_of is not None:
             view_of.has_views = True
+            root = view_of.root()
+            self._built_version = root.version
+            if view_map is None:
+                root.opaque_views = True
 
     @property
     def node(self) -> int:
+        if self.view_of is not None:
+            root = self.root()
+            if self._built_version != root.version:
+                # The root was written after this view was made: read the new data.
+                self._node = self._rebuild(root).node
+                self._built_version = root.version
         # Arguments become graph inputs only when their data is actually used.
         if self._node is None:
             self._node = self._make_node()
@@ -61,6 +82,12 @@ class ArrayValue:
 
     def set_node(self, node):
         self._node = node
+
+    def write(self, node):
+        """This root array now holds ``node`` (a write); its views re-read it."""
+        assert self.view_of is None
+        self._node = node
+        self.version += 1
 
     @property
     def ndim(self) -> int:

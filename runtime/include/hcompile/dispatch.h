@@ -45,11 +45,15 @@ struct ValueGuard {
     PyObject *expected = nullptr;   // strong reference; null for Absent
 };
 
-// Arguments `a` and `b` must be (same) or must not be (!same) one object: the traced code
-// compared them with `is`.
-struct IdentityGuard {
+// A fact about arguments that must hold (`expected`) or not for the entry: Same, that `a` and
+// `b` are one object (the traced code compared them with `is`); Overlap, that the arrays `a` and
+// `b` may share memory (their byte ranges intersect; a written argument must not alias another);
+// Writeable, that array `a` is writeable (a written argument).
+struct ArgRelationGuard {
+    enum Kind : uint8_t { Same, Overlap, Writeable };
+    Kind kind = Same;
     int32_t a = 0, b = 0;
-    bool same = false;
+    bool expected = false;
 };
 
 // One guard set and what runs when it holds. It owns strong references to Python objects, so it
@@ -57,7 +61,7 @@ struct IdentityGuard {
 struct Entry {
     std::vector<ArgGuard> args;
     std::vector<ValueGuard> values;
-    std::vector<IdentityGuard> identities;
+    std::vector<ArgRelationGuard> relations;
     KernelPtr kernel;                  // null: call `runner`, or else the original function
     PyObject *runner = nullptr;        // optional callable(*args) used when there is no kernel
     std::vector<bool> as_scalar;       // per kernel output: 0-d result becomes a NumPy scalar

@@ -1,0 +1,121 @@
+"""Writes into arrays: ``x[key] = v``, in-place operators (``x += y``) and ufuncs' ``out=``.
+
+The graph is functional: a write gives the written array's *root* (the array owning the
+memory, see ``views.py``) a new node, ``slice_update(old, value)`` or the value itself when the
+whole root is replaced. Every alias then reads the new node (views are rebuilt from their root),
+a right-hand side that read the old contents keeps reading them (NumPy's temporary copy for
+overlapping operands), and a written argument is copied back into the caller's array after the
+kernel has run (``capture.Capture.writebacks``), so a failed call writes nothing.
+
+NumPy's value conversion is followed exactly: arrays are cast unsafely and broadcast after
+dropping leading size-1 axes; Python and NumPy scalar constants convert as NumPy converts them
+(``int8_array[0] = 300`` raises OverflowError, ``= np.nan`` ValueError); a computed NumPy scalar
+whose conversion could raise (a float into an integer array) runs as Python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import Unsupported
+from . import numpy_rules as rules
+from .elementwise import BINARY_OPERATORS, apply_ufunc, check_operand, run_concrete
+from .errors import numpy_raises
+from .indexing import BasicIndex
+from .values import ArrayValue
+from .views import ViewMap
+
+
+def setitem(b, target: ArrayValue, key, value):
+    """``target[key] = value``."""
+    if target.is_scalar:
+        raise numpy_raises(TypeError, f"'{target.dtype.type.__name__}' object does not support item "
+                                      "assignment")
+    write(b, target, BasicIndex(target.shape, key), value)
+
+
+def write_all(b, target: ArrayValue, value):
+    """``target[...] = value``."""
+    write(b, target, BasicIndex(target.shape, Ellipsis), value)
+
+
+def write(b, target: ArrayValue, index: BasicIndex, value):
+    root = target.root()
+    if target.view_of is None:
+        target_map = ViewMap.identity(root.shape)
+    elif target.view_map is None:
+        raise Unsupported("a write through a reshaped or broadcast view of an array")
+    else:
+        target_map = target.view_map
+    if root.opaque_views:
+        raise Unsupported("a write into an array that has a reshaped or broadcast view")
+    region = target_map.index(index.selection, index.shape)    # the written elements, in the root
+    v = _stored_value(b, value, root.dtype, index.shape)
+    if 0 in index.shape:
+        return                              # no element written (the value was still checked)
+    if region.covers(root.shape):
+        root.write(b.reshape(v, root.shape).node)
+        return
+    starts, stops, steps, v = region.root_slice(b, v, root.shape)
+    root.write(b.op("slice_update", [root, v], {"starts": starts, "stops": stops, "steps": steps}).node)
+
+
+def inplace_operator(b, symbol, target: ArrayValue, other):
+    """``target <symbol>= other`` on an array: NumPy computes ``target <symbol> other`` into
+    ``target`` itself (casting ``same_kind``), so every alias sees the update."""
+    if symbol not in BINARY_OPERATORS:
+        raise Unsupported(f"in-place operator {symbol}= on arrays is not supported")
+    return ufunc_into(b, BINARY_OPERATORS[symbol], [target, other], target)
+
+
+def ufunc_into(b, ufunc, operands, out: ArrayValue):
+    """``ufunc(*operands, out=out)``: the result written into ``out``, which is returned."""
+    if not isinstance(out, ArrayValue) or out.is_scalar:
+        raise numpy_raises(TypeError, "return arrays must be of ArrayType")
+    for v in operands:
+        check_operand(v)
+    rules.resolve_ufunc(ufunc, operands, out_dtype=out.dtype)      # NumPy's casting check
+    shape = rules.broadcast_shapes(*(v.shape if isinstance(v, ArrayValue) else () for v in operands))
+    if rules.broadcast_shapes(shape, out.shape) != out.shape:
+        raise numpy_raises(ValueError, f"non-broadcastable output operand with shape {out.shape} "
+                                       f"doesn't match the broadcast shape {shape}")
+    result = apply_ufunc(b, ufunc, operands)
+    if isinstance(result, ArrayValue):
+        result = b.cast(result, out.dtype)
+    else:   # constants only: NumPy's own result, cast as the out= loop casts it
+        result = run_concrete(lambda r: np.asarray(r).astype(out.dtype), result)
+        result = b.constant(result[()], out.dtype)
+    write_all(b, out, result)
+    return out
+
+
+def _stored_value(b, value, dtype, shape) -> ArrayValue:
+    """``value`` as NumPy stores it into an array of ``dtype`` at a selection of ``shape``."""
+    if isinstance(value, ArrayValue):
+        if value.is_scalar and not _scalar_converts_silently(value.dtype, dtype):
+            raise Unsupported(f"storing a computed {value.dtype} scalar into a {dtype} array "
+                              "(NumPy raises for values that do not fit)")
+        v = b.cast(value, dtype)
+    else:
+        check_operand(value)        # lists, tuples, constant arrays: not captured
+        v = b.constant(run_concrete(_convert_constant, value, dtype), dtype)
+    vshape = v.shape
+    while len(vshape) > len(shape) and vshape[0] == 1:
+        vshape = vshape[1:]
+    if len(vshape) > len(shape) or rules.broadcast_shapes(vshape, shape) != tuple(shape):
+        raise numpy_raises(ValueError, f"could not broadcast input array from shape {v.shape} into "
+                                       f"shape {tuple(shape)}")
+    return b.broadcast(b.reshape(v, vshape), shape)
+
+
+def _convert_constant(value, dtype):
+    """NumPy's conversion of a Python or NumPy scalar stored into an array (raises as NumPy
+    does: OverflowError for an int out of range, ValueError for NaN into an integer array)."""
+    cell = np.zeros((), dtype)
+    cell[()] = value
+    return cell[()]
+
+
+def _scalar_converts_silently(src, dst) -> bool:
+    """A NumPy scalar stored into an array converts without raising for every value: into float
+    and bool arrays always; into integer arrays only from types that fit."""
+    return dst.kind in "fb" or np.can_cast(src, dst, "safe")
