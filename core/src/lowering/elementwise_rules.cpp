@@ -1,6 +1,7 @@
 // Scalar rules for elementwise ops, with NumPy's semantics: integer arithmetic wraps, integer
 // division and modulo round toward -inf with x//0 == x%0 == 0, max/min propagate NaN, and
 // transcendentals go through hc::math (vectorizable, NumPy's special values).
+#include <limits>
 #include <cmath>
 #include <optional>
 #include <unordered_map>
@@ -26,6 +27,11 @@ Expr wrapping(const Expr &a, const Expr &b, F op) {
     if (!t.is_int()) return op(a, b);
     Halide::Type u = t.with_code(halide_type_uint);
     return Halide::reinterpret(t, op(Halide::reinterpret(u, a), Halide::reinterpret(u, b)));
+}
+
+// A signed integer's bits as the unsigned type of its width (free: a reinterpret).
+Expr as_unsigned(const Expr &e) {
+    return e.type().is_int() ? Halide::reinterpret(e.type().with_code(halide_type_uint), e) : e;
 }
 
 // The IEEE sign bit (true for -0.0 and negative NaNs too).
@@ -83,16 +89,21 @@ std::pair<Expr, Expr> float_divmod(const Expr &a, const Expr &b) {
 std::pair<Expr, Expr> int_divmod(const Expr &a, const Expr &b) {
     if (a.type().is_uint()) return {a / b, a % b};
     Expr minus_one = Halide::Internal::make_const(b.type(), -1);
-    Expr safe_b = select(b == minus_one, Halide::Internal::make_one(b.type()), b);
+    Expr divisor_is_minus_one = as_unsigned(b) == as_unsigned(minus_one);  // see compare()
+    Expr safe_b = select(divisor_is_minus_one, Halide::Internal::make_one(b.type()), b);
     Expr q = a / safe_b;
     Expr r = a % safe_b;
     Expr negate = Halide::reinterpret(a.type(), Halide::Internal::make_zero(a.type().with_code(halide_type_uint)) -
                                                     Halide::reinterpret(a.type().with_code(halide_type_uint), a));
     // Euclidean and floor division differ only for a negative divisor with a remainder.
     Expr shift = b < 0 && r != 0;
-    Expr floor_q = select(shift, q - 1, q);
-    Expr floor_r = select(shift, r + b, r);
-    return {select(b == minus_one, negate, floor_q), select(b == minus_one, Halide::Internal::make_zero(a.type()), floor_r)};
+    // Wrapping even though a selected arm never overflows: Halide constant-folds both arms and
+    // stops with an error on a signed overflow in the other one (a // INT64_MAX).
+    auto add = [](Expr x, Expr y) { return x + y; };
+    Expr floor_q = select(shift, wrapping(q, minus_one, add), q);
+    Expr floor_r = select(shift, wrapping(r, b, add), r);
+    return {select(divisor_is_minus_one, negate, floor_q),
+            select(divisor_is_minus_one, Halide::Internal::make_zero(a.type()), floor_r)};
 }
 
 // Non-negative integer powers by repeated squaring (the frontend guarantees exponent >= 0).
@@ -197,6 +208,13 @@ Expr compare(OpKind kind, const Expr &a, const Expr &b) {
         if (kind == OpKind::Ne) return !ordered;
         return Halide::Internal::const_false();
     }
+    if (x.type().is_int() && (kind == OpKind::Eq || kind == OpKind::Ne)) {
+        // Halide's simplifier decides a == b through a - b, which for two constants far apart
+        // (INT_MAX == -1) is a signed overflow it reports as an error. Equality of the bits is
+        // the same question without the subtraction.
+        x = as_unsigned(x);
+        y = as_unsigned(y);
+    }
     switch (kind) {
     case OpKind::Eq: return x == y;
     case OpKind::Ne: return x != y;
@@ -245,7 +263,10 @@ Table make_table() {
             Halide::Type bits = Halide::UInt(a[0].type().bits());
             return Halide::reinterpret(a[0].type(), Halide::reinterpret(bits, a[0]) & (bits.max() >> 1));
         }
-        return Halide::cast(a[0].type(), Halide::abs(a[0]));  // abs(MIN) wraps back to MIN, as in NumPy
+        // abs(MIN) wraps back to MIN, as in NumPy. Spelled as a select over a wrapping negation:
+        // Halide's abs, cast back, was taken to be non-negative (`abs(INT64_MIN) < 5` was False).
+        Expr negated = wrapping(Halide::Internal::make_zero(a[0].type()), a[0], [](Expr x, Expr y) { return x - y; });
+        return select(a[0] < 0, negated, a[0]);
     };
     t[OpKind::Square] = [](const Node &, const Args &a) { return wrapping(a[0], a[0], [](Expr x, Expr y) { return x * y; }); };
     t[OpKind::Sign] = [](const Node &, const Args &a) { return sign(a[0]); };
@@ -267,7 +288,15 @@ Table make_table() {
     t[OpKind::Add] = [](const Node &, const Args &a) {
         return is_bool_type(a[0]) ? (a[0] || a[1]) : wrapping(a[0], a[1], [](Expr x, Expr y) { return x + y; });
     };
-    t[OpKind::Sub] = [](const Node &, const Args &a) { return wrapping(a[0], a[1], [](Expr x, Expr y) { return x - y; }); };
+    t[OpKind::Sub] = [](const Node &, const Args &a) {
+        if (is_float_type(a[0]) && (a[0].same_as(a[1]) || Halide::Internal::equal(a[0], a[1]))) {
+            // x - x, spelled out: Halide folds it to 0 in a reduction's update, before the
+            // strict_float target applies, where NaN and inf operands give NaN.
+            Expr nan = Halide::Internal::make_const(a[0].type(), std::numeric_limits<double>::quiet_NaN());
+            return select(Halide::is_nan(a[0]) || Halide::is_inf(a[0]), nan, Halide::Internal::make_zero(a[0].type()));
+        }
+        return wrapping(a[0], a[1], [](Expr x, Expr y) { return x - y; });
+    };
     t[OpKind::Mul] = [](const Node &, const Args &a) {
         return is_bool_type(a[0]) ? (a[0] && a[1]) : wrapping(a[0], a[1], [](Expr x, Expr y) { return x * y; });
     };

@@ -254,6 +254,22 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
 
 }  // namespace
 
+namespace {
+
+// Signed integer overflow is undefined in Halide (its simplifier and LLVM assume it away: the
+// int32 `v @ v` was assumed non-negative), while NumPy's sums, products and matrix products
+// wrap. Signed accumulators therefore add and multiply in the unsigned type of the same width,
+// which wraps by definition and is still associative for rfactor; `f` reinterprets the result.
+Halide::Type accumulator_type(Halide::Type t) { return t.is_int() ? t.with_code(halide_type_uint) : t; }
+
+Expr to_accumulator(const Expr &v) {
+    return v.type().is_int() ? Halide::reinterpret(accumulator_type(v.type()), v) : v;
+}
+
+Expr from_accumulator(Halide::Type t, const Expr &acc) { return acc.type() == t ? acc : Halide::reinterpret(t, acc); }
+
+}  // namespace
+
 ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide::Func &f,
                                   const std::vector<Halide::Var> &axes) {
     const Node &x = ctx.graph.node(n.inputs[0]);
@@ -288,14 +304,14 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
     out.associative = true;
     switch (n.kind) {
     case OpKind::Sum:
-        acc(lhs) = Halide::Internal::make_zero(t);
-        acc(lhs) = acc(lhs) + v;
-        f(lhs) = acc(lhs);
+        acc(lhs) = Halide::Internal::make_zero(accumulator_type(t));
+        acc(lhs) = acc(lhs) + to_accumulator(v);
+        f(lhs) = from_accumulator(t, acc(lhs));
         break;
     case OpKind::Prod:
-        acc(lhs) = Halide::Internal::make_one(t);
-        acc(lhs) = acc(lhs) * v;
-        f(lhs) = acc(lhs);
+        acc(lhs) = Halide::Internal::make_one(accumulator_type(t));
+        acc(lhs) = acc(lhs) * to_accumulator(v);
+        f(lhs) = from_accumulator(t, acc(lhs));
         break;
     case OpKind::Any:
         acc(lhs) = Halide::cast(Halide::Bool(), false);
@@ -372,10 +388,11 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
         acc(lhs) = Halide::cast(Halide::Bool(), false);
         acc(lhs) = acc(lhs) || (av && bv);
     } else {
-        acc(lhs) = Halide::Internal::make_zero(t);
-        acc(lhs) = t.is_float() ? fused_multiply_add(av, bv, acc(lhs)) : acc(lhs) + av * bv;
+        acc(lhs) = Halide::Internal::make_zero(accumulator_type(t));
+        acc(lhs) = t.is_float() ? fused_multiply_add(av, bv, acc(lhs))
+                                : acc(lhs) + to_accumulator(av) * to_accumulator(bv);
     }
-    f(lhs) = acc(lhs);
+    f(lhs) = from_accumulator(t, acc(lhs));
     out.accumulator = acc;
     out.associative = true;
     return out;

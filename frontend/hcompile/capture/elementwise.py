@@ -175,7 +175,13 @@ def _out_of_range_comparison(ufunc, operands, in_dtypes):
         ufunc, left, right = _MIRRORED[ufunc], right, left      # c OP x  ==  x OP' c
         in_dtypes = in_dtypes[::-1]
     dtype = in_dtypes[1]
-    if not (isinstance(right, int) and not isinstance(right, bool) and dtype.kind in "iu"):
+    if not (isinstance(right, int) and not isinstance(right, bool)):
+        return None
+    if isinstance(left, ArrayValue):
+        # Only integer arrays compare with any Python int exactly; a bool array converts it to
+        # int64 first and raises OverflowError past that range (as for `bool_array == 2**64 - 1`).
+        run_concrete(lambda: ufunc(np.zeros((0,), left.dtype), right).dtype)
+    if dtype.kind not in "iu":
         return None
     info = np.iinfo(dtype)
     above, below = _COMPARISON_OUTCOMES[ufunc]

@@ -1,0 +1,70 @@
+"""Bug classes the long fuzz run (``python -m tests.fuzz --seed 3``) found, each as a small family
+of programs. Signed integer overflow is undefined in Halide and its simplifier reasons with that
+(a sum of squares is never negative, abs is never negative, a constant arm that overflows is an
+error), while NumPy wraps; float self-operations (x - x) were folded in reduction updates."""
+import numpy as np
+import pytest
+
+import numpy_oracle as O
+
+I32_MIN, I32_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+I64_MIN, I64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("body", [
+    "np.dot(a, a) >= 0",
+    "a @ a < 0",
+    "np.dot(a, a.T) >= (a < 3)",
+    "a[:4] // np.dot(a, a)",
+    "np.sin(a @ a)",
+    "(a[:, None] @ a[None, :]).max() < 0",
+    "a.sum() < 0",
+    "(a * a).sum() >= 0",
+    "a.prod() >= 0",
+    "a.prod() == 0",
+    "np.abs(a) < 5",
+    "abs(a) >= 0",
+])
+def test_integer_wrap_is_not_assumed_away(body, dtype):
+    info = np.iinfo(dtype)
+    a = np.array([info.max - 3, info.min + 1, 5, -7, info.max // 3, info.min, 2, 3], dtype)
+    O.check(O.fn_from_src(f"def f(a):\n    return {body}\n"), a)
+
+
+def test_wrapping_sum_of_casts_of_nan():
+    f = O.fn_from_src("def f():\n    return np.full((2, 1, 8, 5), float('nan'), dtype=np.int64).sum(axis=0)\n")
+    O.check(f)
+
+
+@pytest.mark.parametrize("body,arg", [
+    ("t // t", np.int32(I32_MAX)),
+    ("t % 9223372036854775807", np.array([False, True])),
+    ("t // 9223372036854775807", np.array(-2, np.int64)),
+    ("t // 2147483647 + t % 2147483647", np.array([-5, 5, I32_MIN], np.int32)),
+    ("t // -2147483648 + t % -2147483648", np.array([-5, 5, I32_MIN], np.int32)),
+    ("np.full((), 2147483647, dtype=np.int32) // np.full((), 2147483647, dtype=np.int32) + t", np.int32(1)),
+])
+def test_floor_division_by_extreme_constants_compiles(body, arg):
+    O.check(O.fn_from_src(f"def f(t):\n    return {body}\n"), arg)
+
+
+@pytest.mark.parametrize("value", [2**64 - 1, 2**63, -2**63 - 1])
+def test_bool_array_compared_with_a_huge_int_raises_as_numpy(value):
+    f = O.fn_from_src(f"def f(a):\n    return (a != 2.0) == {value}\n")
+    O.check(f, np.zeros((3, 0), np.float32))
+    O.check(f, np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("body", [
+    "(a - a).mean(keepdims=True)",
+    "(a - a).sum(axis=0)",
+    "(a / a).sum()",
+    "(a * 0.0).sum(axis=1)",
+    "(a + 0.0).max()",
+    "(a - a) @ a.T",
+    "np.argmax(a - a, axis=0)",
+])
+def test_float_self_operations_keep_nan_in_reductions(body):
+    a = np.array([[np.inf, 1.0, -0.0], [np.nan, -np.inf, 2.0], [0.0, 3.0, -1.0]] * 6)
+    O.check(O.fn_from_src(f"def f(a):\n    return {body}\n"), a, reduce=18)
