@@ -152,6 +152,11 @@ Partition partition_with_budget(const Graph &graph, int budget) {
     for (const Node &node : graph.nodes()) {
         OpClass cls = op_class(node.kind);
         if (cls == OpClass::Reduction || cls == OpClass::Matmul) p.materialized[node.id] = true;
+        // An integer power is a chain of up to 64 squarings and products. Inlined into a
+        // consumer that reads its operand several times (tanh of it), Halide's bounds
+        // inference expanded the chain's symbolic bounds as a tree: `np.tanh(b ** 4095)`
+        // compiled for 24 s, `** 65535` for hours. Stored, its consumers see a Func's range.
+        if (node.kind == OpKind::Pow && !is_float(node.dtype)) p.materialized[node.id] = true;
         if (cls == OpClass::Matmul) {
             for (NodeId in : node.inputs) {
                 if (op_class(graph.node(in).kind) == OpClass::Elementwise) p.materialized[in] = true;
