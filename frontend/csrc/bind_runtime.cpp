@@ -60,11 +60,14 @@ void fill_arg_guard(ArgGuard &g, nb::handle spec) {
         g.layout = nb::cast<int>(t[4]);
     } else if (kind == "npscalar") {
         g.kind = ArgGuard::NumpyScalar;
-    } else if (kind == "int" || kind == "float" || kind == "str" || kind == "bool" || kind == "none") {
+    } else if (kind == "int" || kind == "float" || kind == "str" || kind == "bool" || kind == "none" ||
+               kind == "equal" || kind == "identity") {
         g.kind = kind == "int"     ? ArgGuard::Int
                  : kind == "float" ? ArgGuard::Float
                  : kind == "str"   ? ArgGuard::Str
                  : kind == "bool"  ? ArgGuard::Bool
+                 : kind == "equal" ? ArgGuard::Equal
+                 : kind == "identity" ? ArgGuard::Identity
                                    : ArgGuard::None;
         g.value = new_ref(t[2]);
     } else if (kind == "type") {

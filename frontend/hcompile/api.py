@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import linecache
 import threading
 import time
 import weakref
@@ -18,8 +19,10 @@ import numpy as np
 
 from . import _C, debug_dump, eager, guards, logs
 from .capture import ArgRef, OutputRef, capture
-from .capture.interpreter import bind_arguments
+from .capture.breaks import ContainerRef, MethodRef, ViewRef
+from .capture.interpreter import _normalized, bind_arguments
 from .errors import CompileError, Unsupported
+from .resume import Continuation, ResumeCache
 
 CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
@@ -38,10 +41,17 @@ _live_functions = weakref.WeakSet()
 
 
 class BreakRecord:
-    """One graph break: why, and where in the source."""
+    """One graph break: why, and where in the source; ``resumes``: the code before it is
+    compiled and the code after it continues in a resume function (else the whole function runs
+    as Python, ``refused`` saying why it could not resume)."""
 
-    def __init__(self, reason, filename, lineno):
+    def __init__(self, reason, filename, lineno, resumes=False, refused=None):
         self.reason, self.filename, self.lineno = reason, filename, lineno
+        self.resumes, self.refused = resumes, refused
+
+    @property
+    def source_line(self):
+        return linecache.getline(self.filename, self.lineno).strip() if self.filename else ""
 
     def __repr__(self):
         return f"{self.filename}:{self.lineno}: {self.reason}"
@@ -74,7 +84,8 @@ class CompiledFunction:
         self._guard_sets = []          # guard specs of every entry, in order (for recompile logs)
         self._misses = 0               # calls that went through the compile path
         self._redispatches = 0         # dispatcher hits that were really the first call of an entry
-        self.compile_records = []      # per entry: dict(graph, report, break, seconds)
+        self.compile_records = []      # per entry: dict(graph, report, break, seconds, resumes)
+        self._resumes = ResumeCache()  # the code after this function's graph breaks
         _live_functions.add(self)
         _warn_partial_options(self.options)
 
@@ -155,7 +166,7 @@ class CompiledFunction:
             inspect.signature(self._fn).bind(*args, **kwargs)       # raises the binding error
         if bound is None:
             code = self._fn.__code__
-            self.compile_records.append({"graph": None, "report": None, "seconds": 0.0, "break": BreakRecord(
+            self.compile_records.append({"graph": None, "report": None, "seconds": 0.0, "resumes": [], "break": BreakRecord(
                 "*args, **kwargs and keyword-only parameters are not captured yet", code.co_filename,
                 code.co_firstlineno)})
             return
@@ -172,25 +183,32 @@ class CompiledFunction:
         logs.log("guards", "%s: entry %d guards: %s", self.__qualname__, len(self._guard_sets) - 1,
                  [guards.describe(s) for s in arg_specs])
         start = time.perf_counter()
-        record = {"graph": None, "report": None, "break": None, "seconds": 0.0}
+        record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [],
+                  "started": time.perf_counter()}
         self.compile_records.append(record)
         try:
             cap = capture(self._fn, tuple(args))
             beyond = _beyond_kernel_limits(cap.graph)
             if beyond:
                 raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+            if cap.break_point is not None:
+                self._record_break(cap.break_point.reason, resumes=True)
+                record["break"] = _break_record(cap.break_point.reason, resumes=True)
+                record["resumes"] = self._prepare_resumes(cap.break_point)
         except Unsupported as e:
             if self.options["fullgraph"]:
                 # Nothing was cached: forget this attempt so it does not count as an entry.
                 self._guard_sets.pop()
                 self.compile_records.pop()
             self._record_break(e)
-            record["break"] = BreakRecord(e.reason, e.filename, e.lineno)
+            record["break"] = _break_record(e)
+            record["resumes"] = []
             # A break that depends on how the arguments relate (a written argument aliasing
             # another) holds only while they relate so; other calls may still compile.
             self._dispatcher.add_entry(arg_specs, [], None, [], None, None, getattr(e, "relations", []))
             return
-        record["graph"] = str(cap.graph)
+        # A graph break before anything was computed leaves no graph (only the resume functions).
+        record["graph"] = str(cap.graph) if cap.graph.outputs or cap.break_point is None else None
         record["guards"] = cap.guards
         value_specs = [g.spec() for g in cap.guards]
         identities = [(a, b, same) for (a, b), same in cap.identities.items()]
@@ -204,9 +222,11 @@ class CompiledFunction:
             kernel, report = self._compile(cap, args, record)
             record["report"] = report
             if kernel is not None:
-                as_scalar, builder = _result_plan(cap)
+                as_scalar, builder = _result_plan(cap, self)
         elif cap.graph.outputs:
-            runner = _eager_runner(cap)
+            runner = _eager_runner(cap, self)
+        elif cap.break_point is not None:       # nothing computed before the break
+            runner = Continuation(self, cap.break_point).run
         record["seconds"] = time.perf_counter() - start
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
                                    relations)
@@ -227,14 +247,41 @@ class CompiledFunction:
         debug_dump.write(self.__qualname__, report)
         return kernel, report
 
-    def _record_break(self, error, once=False):
+    def _record_break(self, error, once=False, resumes=False):
         if self.options["fullgraph"]:
             raise error
         if once and getattr(self, "_break_logged", False):
             return
         self._break_logged = True
-        logs.log("graph_breaks", "%s: graph break at %s:%s: %s; running it as plain Python",
-                 self.__qualname__, error.filename, error.lineno, error.reason)
+        if resumes:
+            logs.log("graph_breaks", "%s: graph break at %s:%s: %s; the code before it is compiled, "
+                     "the instruction runs as Python and the code after it resumes compiled",
+                     self.__qualname__, error.filename, error.lineno, error.reason)
+            return
+        refused = getattr(error, "resume_refused", None)
+        logs.log("graph_breaks", "%s: graph break at %s:%s: %s; running it as plain Python%s",
+                 self.__qualname__, error.filename, error.lineno, error.reason,
+                 f" (no resume: {refused})" if refused else "")
+
+    # -- graph breaks that resume ---------------------------------------------------------------
+    def _prepare_resumes(self, point):
+        """The resume functions for every place the code after ``point`` may continue, made now
+        (compiled on their first call) so that one that cannot be made sends the whole function
+        to Python before anything ran."""
+        signature = Continuation(self, point).signature
+        try:
+            return [self.resume_at(target, signature) for target in point.targets]
+        except Unsupported:
+            raise
+        except Exception as e:     # the bytecode package refused the code: run as Python
+            raise Unsupported(f"could not build the resume function ({type(e).__name__}: {e})",
+                              point.reason.filename, point.reason.lineno) from e
+
+    def resume_at(self, index, signature):
+        """The compiled resume function that runs this function's code from canonical
+        instruction ``index`` on, taking the state as ``signature`` (resume.Signature) says."""
+        offset = _normalized(self._fn.__code__).instructions[index].offset
+        return self._resumes.get(self, offset, signature, lambda fn: CompiledFunction(fn, **self.options))
 
     # -- introspection -------------------------------------------------------------------------
     def cache_info(self):
@@ -250,6 +297,7 @@ class CompiledFunction:
             self._last_value_guards = []
             self.compile_records.clear()
             self._misses = self._redispatches = 0
+        self._resumes.clear()
 
 
 def _plain_arity(fn):
@@ -268,9 +316,10 @@ def _binds(fn, args, kwargs):
         return False
 
 
-def _result_plan(cap):
+def _result_plan(cap, owner):
     """How the dispatcher hands back results: which outputs become NumPy scalars, and a Python
-    builder only when the return value is not simply the outputs in order."""
+    builder only when the return value is not simply the outputs in order (at a graph break: the
+    continuation that runs the code after it)."""
     as_scalar = [False] * len(cap.graph.outputs)
 
     def visit(node):
@@ -279,7 +328,18 @@ def _result_plan(cap):
         elif isinstance(node, (tuple, list)):
             for item in node:
                 visit(item)
+        elif isinstance(node, ViewRef):
+            visit(node.root)
+        elif isinstance(node, MethodRef):
+            visit(node.owner)
+        elif isinstance(node, ContainerRef):
+            visit([v for _, v in node.items] if node.kind is dict else node.items)
 
+    point = cap.break_point
+    if point is not None:
+        visit(point.stack)
+        visit(list(point.locals.values()))
+        return as_scalar, Continuation(owner, point, cap.writebacks)
     visit(cap.result)
     n = len(as_scalar)
     result = cap.result
@@ -320,9 +380,14 @@ def _beyond_kernel_limits(graph):
     return None
 
 
-def _eager_runner(cap):
+def _break_record(error, resumes=False):
+    refused = getattr(error, "resume_refused", None)
+    return BreakRecord(error.reason, error.filename, error.lineno, resumes=resumes, refused=refused)
+
+
+def _eager_runner(cap, owner):
     """backend="eager": the captured graph run op by op with NumPy."""
-    as_scalar, builder = _result_plan(cap)
+    as_scalar, builder = _result_plan(cap, owner)
     graph = cap.graph
 
     def run(*args):

@@ -82,7 +82,34 @@ def arg_guard(arg):
         return ("str", kind, arg)
     if arg is None:
         return ("none", kind, None)
+    if is_constant_by_value(arg):
+        return ("equal", kind, arg)
+    if is_constant_by_identity(arg):
+        return ("identity", kind, arg)
     return ("type", kind)
+
+
+# Constant arguments besides Python scalars (a shape tuple, a dtype, a ufunc or helper passed in;
+# the locals a resume function receives): the capture specialises on them, the guard keeps them.
+_CODE_LIKE = (type, type(np), type(lambda: 0), type(len), np.ufunc)
+
+
+def is_constant_by_value(arg, _depth=0) -> bool:
+    """Immutable and compared exactly by ``==``: dtypes, and tuples of ints, bools, strings, None
+    and such tuples (floats are left out: ``==`` does not tell -0.0 from 0.0)."""
+    if isinstance(arg, np.dtype):
+        return True
+    if type(arg) is tuple and _depth < 8:
+        return all(type(v) in (int, bool, str, type(None)) or is_constant_by_value(v, _depth + 1)
+                   for v in arg)
+    return False
+
+
+def is_constant_by_identity(arg) -> bool:
+    """Functions, builtins, modules, classes and ufuncs: specialised on as the object they are."""
+    if isinstance(arg, type(len)) and arg.__self__ is not None and not isinstance(arg.__self__, type(np)):
+        return False          # a bound builtin method (`lst.append`) carries mutable state
+    return isinstance(arg, _CODE_LIKE)
 
 
 def layouts(args):
@@ -95,8 +122,10 @@ def describe(spec):
     kind = spec[0]
     if kind == "array":
         return f"ndarray shape={spec[3]} typenum={spec[2]} layout={_LAYOUT_NAMES[spec[4]]}"
-    if kind in ("int", "float", "str", "bool"):
+    if kind in ("int", "float", "str", "bool", "equal"):
         return f"{spec[1].__name__} == {spec[2]!r}"
+    if kind == "identity":
+        return f"is {getattr(spec[2], '__qualname__', spec[2])!r}"
     return f"type {spec[1].__name__}"
 
 

@@ -53,9 +53,11 @@ int check_arg(const ArgGuard &g, PyObject *arg) {
     case ArgGuard::Int:
     case ArgGuard::Float:
     case ArgGuard::Str:
+    case ArgGuard::Equal:
         return same_value(arg, g.value);
     case ArgGuard::Bool:
     case ArgGuard::None:
+    case ArgGuard::Identity:
         return arg == g.value;
     case ArgGuard::TypeOnly:
         return 1;

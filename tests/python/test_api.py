@@ -73,8 +73,13 @@ def breaks_on_print(x):
 
 def test_explain_reports_break_with_location(capsys):
     x = np.ones(3)
-    e = hc.explain(breaks_on_print, x)
-    assert e.graph_count == 0 and e.graph_break_count == 1
+    e = hc.explain(breaks_on_print, x, run=False)
+    assert e.graph_count == 1 and e.graph_break_count == 1 and not e.ran_function
+    assert capsys.readouterr().out == ""          # capture alone runs nothing of the function
+    e = hc.explain(breaks_on_print, x)             # the break resumes: explain runs it once
+    assert e.graph_count == 2 and e.graph_break_count == 1 and e.ran_function
+    assert capsys.readouterr().out.count("side effect") == 1
+    assert "side effects happened" in str(e) and 'print("side effect")' in str(e)
     reason = e.break_reasons[0]
     assert reason.filename == __file__
     assert reason.lineno == breaks_on_print.__code__.co_firstlineno + 2

@@ -83,7 +83,7 @@ def test_explain_does_not_run_the_function(capsys):
     LOG.clear()
     e = hc.explain(_logs_and_adds, X)
     assert LOG == [] and e.graph_break_count == 1 and e.ran_function is False
-    e = hc.explain(_prints, X)
+    e = hc.explain(_prints, X, run=False)
     assert "side effect" not in capsys.readouterr().out
     assert e.graph_break_count == 1
     assert "without running the function" in str(e)

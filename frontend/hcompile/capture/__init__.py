@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import Unsupported
+from ..guards import is_constant_by_identity, is_constant_by_value
+from . import breaks
+from .breaks import BreakPoint
 from .builder import GraphBuilder
 from .errors import locate
 from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
@@ -52,6 +55,9 @@ class Capture:
     # What a written argument needs of the call: (kind, arg a, arg b, expected), kind "writeable"
     # (a's flag) or "overlap" (a and b may share memory: the capture treats them as separate).
     relations: list = field(default_factory=list)
+    # Set when the capture stopped at a graph break that resumes (``result`` is then None): the
+    # graph computes what the code after the break needs (see ``breaks.py``).
+    break_point: BreakPoint | None = None
 
 
 RESULT_CONSTANTS = (bool, int, float, str, type(None))
@@ -83,8 +89,8 @@ def _argument_value(builder, fn, index, arg):
         scalar = isinstance(arg, np.generic)
         return ArrayValue(None, arg.dtype, arg.shape, is_scalar=scalar, arg_index=index,
                           make_node=make_input(arg.dtype, arg.shape))
-    if type(arg) in RESULT_CONSTANTS:
-        return arg
+    if type(arg) in RESULT_CONSTANTS or is_constant_by_value(arg) or is_constant_by_identity(arg):
+        return arg            # guarded by guards.arg_guard
     raise Unsupported(f"argument {index} of type {type(arg).__name__} is not supported",
                       fn.__code__.co_filename, fn.__code__.co_firstlineno)
 
@@ -136,14 +142,22 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
         raise locate(e, code.co_filename, code.co_firstlineno)
     try:
         frame = Frame(tracer, fn, local_values)
-        returned = frame.run()
     except Unsupported as e:     # e.g. an unsupported Python version: blame the def line
         raise locate(e, code.co_filename, code.co_firstlineno)
     results = _ResultBuilder(builder)
+    point = result = None
     try:
-        result = results.convert(returned)
+        returned = frame.run()
     except Unsupported as e:
-        raise locate(e, code.co_filename, frame.lineno)
+        locate(e, code.co_filename, code.co_firstlineno)
+        point = breaks.break_point(frame, e, results)
+        if point is None:
+            raise
+    if point is None:
+        try:
+            result = results.convert(returned)
+        except Unsupported as e:
+            raise locate(e, code.co_filename, frame.lineno)
     written = [v for v in values if isinstance(v, ArrayValue) and v.version > 0]
     relations = _written_argument_relations(written, args, code)
     writebacks = []
@@ -152,7 +166,7 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
         results.nodes.append(v.node)
     builder.set_outputs(results.nodes)
     return Capture(builder.graph, result, tracer.reads.guards, dict(tracer.reads.identities),
-                   writebacks, relations)
+                   writebacks, relations, point)
 
 
 def _written_argument_relations(written, args, code):

@@ -6,9 +6,9 @@ helper call). Its operand stack holds real Python objects, except that array dat
 handler, or a handler that meets something it cannot model, raises ``Unsupported`` carrying the
 file and line of the instruction.
 
-Graph breaks with resume functions are a later step; the pieces they need are already here:
-handlers are keyed by opname, each canonical instruction keeps its CPython offset, and a frame's
-whole state (``locals``, ``stack``, ``ip``) is plain data that can be inspected at a break.
+Graph breaks: the top-level frame keeps a ``Checkpoint`` of its state before each instruction,
+so that when an instruction cannot be captured, ``breaks.py`` can hand the state before it to a
+resume function (each canonical instruction keeps its CPython offset for that).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
 from .normalize import normalize
 from .reads import GuardCollector, is_library_module_name
-from .values import NULL, ArrayValue, BoundArrayMethod, contains_abstract
+from .values import NULL, ArrayValue, BoundArrayMethod, Mutations, contains_abstract
 
 MAX_INSTRUCTIONS = 200_000     # bound on unrolled loops: beyond this, run plain Python
 MAX_INLINE_DEPTH = 32
@@ -100,6 +100,18 @@ def _getattr_builtin(tracer, obj, name, *default):
         raise
 
 
+class Checkpoint:
+    """The top-level frame just before one instruction: where a graph break resumes from."""
+
+    __slots__ = ("index", "stack", "locals", "mutations")
+
+    def __init__(self, frame):
+        self.index = frame.ip
+        self.stack = list(frame.stack)
+        self.locals = dict(frame.locals)
+        self.mutations = Mutations.count
+
+
 def truth(value, what="branch"):
     if isinstance(value, ArrayValue):
         raise Unsupported(f"data-dependent {what} on an array")
@@ -124,6 +136,7 @@ class Frame:
         self.ip = 0
         self.depth = depth
         self.lineno = self.code.co_firstlineno
+        self.checkpoint = None      # top-level frame only: the state before the current instruction
 
     # -- stack helpers ------------------------------------------------------------------------
     def push(self, v):
@@ -150,6 +163,8 @@ class Frame:
             if self.ip >= len(self.instructions):
                 raise Unsupported("fell off the end of the bytecode", self.filename, self.lineno)
             ins = self.instructions[self.ip]
+            if self.depth == 0:
+                self.checkpoint = Checkpoint(self)
             self.ip += 1
             self.lineno = ins.lineno
             self.b.loc = f"{self.filename}:{ins.lineno}"
@@ -543,6 +558,7 @@ def _store_subscr(f, ins):
         return
     if not isinstance(container, (list, dict)) or contains_abstract(key):
         raise Unsupported(f"item assignment on a {type(container).__name__}")
+    Mutations.note()
     container[key] = value
 
 
@@ -552,6 +568,7 @@ def _delete_subscr(f, ins):
     container = f.pop()
     if not isinstance(container, (list, dict)) or contains_abstract(key):
         raise Unsupported(f"item deletion on a {type(container).__name__}")
+    Mutations.note()
     del container[key]
 
 

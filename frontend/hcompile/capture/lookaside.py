@@ -21,7 +21,7 @@ from . import stores
 from .indexing import iterate_rows
 from .matmul import dot, matmul
 from .reductions import REDUCTIONS
-from .values import ArrayValue, BoundArrayMethod, contains_abstract, scalar_if_0d
+from .values import ArrayValue, BoundArrayMethod, Mutations, contains_abstract, scalar_if_0d
 from .views import make_view
 
 # -- NumPy functions -----------------------------------------------------------------------
@@ -324,6 +324,7 @@ def resolve_call(b, fn, args, kwargs):
     self_obj = getattr(fn, "__self__", None)
     if isinstance(fn, types.BuiltinMethodType) and isinstance(self_obj, (list, dict)) and \
             (type(self_obj), fn.__name__) in _CONTAINER_MUTATORS:
+        Mutations.note()
         return fn(*args, **kwargs)
     if _is_pure_constant_function(fn):
         if contains_abstract(args) or contains_abstract(kwargs):

@@ -26,6 +26,18 @@ class _Null:
 NULL = _Null()
 
 
+class Mutations:
+    """How many in-place changes the capture has made to arrays and containers (all captures
+    of the process; only differences matter). A graph break may replay its instruction in real
+    Python only if that instruction changed nothing yet: see ``breaks.py``."""
+
+    count = 0
+
+    @classmethod
+    def note(cls):
+        cls.count += 1
+
+
 class ArrayValue:
     """An array (or NumPy scalar) whose data is produced by a graph node.
 
@@ -88,6 +100,7 @@ class ArrayValue:
         assert self.view_of is None
         self._node = node
         self.version += 1
+        Mutations.note()
 
     @property
     def ndim(self) -> int:

@@ -19,13 +19,15 @@ bool init_numpy_api();
 
 // What one call argument must look like for an entry to apply.
 struct ArgGuard {
-    enum Kind : uint8_t { Array, NumpyScalar, Int, Float, Bool, None, Str, TypeOnly };
+    // Equal: an immutable constant compared by value (tuples of ints/strings, dtypes); Identity: a
+    // code-like object (function, builtin, module, class) that must be the same object.
+    enum Kind : uint8_t { Array, NumpyScalar, Int, Float, Bool, None, Str, Equal, Identity, TypeOnly };
     Kind kind = TypeOnly;
     PyObject *type = nullptr;     // exact type required (strong reference)
     int typenum = -1;             // Array/NumpyScalar: NumPy type number
     int layout = 0;               // Array: its layout class (classify_layout())
     std::vector<int64_t> shape;   // Array: exact sizes
-    PyObject *value = nullptr;    // Int/Float/Str: the specialised value (strong reference)
+    PyObject *value = nullptr;    // Int/Float/Str/Equal/Identity: the specialised value (strong ref)
 };
 
 // A Python value read by the traced code from outside the arguments that the graph depends on:

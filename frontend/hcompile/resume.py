@@ -1,0 +1,312 @@
+"""Running the code after a graph break: the instruction for real, then a resume function.
+
+A capture that stops at a resumable break (``capture/breaks.py``) compiles the graph before it.
+Its entry's result builder is a ``Continuation``: given the kernel's outputs and the call's
+arguments it rebuilds the interpreter's state (stack and locals), runs the instruction that could
+not be captured in real Python (so its side effects happen once, in program order), and calls the
+*resume function* for the instruction that comes next: a code object generated with the
+``bytecode`` package, whose parameters are the live stack entries and locals, whose prologue
+pushes the stack back and jumps to that instruction, and whose body is the original bytecode.
+The resume function is itself ``@hcompile``d, with its own cache and guards: the code after the
+break is captured in turn (and may break again). A branch on an array value has two resume
+functions, one per target, each compiled the first time it is taken.
+"""
+from __future__ import annotations
+
+import dis
+import operator
+import sys
+import threading
+import types
+from dataclasses import dataclass
+
+import numpy as np
+
+from .capture.breaks import LIVE_PREFIX, NULL_REF, ContainerRef, MethodRef, ViewRef
+from .capture.elementwise import PYTHON_BINARY, PYTHON_COMPARE
+from .capture import ArgRef, OutputRef
+from .capture.values import NULL
+from .errors import Unsupported
+
+_UNARY = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos,
+          "UNARY_INVERT": operator.invert, "UNARY_NOT": operator.not_}
+_INPLACE = {symbol: getattr(operator, "i" + fn.__name__.strip("_")) for symbol, fn in PYTHON_BINARY.items()}
+STACK_PARAMETER = LIVE_PREFIX + "stack{}"
+ROOT_PARAMETER = LIVE_PREFIX + "root{}"
+
+
+# -- the state before the break ------------------------------------------------------------------
+class _Rebuilder:
+    """Python objects for the refs of a break point, one object per ref identity."""
+
+    def __init__(self, outputs, args):
+        self.outputs, self.args = outputs, args
+        self.containers = {}
+
+    def get(self, ref):
+        if ref is NULL_REF:
+            return NULL
+        if isinstance(ref, OutputRef):
+            return self.outputs[ref.index]
+        if isinstance(ref, ArgRef):
+            return self.args[ref.index]
+        if isinstance(ref, ViewRef):
+            view = self.get(ref.root)[ref.index].transpose(ref.perm)
+            return view.reshape(ref.shape)
+        if isinstance(ref, MethodRef):
+            return getattr(self.get(ref.owner), ref.name)
+        if isinstance(ref, ContainerRef):
+            if ref.ident not in self.containers:
+                if ref.kind is dict:
+                    self.containers[ref.ident] = {k: self.get(v) for k, v in ref.items}
+                else:
+                    self.containers[ref.ident] = ref.kind(self.get(v) for v in ref.items)
+            return self.containers[ref.ident]
+        return ref
+
+
+# -- the instruction, for real -------------------------------------------------------------------
+def execute(ins, stack) -> bool:
+    """Runs one canonical instruction (``breaks.REPLAYABLE``) on a concrete ``stack`` as CPython
+    would; returns whether a branch jumped to its target."""
+    op = ins.opname
+    pop = stack.pop
+    if op == "CALL":
+        args = stack[len(stack) - ins.arg:] if ins.arg else []
+        del stack[len(stack) - len(args):]
+        self_or_fn, fn_or_null = pop(), pop()
+        callee, args = (self_or_fn, args) if fn_or_null is NULL else (fn_or_null, [self_or_fn, *args])
+        kw_names = ins.extra.get("kw_names", ())
+        n_pos = len(args) - len(kw_names)
+        stack.append(callee(*args[:n_pos], **dict(zip(kw_names, args[n_pos:]))))
+    elif op == "CALL_FUNCTION_EX":
+        kwargs = pop() if ins.arg & 1 else {}
+        args, callee = pop(), pop()
+        if stack and stack[-1] is NULL:
+            pop()
+        stack.append(callee(*args, **kwargs))
+    elif op == "BINARY_SUBSCR":
+        key, container = pop(), pop()
+        stack.append(container[key])
+    elif op == "STORE_SUBSCR":
+        key, container, value = pop(), pop(), pop()
+        container[key] = value
+    elif op == "DELETE_SUBSCR":
+        key, container = pop(), pop()
+        del container[key]
+    elif op == "BINARY_OP":
+        right, left = pop(), pop()
+        table = _INPLACE if ins.extra.get("inplace") else PYTHON_BINARY
+        stack.append(table[ins.arg](left, right))
+    elif op == "COMPARE_OP":
+        right, left = pop(), pop()
+        stack.append(PYTHON_COMPARE[ins.arg](left, right))
+    elif op == "CONTAINS_OP":
+        container, item = pop(), pop()
+        stack.append((item not in container) if ins.arg else (item in container))
+    elif op in _UNARY:
+        stack.append(_UNARY[op](pop()))
+    elif op in ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE"):
+        return bool(pop()) == (op == "POP_JUMP_IF_TRUE")
+    elif op == "LOAD_ATTR":
+        stack.append(getattr(pop(), ins.arg))
+    elif op == "LOAD_METHOD":
+        method = getattr(pop(), ins.arg)
+        stack.extend((NULL, method))
+    elif op == "STORE_ATTR":
+        owner, value = pop(), pop()
+        setattr(owner, ins.arg, value)
+    elif op == "FORMAT_VALUE":
+        flags = ins.arg[1] if isinstance(ins.arg, tuple) else 0
+        spec = pop() if flags else ""
+        value = pop()
+        conv = ins.arg[0] if isinstance(ins.arg, tuple) else None
+        stack.append(format(conv(value) if conv is not None else value, spec))
+    else:   # breaks.REPLAYABLE and this function disagree: a bug, not the user's problem
+        raise AssertionError(f"cannot replay {op}")
+    return False
+
+
+def stack_after(ins, null_slots) -> tuple:
+    """Which stack entries are CPython's NULL once ``execute`` has run ``ins`` on a stack whose
+    NULL entries are ``null_slots`` (bottom first): what the resume function's prologue pushes."""
+    slots = list(null_slots)
+    pops, pushes = {
+        "CALL": (None, (False,)), "BINARY_SUBSCR": (2, (False,)), "STORE_SUBSCR": (3, ()),
+        "DELETE_SUBSCR": (2, ()), "BINARY_OP": (2, (False,)), "COMPARE_OP": (2, (False,)),
+        "CONTAINS_OP": (2, (False,)), "POP_JUMP_IF_TRUE": (1, ()), "POP_JUMP_IF_FALSE": (1, ()),
+        "LOAD_ATTR": (1, (False,)), "LOAD_METHOD": (1, (True, False)), "STORE_ATTR": (2, ()),
+        "CALL_FUNCTION_EX": (None, (False,)),
+        "FORMAT_VALUE": (None, (False,)),
+    }.get(ins.opname, (1, (False,)))                       # the unary operators
+    if ins.opname == "CALL":
+        pops = ins.arg + 2
+    elif ins.opname == "CALL_FUNCTION_EX":
+        pops = 3 if ins.arg & 1 else 2
+        if len(slots) > pops and slots[-pops - 1]:
+            pops += 1                                       # the NULL under the callable
+    elif ins.opname == "FORMAT_VALUE":
+        pops = 2 if isinstance(ins.arg, tuple) and ins.arg[1] else 1
+    del slots[len(slots) - pops:]
+    return tuple(slots) + pushes
+
+
+# -- the code after the break --------------------------------------------------------------------
+def view_of(root, index, perm, shape):
+    """A view of ``root`` as a ``breaks.ViewRef`` describes it. Resume prologues call it so that
+    the capture of the resume function sees the view made from its root (writes through it then
+    reach the root, as in NumPy), rather than two unrelated argument arrays."""
+    key = ()
+    for item in index:          # slices travel as (start, stop, step): code constants are hashed
+        key = key + ((slice(*item) if type(item) is tuple else item),)
+    return root[key].transpose(perm).reshape(shape)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """How a resume function receives the state after a break: parameters for the non-NULL stack
+    entries, then for the plain locals, then for the roots of view locals that are not locals
+    themselves; the prologue rebuilds each view local from its root with ``view_of``."""
+    null_slots: tuple       # per stack entry, bottom first: is it CPython's NULL
+    local_names: tuple      # locals passed as they are
+    views: tuple            # (local name, root parameter, index with slices as triples, perm, shape)
+    roots: tuple            # refs of the roots passed as extra parameters (ROOT_PARAMETER)
+
+    @staticmethod
+    def of(point, null_slots):
+        plain = [n for n, ref in point.locals.items() if not isinstance(ref, ViewRef)]
+        # Plain locals that are arrays can serve as roots: one parameter per array object.
+        local_of = {}
+        for name in plain:
+            ref = point.locals[name]
+            if isinstance(ref, (ArgRef, OutputRef)):
+                local_of.setdefault(ref, name)
+        views, roots = [], []
+        for name, ref in point.locals.items():
+            if not isinstance(ref, ViewRef):
+                continue
+            root = local_of.get(ref.root)
+            if root is None:
+                if ref.root not in roots:
+                    roots.append(ref.root)
+                root = ROOT_PARAMETER.format(roots.index(ref.root))
+            index = tuple((i.start, i.stop, i.step) if isinstance(i, slice) else i for i in ref.index)
+            views.append((name, root, index, ref.perm, ref.shape))
+        return Signature(tuple(null_slots), tuple(plain), tuple(views), tuple(roots))
+
+    @property
+    def key(self):
+        return (self.null_slots, self.local_names, self.views)
+
+
+def resume_function(fn, offset, signature):
+    """A plain function running ``fn``'s code from the instruction at ``offset``, taking its
+    state as ``signature`` says."""
+    import bytecode as bc
+
+    code = fn.__code__
+    original = bc.Bytecode.from_code(code)
+    items = list(original)
+    positions = [k for k, item in enumerate(items) if isinstance(item, bc.Instr)]
+    cpython = [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
+    if len(cpython) != len(positions) or any(items[k].name != i.opname for k, i in zip(positions, cpython)):
+        raise Unsupported("the bytecode package reads this function differently from dis")
+    where = [i.offset for i in cpython].index(offset)
+    start = bc.Label()
+    items.insert(positions[where], start)
+
+    line = code.co_firstlineno
+
+    def instr(*a):
+        return bc.Instr(*a, lineno=line)
+
+    prologue = [instr("COPY_FREE_VARS", len(code.co_freevars))] if code.co_freevars else []
+    prologue.append(instr("RESUME", 0))
+    root_names = [ROOT_PARAMETER.format(k) for k in range(len(signature.roots))]
+    for name, root, index, perm, shape in signature.views:
+        prologue += [instr("PUSH_NULL"), instr("LOAD_CONST", view_of), instr("LOAD_FAST", root),
+                     instr("LOAD_CONST", index), instr("LOAD_CONST", perm), instr("LOAD_CONST", shape)]
+        if sys.version_info < (3, 12):
+            prologue.append(instr("PRECALL", 4))
+        prologue += [instr("CALL", 4), instr("STORE_FAST", name)]
+    stack_names = []
+    for slot, is_null in enumerate(signature.null_slots):
+        if is_null:
+            prologue.append(instr("PUSH_NULL"))
+        else:
+            stack_names.append(STACK_PARAMETER.format(slot))
+            prologue.append(instr("LOAD_FAST", stack_names[-1]))
+    prologue.append(instr("JUMP_FORWARD", start))
+
+    resumed = original.copy()
+    resumed.clear()
+    resumed.extend(prologue + items)
+    resumed.argnames = stack_names + list(signature.local_names) + root_names
+    resumed.argcount = len(resumed.argnames)
+    resumed.posonlyargcount = resumed.kwonlyargcount = 0
+    resumed.flags = code.co_flags & ~(0x04 | 0x08)         # no *args / **kwargs any more
+    name = f"{code.co_name}_resume_at_{offset}"
+    resumed.name = name
+    resumed.qualname = f"{code.co_qualname}_resume_at_{offset}"
+    new_code = resumed.to_code()
+    function = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
+    function.__qualname__ = resumed.qualname
+    return function
+
+
+class Continuation:
+    """The result builder of an entry that stops at a graph break (see the module docstring)."""
+
+    def __init__(self, owner, point, writebacks=()):
+        self.owner = owner              # the CompiledFunction the entry belongs to
+        self.point = point              # capture.breaks.BreakPoint
+        self.writebacks = writebacks    # (argument index, output index) to copy first
+        self.signature = Signature.of(point, stack_after(point.instruction, [r is NULL_REF for r in point.stack]))
+
+    def __call__(self, outputs, args):
+        for arg_index, output_index in self.writebacks:
+            np.copyto(args[arg_index], outputs[output_index], casting="no")
+        objects = _Rebuilder(outputs, args)
+        stack = [objects.get(r) for r in self.point.stack]
+        ins = self.point.instruction
+        # The locals before the instruction runs: a call may rebind nothing, but it may mutate
+        # what they refer to, which the objects (rebuilt once) then show.
+        plain = [objects.get(self.point.locals[name]) for name in self.signature.local_names]
+        roots = [objects.get(r) for r in self.signature.roots]
+        jumped = execute(ins, stack)
+        target = ins.target if jumped else self.point.index + 1
+        resume = self.owner.resume_at(target, self.signature)
+        return resume(*[v for v in stack if v is not NULL], *plain, *roots)
+
+    def run(self, *args):
+        """The entry's runner when the graph before the break computes nothing."""
+        return self(None, args)
+
+
+class ResumeCache:
+    """The resume functions of one compiled function, made once per (target, stack layout,
+    live locals) and compiled with the function's options."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._functions = {}
+
+    def get(self, owner, offset, signature, make_compiled):
+        key = (owner._fn.__code__, offset, signature.key)
+        with self._lock:
+            compiled = self._functions.get(key)
+            if compiled is None:
+                compiled = make_compiled(resume_function(owner._fn, offset, signature))
+                self._functions[key] = compiled
+            return compiled
+
+    def functions(self):
+        with self._lock:
+            return list(self._functions.values())
+
+    def clear(self):
+        with self._lock:
+            functions = list(self._functions.values())
+            self._functions.clear()
+        for f in functions:
+            f.reset()
