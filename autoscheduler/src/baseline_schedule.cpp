@@ -20,6 +20,11 @@ struct ScheduleLog {
     void add(const Halide::Func &f, const std::string &what) { text += f.name() + ": " + what + "\n"; }
 };
 
+// Tails are guarded rather than shifted inwards: a consumer may need fewer elements of an
+// intermediate than one vector (a reversed 2-element slice of a reduction), and a shifted vector
+// would then read its producers, and the inputs, out of bounds (fuzz seed 3).
+constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
+
 // Vectorize the innermost dimension and parallelize the outermost non-trivial one.
 void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &log) {
     f.compute_root();
@@ -36,12 +41,12 @@ void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &
         // One long dimension: chunks in parallel, vectors inside each chunk.
         Halide::Var outer("chunk"), inner("x_in");
         int chunk = static_cast<int>(std::max<int64_t>(width, ext[0] / 64 / width * width));
-        f.split(vars[0], outer, inner, chunk).parallel(outer).vectorize(inner, width);
+        f.split(vars[0], outer, inner, chunk, kTail).parallel(outer).vectorize(inner, width, kTail);
         log.add(f, what + ", split x by " + std::to_string(chunk) + ", parallel chunks, vectorize " + std::to_string(width));
         return;
     }
     if (ext[0] >= width) {
-        f.vectorize(vars[0], width);
+        f.vectorize(vars[0], width, kTail);
         what += ", vectorize " + vars[0].name() + " by " + std::to_string(width);
     }
     if (parallel && vars.size() > 1) {

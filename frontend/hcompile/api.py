@@ -22,7 +22,7 @@ from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MethodRef, ViewRef
 from .capture.interpreter import _normalized, bind_arguments
 from .errors import CompileError, Unsupported
-from .resume import Continuation, ResumeCache
+from .resume import Continuation, ResumeCache, Signature, loop_body_function, loop_state_names, resume_function
 
 CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
@@ -61,7 +61,7 @@ class CompiledFunction:
     """What ``hcompile(fn)`` returns: call it like ``fn``."""
 
     def __init__(self, fn, *, mode="default", fullgraph=False, dynamic=None, backend="halide",
-                 target="auto", autoscheduler="hcompile"):
+                 target="auto", autoscheduler="hcompile", _generated=False):
         if not isinstance(fn, type(lambda: 0)):
             raise TypeError(f"hcompile needs a Python function, got {type(fn).__name__}")
         if mode not in MODES:
@@ -76,6 +76,8 @@ class CompiledFunction:
         self.options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                             target="host" if target == "auto" else target, autoscheduler=autoscheduler)
         self._dispatcher = _C.Dispatcher(fn)
+        # A resume function or loop body (resume.py): arguments of any type are taken, opaque.
+        self._generated = _generated
         # Held while a guard set is compiled (and by reset), so that threads missing on the same
         # arguments compile once; re-entrant for a call of the function from its own compile.
         self._compile_lock = threading.RLock()
@@ -187,7 +189,8 @@ class CompiledFunction:
                   "started": time.perf_counter()}
         self.compile_records.append(record)
         try:
-            cap = capture(self._fn, tuple(args))
+            cap = capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
+                          opaque_arguments=self._generated)
             beyond = _beyond_kernel_limits(cap.graph)
             if beyond:
                 raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
@@ -207,8 +210,10 @@ class CompiledFunction:
             # another) holds only while they relate so; other calls may still compile.
             self._dispatcher.add_entry(arg_specs, [], None, [], None, None, getattr(e, "relations", []))
             return
-        # A graph break before anything was computed leaves no graph (only the resume functions).
-        record["graph"] = str(cap.graph) if cap.graph.outputs or cap.break_point is None else None
+        # Code that computes nothing before a break, or after one (a resume function returning
+        # what it was given), leaves no graph.
+        empty = not cap.graph.outputs and (cap.break_point is not None or self._generated)
+        record["graph"] = None if empty else str(cap.graph)
         record["guards"] = cap.guards
         value_specs = [g.spec() for g in cap.guards]
         identities = [(a, b, same) for (a, b), same in cap.identities.items()]
@@ -270,6 +275,10 @@ class CompiledFunction:
         to Python before anything ran."""
         signature = Continuation(self, point).signature
         try:
+            if point.loop is not None:
+                names = loop_state_names(point)
+                after = Signature(signature.null_slots[:-1], names + (point.loop.variable,), (), ())
+                return [self.loop_body(point.loop, names), self.resume_at(point.loop.exit, after)]
             return [self.resume_at(target, signature) for target in point.targets]
         except Unsupported:
             raise
@@ -281,7 +290,18 @@ class CompiledFunction:
         """The compiled resume function that runs this function's code from canonical
         instruction ``index`` on, taking the state as ``signature`` (resume.Signature) says."""
         offset = _normalized(self._fn.__code__).instructions[index].offset
-        return self._resumes.get(self, offset, signature, lambda fn: CompiledFunction(fn, **self.options))
+        return self._resumes.get(("resume", offset, signature.key),
+                                 lambda: resume_function(self._fn, offset, signature), self._compiled)
+
+    def loop_body(self, loop, state_names):
+        """The compiled body of the outlined loop ``loop`` (capture.loops.LoopInfo)."""
+        instructions = _normalized(self._fn.__code__).instructions
+        head, body = instructions[loop.head].offset, instructions[loop.head + 1].offset
+        return self._resumes.get(("loop", head, state_names),
+                                 lambda: loop_body_function(self._fn, head, body, state_names), self._compiled)
+
+    def _compiled(self, fn):
+        return CompiledFunction(fn, **self.options, _generated=True)
 
     # -- introspection -------------------------------------------------------------------------
     def cache_info(self):

@@ -33,6 +33,7 @@ _UNARY = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos,
 _INPLACE = {symbol: getattr(operator, "i" + fn.__name__.strip("_")) for symbol, fn in PYTHON_BINARY.items()}
 STACK_PARAMETER = LIVE_PREFIX + "stack{}"
 ROOT_PARAMETER = LIVE_PREFIX + "root{}"
+_UNBOUND = object()      # a loop body's local that is not bound yet
 
 
 # -- the state before the break ------------------------------------------------------------------
@@ -101,6 +102,9 @@ def execute(ins, stack) -> bool:
     elif op == "COMPARE_OP":
         right, left = pop(), pop()
         stack.append(PYTHON_COMPARE[ins.arg](left, right))
+    elif op == "IS_OP":
+        right, left = pop(), pop()
+        stack.append((left is not right) if ins.arg else (left is right))
     elif op == "CONTAINS_OP":
         container, item = pop(), pop()
         stack.append((item not in container) if ins.arg else (item in container))
@@ -134,7 +138,7 @@ def stack_after(ins, null_slots) -> tuple:
     pops, pushes = {
         "CALL": (None, (False,)), "BINARY_SUBSCR": (2, (False,)), "STORE_SUBSCR": (3, ()),
         "DELETE_SUBSCR": (2, ()), "BINARY_OP": (2, (False,)), "COMPARE_OP": (2, (False,)),
-        "CONTAINS_OP": (2, (False,)), "POP_JUMP_IF_TRUE": (1, ()), "POP_JUMP_IF_FALSE": (1, ()),
+        "CONTAINS_OP": (2, (False,)), "IS_OP": (2, (False,)), "POP_JUMP_IF_TRUE": (1, ()), "POP_JUMP_IF_FALSE": (1, ()),
         "LOAD_ATTR": (1, (False,)), "LOAD_METHOD": (1, (True, False)), "STORE_ATTR": (2, ()),
         "CALL_FUNCTION_EX": (None, (False,)),
         "FORMAT_VALUE": (None, (False,)),
@@ -199,29 +203,57 @@ class Signature:
         return (self.null_slots, self.local_names, self.views)
 
 
-def resume_function(fn, offset, signature):
-    """A plain function running ``fn``'s code from the instruction at ``offset``, taking its
-    state as ``signature`` says."""
+def _instructions(code):
+    """``code`` as the bytecode package's abstract instructions, with the position of each CPython
+    instruction (by offset) in that list."""
     import bytecode as bc
-
-    code = fn.__code__
     original = bc.Bytecode.from_code(code)
     items = list(original)
     positions = [k for k, item in enumerate(items) if isinstance(item, bc.Instr)]
     cpython = [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
     if len(cpython) != len(positions) or any(items[k].name != i.opname for k, i in zip(positions, cpython)):
         raise Unsupported("the bytecode package reads this function differently from dis")
-    where = [i.offset for i in cpython].index(offset)
+    return original, items, {i.offset: k for k, i in zip(positions, cpython)}
+
+
+def _prologue_start(code, line):
+    import bytecode as bc
+    prologue = [bc.Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=line)] if code.co_freevars else []
+    return prologue + [bc.Instr("RESUME", 0, lineno=line)]
+
+
+def _make_function(fn, original, instructions, argnames, suffix):
+    code = fn.__code__
+    made = original.copy()
+    made.clear()
+    made.extend(instructions)
+    made.argnames = list(argnames)
+    made.argcount = len(made.argnames)
+    made.posonlyargcount = made.kwonlyargcount = 0
+    made.flags = code.co_flags & ~(0x04 | 0x08)         # no *args / **kwargs any more
+    made.name = f"{code.co_name}_{suffix}"
+    made.qualname = f"{code.co_qualname}_{suffix}"
+    function = types.FunctionType(made.to_code(), fn.__globals__, made.name, None, fn.__closure__)
+    function.__qualname__ = made.qualname
+    return function
+
+
+def resume_function(fn, offset, signature):
+    """A plain function running ``fn``'s code from the instruction at ``offset``, taking its
+    state as ``signature`` says."""
+    import bytecode as bc
+
+    code = fn.__code__
+    original, items, position = _instructions(code)
     start = bc.Label()
-    items.insert(positions[where], start)
+    items.insert(position[offset], start)
 
     line = code.co_firstlineno
 
     def instr(*a):
         return bc.Instr(*a, lineno=line)
 
-    prologue = [instr("COPY_FREE_VARS", len(code.co_freevars))] if code.co_freevars else []
-    prologue.append(instr("RESUME", 0))
+    prologue = _prologue_start(code, line)
     root_names = [ROOT_PARAMETER.format(k) for k in range(len(signature.roots))]
     for name, root, index, perm, shape in signature.views:
         prologue += [instr("PUSH_NULL"), instr("LOAD_CONST", view_of), instr("LOAD_FAST", root),
@@ -237,21 +269,44 @@ def resume_function(fn, offset, signature):
             stack_names.append(STACK_PARAMETER.format(slot))
             prologue.append(instr("LOAD_FAST", stack_names[-1]))
     prologue.append(instr("JUMP_FORWARD", start))
+    return _make_function(fn, original, prologue + items,
+                          stack_names + list(signature.local_names) + root_names, f"resume_at_{offset}")
 
-    resumed = original.copy()
-    resumed.clear()
-    resumed.extend(prologue + items)
-    resumed.argnames = stack_names + list(signature.local_names) + root_names
-    resumed.argcount = len(resumed.argnames)
-    resumed.posonlyargcount = resumed.kwonlyargcount = 0
-    resumed.flags = code.co_flags & ~(0x04 | 0x08)         # no *args / **kwargs any more
-    name = f"{code.co_name}_resume_at_{offset}"
-    resumed.name = name
-    resumed.qualname = f"{code.co_qualname}_resume_at_{offset}"
-    new_code = resumed.to_code()
-    function = types.FunctionType(new_code, fn.__globals__, name, None, fn.__closure__)
-    function.__qualname__ = resumed.qualname
-    return function
+
+def loop_body_function(fn, head_offset, body_offset, state_names):
+    """One iteration of the loop whose FOR_ITER is at ``head_offset`` (``loops.LoopInfo``) as a
+    function ``body(*state) -> state``: its prologue stands in for the iterator and the item,
+    jumps to the body (``body_offset``: the store of the loop variable), and every jump
+    back to the loop head returns the locals in ``state_names`` instead."""
+    import bytecode as bc
+
+    code = fn.__code__
+    original, items, position = _instructions(code)
+    head_at, body_start, done = position[head_offset], bc.Label(), bc.Label()
+    head_labels = set()             # the labels naming the loop head (the items just before it)
+    k = head_at - 1
+    while k >= 0 and not isinstance(items[k], bc.Instr):
+        if isinstance(items[k], bc.Label):
+            head_labels.add(id(items[k]))
+        k -= 1
+    items.insert(position[body_offset], body_start)
+    line = code.co_firstlineno
+
+    def instr(*a):
+        return bc.Instr(*a, lineno=line)
+
+    for k, item in enumerate(items):
+        if isinstance(item, bc.Instr) and isinstance(item.arg, bc.Label) and id(item.arg) in head_labels:
+            # Back to the loop head ends the iteration: jump forward to the epilogue instead.
+            items[k] = bc.Instr(item.name.replace("BACKWARD", "FORWARD"), done, location=item.location)
+    # None stands in for the iterator and for the item (never read: loops.outline_candidate),
+    # so that the body does not specialise on the iteration it runs.
+    prologue = _prologue_start(code, line) + [instr("LOAD_CONST", None), instr("LOAD_CONST", None),
+                                              instr("JUMP_FORWARD", body_start)]
+    epilogue = [done] + [instr("LOAD_FAST", n) for n in state_names] + [
+        instr("BUILD_TUPLE", len(state_names)), instr("SWAP", 2), instr("POP_TOP"), instr("RETURN_VALUE")]
+    return _make_function(fn, original, prologue + items + epilogue, list(state_names),
+                          f"loop_body_at_{head_offset}")
 
 
 class Continuation:
@@ -273,30 +328,57 @@ class Continuation:
         # what they refer to, which the objects (rebuilt once) then show.
         plain = [objects.get(self.point.locals[name]) for name in self.signature.local_names]
         roots = [objects.get(r) for r in self.signature.roots]
+        if self.point.loop is not None:
+            return self._run_loop(stack, objects)
         jumped = execute(ins, stack)
         target = ins.target if jumped else self.point.index + 1
         resume = self.owner.resume_at(target, self.signature)
         return resume(*[v for v in stack if v is not NULL], *plain, *roots)
+
+    def _run_loop(self, stack, objects):
+        """The outlined loop (``capture/loops.py``): the compiled body once per item, then the
+        code after the loop."""
+        loop = self.point.loop
+        iterable = stack.pop()                          # GET_ITER's operand: a range
+        names = loop_state_names(self.point)
+        values = [objects.get(self.point.locals[n]) if n in self.point.locals else _UNBOUND for n in names]
+        body = self.owner.loop_body(loop, names)
+        last = _UNBOUND
+        for item in iterable:
+            values = body(*values)
+            last = item
+        after = {n: v for n, v in zip(names, values) if v is not _UNBOUND}
+        if last is not _UNBOUND:
+            after[loop.variable] = last
+        signature = Signature(tuple(v is NULL for v in stack), tuple(after), (), ())
+        resume = self.owner.resume_at(loop.exit, signature)
+        return resume(*[v for v in stack if v is not NULL], *after.values())
 
     def run(self, *args):
         """The entry's runner when the graph before the break computes nothing."""
         return self(None, args)
 
 
+def loop_state_names(point):
+    """What a loop body receives and returns: the locals bound before the loop and those the
+    body stores (the loop variable aside: the driver binds it)."""
+    names = [n for n in point.locals if n != point.loop.variable]
+    return tuple(names + [n for n in point.loop.stored if n not in names])
+
+
 class ResumeCache:
-    """The resume functions of one compiled function, made once per (target, stack layout,
-    live locals) and compiled with the function's options."""
+    """The resume functions (and loop bodies) of one compiled function, made once per key
+    (target, stack layout, live locals) and compiled with the function's options."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._functions = {}
 
-    def get(self, owner, offset, signature, make_compiled):
-        key = (owner._fn.__code__, offset, signature.key)
+    def get(self, key, make_function, make_compiled):
         with self._lock:
             compiled = self._functions.get(key)
             if compiled is None:
-                compiled = make_compiled(resume_function(owner._fn, offset, signature))
+                compiled = make_compiled(make_function())
                 self._functions[key] = compiled
             return compiled
 

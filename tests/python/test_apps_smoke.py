@@ -49,3 +49,10 @@ def test_tutorial_01_runs(capsys):
     out = capsys.readouterr().out
     assert "matches NumPy: True" in out
     assert "hc.Unsupported:" in out
+
+
+def test_tutorial_02_runs(capsys):
+    runpy.run_path(str(ROOT / "tutorials" / "02_graph_breaks.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "the code after it resumes compiled" in out and "fullgraph=True:" in out
+    assert "no resume: a break inside a loop" in out and "fixed: one graph, no break: True" in out

@@ -68,3 +68,34 @@ def test_bool_array_compared_with_a_huge_int_raises_as_numpy(value):
 def test_float_self_operations_keep_nan_in_reductions(body):
     a = np.array([[np.inf, 1.0, -0.0], [np.nan, -np.inf, 2.0], [0.0, 3.0, -1.0]] * 6)
     O.check(O.fn_from_src(f"def f(a):\n    return {body}\n"), a, reduce=18)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.xfail(strict=True, reason="open: a select producing NaN (x - x spelled for IEEE, or "
+                   "np.where(np.isfinite(x), 0, nan)) stored and read by cos folds to a constant "
+                   "in Halide; see apps/RESULTS.md known issues")
+def test_stored_self_difference_feeding_cos(dtype):
+    a = np.array([-4.302868843078613, 0.0, -0.0, np.inf, np.nan, 1e30], dtype)
+    O.check(O.fn_from_src("def f(a):\n    t = a - a\n    return np.cos(t), t\n"), a)
+    O.check(O.fn_from_src("def f(a):\n    t = np.where(np.isfinite(a), 0.0, np.nan)\n    return np.cos(t), t\n"), a)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("body", [
+    "t = a - a\n    return np.exp(t) + t, t",
+    "t = a - a\n    return np.sin(t), t.sum()",
+])
+def test_stored_self_difference_feeding_math(body, dtype):
+    a = np.array([-4.302868843078613, 0.0, -0.0, np.inf, np.nan, 1e30], dtype)
+    O.check(O.fn_from_src(f"def f(a):\n    {body}\n"), a)
+    O.check(O.fn_from_src(f"def f(a):\n    {body}\n"), a[0])
+
+
+@pytest.mark.parametrize("slice_", ["[1::2, 2:0:-1]", "[:, 1:3]", "[::-1, 6:4:-1]", "[3:4, :1]"])
+def test_few_elements_of_a_stored_intermediate_read_in_bounds(slice_):
+    # program 29179: a vectorized intermediate shifted its last vector below index 0 when the
+    # consumer needed fewer elements than one vector, and read the input out of bounds.
+    a = np.arange(8 * 7 * 8, dtype=np.uint32).reshape(8, 7, 8) % 5
+    O.check(O.fn_from_src(f"def f(a):\n    return np.mean(a ** a, axis=-2){slice_}\n"), a)
+    O.check(O.fn_from_src(f"def f(a):\n    return np.sqrt(np.abs(np.tanh(a)))[:, :, 2:0:-1]\n"),
+            a.astype(np.float32))

@@ -27,7 +27,7 @@ from .builder import GraphBuilder
 from .errors import locate
 from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
 from .numpy_rules import is_supported_dtype
-from .values import ArrayValue
+from .values import ArrayValue, PythonObject
 
 __all__ = ["Capture", "OutputRef", "ArgRef", "capture", "Unsupported"]
 
@@ -68,7 +68,7 @@ def _new_graph():
     return _C.Graph()
 
 
-def _argument_value(builder, fn, index, arg):
+def _argument_value(builder, fn, index, arg, opaque=False):
     """The interpreter's view of one argument: arrays and NumPy scalars become lazily created
     graph inputs; Python scalars (and None/str) are specialised as constants."""
     loc = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
@@ -91,6 +91,8 @@ def _argument_value(builder, fn, index, arg):
                           make_node=make_input(arg.dtype, arg.shape))
     if type(arg) in RESULT_CONSTANTS or is_constant_by_value(arg) or is_constant_by_identity(arg):
         return arg            # guarded by guards.arg_guard
+    if opaque:
+        return PythonObject(arg, arg_index=index)
     raise Unsupported(f"argument {index} of type {type(arg).__name__} is not supported",
                       fn.__code__.co_filename, fn.__code__.co_firstlineno)
 
@@ -104,6 +106,9 @@ class _ResultBuilder:
         self.index_of = {}      # id(ArrayValue) -> output index: one output per array object
         self.keep = []
 
+    def convert_argument(self, index):
+        return ArgRef(index)
+
     def convert(self, value):
         if isinstance(value, ArrayValue):
             if value.arg_index is not None:
@@ -115,6 +120,8 @@ class _ResultBuilder:
             return OutputRef(self.index_of[id(value)], value.is_scalar)
         if type(value) in (tuple, list):
             return type(value)(self.convert(v) for v in value)
+        if isinstance(value, PythonObject):    # an argument, or a global guarded by identity
+            return value.obj if value.arg_index is None else ArgRef(value.arg_index)
         if type(value) in RESULT_CONSTANTS:
             return value
         if isinstance(value, np.generic):   # a NumPy scalar constant: a constant output
@@ -124,9 +131,12 @@ class _ResultBuilder:
         raise Unsupported(f"returning a {type(value).__name__} is not supported")
 
 
-def capture(fn, args: tuple, *, graph=None) -> Capture:
+def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_arguments=False) -> Capture:
     """Capture ``fn(*args)`` as a graph. ``graph``: an empty graph to fill (tests); defaults to
-    a new ``hcompile._C.Graph``."""
+    a new ``hcompile._C.Graph``. ``outline_loops``: long loops become a graph break whose body
+    is compiled once (``loops.py``) rather than unrolled. ``opaque_arguments``: arguments of
+    types the graph cannot hold are ``PythonObject``s (any use of them is a graph break) rather
+    than a reason to run the whole function as Python (resume functions and loop bodies)."""
     if not isinstance(fn, types.FunctionType):
         raise Unsupported(f"can only compile Python functions, not {type(fn).__name__}")
     code = fn.__code__
@@ -135,7 +145,8 @@ def capture(fn, args: tuple, *, graph=None) -> Capture:
                           code.co_filename, code.co_firstlineno)
     builder = GraphBuilder(graph if graph is not None else _new_graph())
     tracer = Tracer(builder, fn, args)
-    values = [_argument_value(builder, fn, i, a) for i, a in enumerate(args)]
+    tracer.outline_loops = outline_loops
+    values = [_argument_value(builder, fn, i, a, opaque_arguments) for i, a in enumerate(args)]
     try:
         local_values = bind_arguments(fn, values, {})
     except Unsupported as e:

@@ -26,12 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import Unsupported
-from .values import NULL, ArrayValue, BoundArrayMethod, Mutations, contains_abstract
+from .values import NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, contains_abstract
 
 # Canonical instructions the runtime knows how to run for real at a break (resume.execute).
 REPLAYABLE = frozenset({
     "CALL", "CALL_FUNCTION_EX", "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_OP",
-    "COMPARE_OP", "CONTAINS_OP", "UNARY_NOT", "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT",
+    "COMPARE_OP", "CONTAINS_OP", "IS_OP", "UNARY_NOT", "UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT",
     "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR",
     "FORMAT_VALUE",
 })
@@ -78,13 +78,33 @@ class BreakPoint:
     reason: Unsupported         # why (with file and line)
     stack: list = field(default_factory=list)     # refs, bottom first
     locals: dict = field(default_factory=dict)    # bound local name -> ref
+    loop: object = None         # loops.LoopInfo when the "instruction" is a whole outlined loop
 
     @property
     def targets(self):
         """Canonical indices where the code after the instruction may continue."""
+        if self.loop is not None:
+            return (self.loop.exit,)
         if self.instruction.opname in BRANCHES:
             return (self.index + 1, self.instruction.target)
         return (self.index + 1,)
+
+
+def structural_refusal(frame) -> str | None:
+    """Why no break can resume at the instruction ``frame`` (the top-level frame) is about to
+    run, whatever the instruction: where it sits and what the function is. None if it can."""
+    code = frame.code
+    if code.co_cellvars:
+        return "a function whose locals are captured by an inner function (cell variables)"
+    instructions = frame.instructions
+    index = frame.checkpoint.index
+    for start, end in frame.normalized.protected_ranges:
+        if start <= instructions[index].offset < end:
+            return "a break inside a try or with block"
+    for j, other in enumerate(instructions):
+        if other.target is not None and other.target <= index < j and other.opname != "FOR_ITER":
+            return "a break inside a loop"
+    return None
 
 
 def why_not_resumable(frame, error) -> str | None:
@@ -96,23 +116,19 @@ def why_not_resumable(frame, error) -> str | None:
         return "NumPy raises here (the whole function runs as Python, raising NumPy's own error)"
     if error.reason.startswith(("too many instructions", "internal error")):
         return error.reason
-    code = frame.code
-    if code.co_cellvars:
-        return "a function whose locals are captured by an inner function (cell variables)"
     instructions = frame.instructions
     index = checkpoint.index
     ins = instructions[index]
-    if ins.opname not in REPLAYABLE:
+    loop = getattr(error, "loop", None)
+    if ins.opname not in REPLAYABLE and loop is None:
         return f"resuming after {ins.opname} is not supported"
     if Mutations.count != checkpoint.mutations:
         return "the instruction had already changed an array or a container"
-    for start, end in frame.normalized.protected_ranges:
-        if start <= ins.offset < end:
-            return "a break inside a try or with block"
-    for j, other in enumerate(instructions):
-        if other.target is not None and other.target <= index < j and other.opname != "FOR_ITER":
-            return "a break inside a loop"
-    targets = (index + 1, ins.target) if ins.opname in BRANCHES else (index + 1,)
+    refusal = structural_refusal(frame)
+    if refusal is not None:
+        return refusal
+    targets = (loop.exit,) if loop is not None else \
+        (index + 1, ins.target) if ins.opname in BRANCHES else (index + 1,)
     for t in targets:
         if t >= len(instructions) or (t > 0 and instructions[t - 1].offset == instructions[t].offset):
             return "the code after the break does not start at an instruction boundary"
@@ -134,6 +150,8 @@ class LiveState:
             return self._array(value)
         if isinstance(value, BoundArrayMethod):
             return MethodRef(self._array(value.array), value.name)
+        if isinstance(value, PythonObject):
+            return value.obj if value.arg_index is None else self.results.convert_argument(value.arg_index)
         if type(value) in (tuple, list, dict):
             key = id(value)
             if key not in self.seen:
@@ -189,6 +207,6 @@ def break_point(frame, error, results) -> BreakPoint | None:
             why = e.reason
         else:
             return BreakPoint(checkpoint.index, frame.instructions[checkpoint.index], error,
-                              stack, local_refs)
+                              stack, local_refs, getattr(error, "loop", None))
     error.resume_refused = why
     return None

@@ -23,12 +23,12 @@ import numpy as np
 from ..errors import Unsupported
 from .errors import locate, numpy_raises
 from . import elementwise as ew
-from . import stores
+from . import breaks, loops, stores
 from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
 from .normalize import normalize
-from .reads import GuardCollector, is_library_module_name
-from .values import NULL, ArrayValue, BoundArrayMethod, Mutations, contains_abstract
+from .reads import GuardCollector, is_guardable_constant, is_library_module_name
+from .values import NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, contains_abstract
 
 MAX_INSTRUCTIONS = 200_000     # bound on unrolled loops: beyond this, run plain Python
 MAX_INLINE_DEPTH = 32
@@ -58,6 +58,7 @@ class Tracer:
         self.b = builder
         self.reads = GuardCollector(root_fn, args)
         self.instructions_left = MAX_INSTRUCTIONS
+        self.outline_loops = False
 
     def new_cell(self, *contents):
         return self.reads.own(types.CellType(*contents), "cell")
@@ -66,8 +67,16 @@ class Tracer:
         return id(cell) in self.reads.own_cells
 
 
+_OPAQUE_CONTAINERS = (list, dict, set)
+
+
 def get_attribute(tracer, obj, name):
     """``obj.name`` under the capture's rules."""
+    if isinstance(obj, PythonObject):
+        # Only for an object guarded by identity (a global): an argument's object differs per call.
+        if obj.arg_index is None and isinstance(obj.obj, _OPAQUE_CONTAINERS) and hasattr(type(obj.obj), name):
+            return PythonObject(getattr(obj.obj, name))     # a method lookup, nothing runs
+        raise Unsupported(f"attribute .{name} of a {type(obj.obj).__name__} read from outside")
     if isinstance(obj, ArrayValue):
         return array_attribute(tracer.b, obj, name)
     if isinstance(obj, types.ModuleType):
@@ -115,6 +124,8 @@ class Checkpoint:
 def truth(value, what="branch"):
     if isinstance(value, ArrayValue):
         raise Unsupported(f"data-dependent {what} on an array")
+    if isinstance(value, PythonObject):
+        raise Unsupported(f"{what} on a {type(value.obj).__name__} read from outside")
     return bool(value)
 
 
@@ -187,6 +198,8 @@ class Frame:
 
     # -- calls --------------------------------------------------------------------------------
     def call(self, fn, args, kwargs):
+        if isinstance(fn, PythonObject):
+            raise Unsupported(f"call to {describe(fn.obj)}() of an object read from outside")
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             return self.call(fn.__func__, [fn.__self__, *args], kwargs)
         if isinstance(fn, functools.partial):
@@ -393,6 +406,11 @@ def _load_global(f, ins):
     name = ins.arg
     if name in f.globals:
         value = f.globals[name]
+        if not is_guardable_constant(value):
+            # A global list, dict, array ...: kept opaque; using it is a graph break (breaks.py).
+            f.tracer.reads.read_global_object(f.globals, name, value)
+            f.push(PythonObject(value))
+            return
         f.tracer.reads.read_global(f.globals, name, value)
     elif name in f.builtins:
         value = f.builtins[name]
@@ -519,6 +537,8 @@ def _compare_op(f, ins):
 def _is_op(f, ins):
     right = f.pop()
     left = f.pop()
+    if isinstance(left, PythonObject) or isinstance(right, PythonObject):
+        raise Unsupported("`is` test on an object read from outside")
     same = f.tracer.reads.same_object(left, right)
     f.push((not same) if ins.arg else same)
 
@@ -758,6 +778,13 @@ def _jump_if_false_or_pop(f, ins):
 @handles("GET_ITER")
 def _get_iter(f, ins):
     obj = f.pop()
+    if f.tracer.outline_loops and f.depth == 0 and type(obj) is range:
+        loop = loops.outline_candidate(f, f.checkpoint.index, obj)
+        if loop is not None and breaks.structural_refusal(f) is None:
+            error = Unsupported(f"a loop of {loop.trips} iterations: its body is compiled once and "
+                                "called from Python each iteration")
+            error.loop = loop
+            raise error
     if isinstance(obj, ArrayValue):
         f.push(iterate_rows(f.b, obj))
     else:

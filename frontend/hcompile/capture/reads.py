@@ -110,6 +110,11 @@ class GuardCollector:
         self._add(f"{_module_label(namespace)}.{name}", "item", check_for(value), namespace, name,
                   value)
 
+    def read_global_object(self, namespace, name, value):
+        """A global the graph keeps opaque (``values.PythonObject``): only which object it is
+        matters, since every use of it runs in Python at a graph break."""
+        self._add(f"{_module_label(namespace)}.{name}", "item", "identical", namespace, name, value)
+
     def read_builtin(self, namespace, builtins_dict, name, value):
         """A name missing from the globals: a later global of that name would shadow it."""
         self._add(f"{_module_label(namespace)}.{name}", "item", "absent", namespace, name, None)

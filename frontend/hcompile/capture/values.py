@@ -139,6 +139,25 @@ def scalar_if_0d(v):
     return v
 
 
+class PythonObject:
+    """A mutable object the function reads from outside (a global list or dict, a global array,
+    an object of a class we do not model). The graph never looks inside it: any use of it is a
+    graph break, where the real object is used in real Python. Only method lookups on builtin
+    containers (``LOG.append``) are followed, so that the break falls on the call itself."""
+
+    __slots__ = ("obj", "arg_index")
+
+    def __init__(self, obj, arg_index=None):
+        self.obj = obj
+        self.arg_index = arg_index      # set for an argument (guarded by type only): see breaks.py
+
+    def __repr__(self):
+        return f"<python object {type(self.obj).__name__}>"
+
+    def __bool__(self):
+        raise TypeError("PythonObject has no truth value in the capture")
+
+
 class BoundArrayMethod:
     """``x.sum`` before it is called: the array method name plus its ``self``."""
 
@@ -154,7 +173,7 @@ class BoundArrayMethod:
 
 def contains_abstract(obj, _depth=0) -> bool:
     """Whether a (possibly nested) concrete container holds anything abstract."""
-    if isinstance(obj, (ArrayValue, BoundArrayMethod)) or obj is NULL:
+    if isinstance(obj, (ArrayValue, BoundArrayMethod, PythonObject)) or obj is NULL:
         return True
     if _depth > 20:
         return True
