@@ -22,7 +22,8 @@ from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MethodRef, ViewRef
 from .capture.interpreter import _normalized, bind_arguments
 from .errors import CompileError, Unsupported
-from .resume import Continuation, ResumeCache, Signature, loop_body_function, loop_state_names, resume_function
+from .resume import (Continuation, ResumeCache, Signature, loop_body_function, loop_exit_names,
+                     loop_state_names, resume_function)
 
 CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
@@ -277,7 +278,7 @@ class CompiledFunction:
         try:
             if point.loop is not None:
                 names = loop_state_names(point)
-                after = Signature(signature.null_slots[:-1], names + (point.loop.variable,), (), ())
+                after = Signature(signature.null_slots[:-1], loop_exit_names(point), (), ())
                 return [self.loop_body(point.loop, names), self.resume_at(point.loop.exit, after)]
             return [self.resume_at(target, signature) for target in point.targets]
         except Unsupported:

@@ -347,9 +347,11 @@ class Continuation:
         for item in iterable:
             values = body(*values)
             last = item
-        after = {n: v for n, v in zip(names, values) if v is not _UNBOUND}
+        after = {n: objects.get(r) for n, r in self.point.locals.items()}
+        after.update({n: v for n, v in zip(names, values) if v is not _UNBOUND})
         if last is not _UNBOUND:
             after[loop.variable] = last
+        after = {n: v for n, v in after.items() if n in loop.live_after}
         signature = Signature(tuple(v is NULL for v in stack), tuple(after), (), ())
         resume = self.owner.resume_at(loop.exit, signature)
         return resume(*[v for v in stack if v is not NULL], *after.values())
@@ -360,10 +362,19 @@ class Continuation:
 
 
 def loop_state_names(point):
-    """What a loop body receives and returns: the locals bound before the loop and those the
-    body stores (the loop variable aside: the driver binds it)."""
-    names = [n for n in point.locals if n != point.loop.variable]
+    """What a loop body receives and returns: the locals it reads or stores (the loop variable
+    aside: the driver binds it). The others pass the loop by unchanged, and unguarded: a trip
+    count held in a local does not make the body recompile."""
+    names = [n for n in point.locals if n != point.loop.variable and n in point.loop.used]
     return tuple(names + [n for n in point.loop.stored if n not in names])
+
+
+def loop_exit_names(point):
+    """The locals bound once an outlined loop has run (in the order ``_run_loop`` binds them)."""
+    names = list(point.locals)
+    names += [n for n in loop_state_names(point) if n not in names]
+    names += [point.loop.variable] if point.loop.variable not in names else []
+    return tuple(n for n in names if n in point.loop.live_after)
 
 
 class ResumeCache:

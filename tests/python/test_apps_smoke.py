@@ -56,3 +56,10 @@ def test_tutorial_02_runs(capsys):
     out = capsys.readouterr().out
     assert "the code after it resumes compiled" in out and "fullgraph=True:" in out
     assert "no resume: a break inside a loop" in out and "fixed: one graph, no break: True" in out
+
+
+def test_tutorial_03_runs(capsys):
+    runpy.run_path(str(ROOT / "tutorials" / "03_writes_loops_and_shapes.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "same array object returned: True" in out and "matches NumPy: True" in out
+    assert "argument written as NumPy writes it: True" in out and "entries=3" in out

@@ -135,6 +135,21 @@ def why_not_resumable(frame, error) -> str | None:
     return None
 
 
+_READS = ("LOAD_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST")
+
+
+def live_locals(instructions, index, loop) -> set:
+    """Names the code after instruction ``index`` may read: read at a later index, or anywhere
+    if control can jump back before the break. (Conservative: never misses a read.)"""
+    later = instructions[index + 1:]
+    if any(ins.target is not None and ins.target <= index for ins in later):
+        return {ins.arg for ins in instructions if ins.opname in _READS}
+    names = {ins.arg for ins in later if ins.opname in _READS}
+    if loop is not None:
+        names |= set(loop.used)
+    return names
+
+
 class LiveState:
     """Converts the interpreter's values at a break into refs, adding graph outputs as needed
     (through ``results``, the capture's output collector)."""
@@ -200,9 +215,12 @@ def break_point(frame, error, results) -> BreakPoint | None:
         try:
             state = LiveState(results)
             stack = [state.ref(v) for v in checkpoint.stack]
-            # A resume function's own stack parameters are dead once its prologue ran.
+            # Only locals the code after the break may read cross it (fewer guards, and a dead
+            # Python int does not make the resume function recompile); a resume function's own
+            # stack parameters are dead once its prologue ran.
+            live = live_locals(frame.instructions, checkpoint.index, getattr(error, "loop", None))
             local_refs = {name: state.ref(v) for name, v in checkpoint.locals.items()
-                          if not name.startswith(LIVE_PREFIX)}
+                          if name in live and not name.startswith(LIVE_PREFIX)}
         except Unsupported as e:
             why = e.reason
         else:

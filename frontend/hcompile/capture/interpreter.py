@@ -214,6 +214,8 @@ class Frame:
             return self.inline(wrapped, args, kwargs)
         if isinstance(fn, types.FunctionType) and not is_library_module_name(fn.__module__):
             return self.inline(fn, args, kwargs)
+        if any(isinstance(a, PythonObject) for a in (*args, *kwargs.values())):
+            raise Unsupported(f"call to {describe(fn)}() with an object the graph cannot hold")
         try:
             return resolve_call(self.b, fn, args, kwargs)
         except Unsupported:

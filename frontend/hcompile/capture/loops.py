@@ -26,7 +26,9 @@ class LoopInfo:
     exit: int           # where the loop continues once exhausted (FOR_ITER's target)
     variable: str       # the loop variable (stored, never read in the body)
     stored: tuple       # names the body stores (may be unbound before the loop)
+    used: tuple         # names the body reads or stores: the only locals its function takes
     trips: int
+    live_after: tuple   # names the code after the loop may read (breaks.live_locals)
 
 
 def outline_candidate(frame, get_iter_index, iterable) -> LoopInfo | None:
@@ -43,7 +45,7 @@ def outline_candidate(frame, get_iter_index, iterable) -> LoopInfo | None:
     if not body or ins[head + 1].opname != "STORE_FAST":
         return None
     variable = ins[head + 1].arg
-    stored = []
+    stored, used = [], set()
     for i in body:
         op = ins[i]
         if op.opname in ("RETURN_VALUE", "YIELD_VALUE") or op.opname.startswith(("DELETE_", "SETUP_")):
@@ -56,6 +58,11 @@ def outline_candidate(frame, get_iter_index, iterable) -> LoopInfo | None:
             return None          # cells: the body function could not share them
         if op.opname == "STORE_FAST" and op.arg not in stored and op.arg != variable:
             stored.append(op.arg)
+        if op.opname in ("LOAD_FAST", "STORE_FAST", "LOAD_FAST_AND_CLEAR", "DELETE_FAST"):
+            used.add(op.arg)
     if ins[exit_ - 1].opname != "JUMP" or ins[exit_ - 1].target != head:
         return None
-    return LoopInfo(head, exit_, variable, tuple(stored), len(iterable))
+    from .breaks import live_locals
+    live_after = live_locals(ins, exit_ - 1, None)
+    return LoopInfo(head, exit_, variable, tuple(stored), tuple(sorted(used)), len(iterable),
+                    tuple(sorted(live_after)))
