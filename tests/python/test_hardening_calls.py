@@ -81,8 +81,11 @@ def _prints(x):
 
 def test_explain_does_not_run_the_function(capsys):
     LOG.clear()
-    e = hc.explain(_logs_and_adds, X)
+    e = hc.explain(_logs_and_adds, X, run=False)
     assert LOG == [] and e.graph_break_count == 1 and e.ran_function is False
+    e = hc.explain(_logs_and_adds, X)          # the break resumes: explain runs it, and says so
+    assert LOG == ["ran"] and e.ran_function is True and "side effects happened" in str(e)
+    LOG.clear()
     e = hc.explain(_prints, X, run=False)
     assert "side effect" not in capsys.readouterr().out
     assert e.graph_break_count == 1

@@ -163,10 +163,10 @@ def test_call_from_inside_its_own_compile(monkeypatch):
     real_capture = api.capture
     nested = []
 
-    def capture_that_calls_back(fn, args):
+    def capture_that_calls_back(fn, args, **options):
         if not nested:
             nested.append(f(*args))  # same function, same arguments, mid-compile
-        return real_capture(fn, args)
+        return real_capture(fn, args, **options)
 
     monkeypatch.setattr(api, "capture", capture_that_calls_back)
     f = hc.hcompile(lambda x: x * 2 + 1)

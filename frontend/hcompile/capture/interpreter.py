@@ -28,7 +28,8 @@ from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
 from .normalize import normalize
 from .reads import GuardCollector, is_guardable_constant, is_library_module_name
-from .values import NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, contains_abstract
+from .values import (NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, contains_abstract,
+                     opaque_use)
 
 MAX_INSTRUCTIONS = 200_000     # bound on unrolled loops: beyond this, run plain Python
 MAX_INLINE_DEPTH = 32
@@ -76,7 +77,7 @@ def get_attribute(tracer, obj, name):
         # Only for an object guarded by identity (a global): an argument's object differs per call.
         if obj.arg_index is None and isinstance(obj.obj, _OPAQUE_CONTAINERS) and hasattr(type(obj.obj), name):
             return PythonObject(getattr(obj.obj, name))     # a method lookup, nothing runs
-        raise Unsupported(f"attribute .{name} of a {type(obj.obj).__name__} read from outside")
+        raise Unsupported(opaque_use(f"attribute .{name} of", obj))
     if isinstance(obj, ArrayValue):
         return array_attribute(tracer.b, obj, name)
     if isinstance(obj, types.ModuleType):
@@ -125,7 +126,7 @@ def truth(value, what="branch"):
     if isinstance(value, ArrayValue):
         raise Unsupported(f"data-dependent {what} on an array")
     if isinstance(value, PythonObject):
-        raise Unsupported(f"{what} on a {type(value.obj).__name__} read from outside")
+        raise Unsupported(opaque_use(f"{what} on", value))
     return bool(value)
 
 
@@ -199,7 +200,7 @@ class Frame:
     # -- calls --------------------------------------------------------------------------------
     def call(self, fn, args, kwargs):
         if isinstance(fn, PythonObject):
-            raise Unsupported(f"call to {describe(fn.obj)}() of an object read from outside")
+            raise Unsupported(opaque_use(f"call to {describe(fn.obj)}() of", fn))
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             return self.call(fn.__func__, [fn.__self__, *args], kwargs)
         if isinstance(fn, functools.partial):
@@ -214,8 +215,9 @@ class Frame:
             return self.inline(wrapped, args, kwargs)
         if isinstance(fn, types.FunctionType) and not is_library_module_name(fn.__module__):
             return self.inline(fn, args, kwargs)
-        if any(isinstance(a, PythonObject) for a in (*args, *kwargs.values())):
-            raise Unsupported(f"call to {describe(fn)}() with an object the graph cannot hold")
+        opaque = [a for a in (*args, *kwargs.values()) if isinstance(a, PythonObject)]
+        if opaque:
+            raise Unsupported(opaque_use(f"call to {describe(fn)}() with", opaque[0]))
         try:
             return resolve_call(self.b, fn, args, kwargs)
         except Unsupported:
@@ -498,6 +500,8 @@ def _binary_op(f, ins):
 
 def _check_operator_operands(symbol, left, right):
     for v in (left, right):
+        if isinstance(v, PythonObject):
+            raise Unsupported(opaque_use(f"operator {symbol} on", v))
         if isinstance(v, BoundArrayMethod) or v is NULL:
             raise Unsupported(f"operator {symbol} on a {type(v).__name__}")
     if not isinstance(left, ArrayValue) and not isinstance(right, ArrayValue) and \
@@ -529,6 +533,9 @@ def _unary_not(f, ins):
 def _compare_op(f, ins):
     right = f.pop()
     left = f.pop()
+    for v in (left, right):
+        if isinstance(v, PythonObject):
+            raise Unsupported(opaque_use(f"comparison {ins.arg} on", v))
     if not isinstance(left, ArrayValue) and not isinstance(right, ArrayValue) and \
             (contains_abstract(left) or contains_abstract(right)):
         raise Unsupported(f"comparison {ins.arg} of containers holding arrays (data-dependent)")
@@ -540,7 +547,7 @@ def _is_op(f, ins):
     right = f.pop()
     left = f.pop()
     if isinstance(left, PythonObject) or isinstance(right, PythonObject):
-        raise Unsupported("`is` test on an object read from outside")
+        raise Unsupported(opaque_use("`is` test on", left if isinstance(left, PythonObject) else right))
     same = f.tracer.reads.same_object(left, right)
     f.push((not same) if ins.arg else same)
 
@@ -560,6 +567,9 @@ def _contains_op(f, ins):
 def _binary_subscr(f, ins):
     key = f.pop()
     container = f.pop()
+    for v in (container, key):
+        if isinstance(v, PythonObject):
+            raise Unsupported(opaque_use("subscript of", v))
     if isinstance(container, ArrayValue):
         f.push(getitem(f.b, container, key))
         return
@@ -575,6 +585,9 @@ def _store_subscr(f, ins):
     key = f.pop()
     container = f.pop()
     value = f.pop()
+    for v in (container, key, value):
+        if isinstance(v, PythonObject):
+            raise Unsupported(opaque_use("item assignment with", v))
     if isinstance(container, ArrayValue):
         stores.setitem(f.b, container, key, value)
         return

@@ -158,6 +158,12 @@ class PythonObject:
         raise TypeError("PythonObject has no truth value in the capture")
 
 
+def opaque_use(what, value) -> str:
+    """The graph-break reason for using ``value``, a ``PythonObject``."""
+    return (f"{what} a {type(value.obj).__name__} the graph cannot hold (a mutable value read "
+            "from outside cannot be guarded: this use runs as Python)")
+
+
 class BoundArrayMethod:
     """``x.sum`` before it is called: the array method name plus its ``self``."""
 
