@@ -224,7 +224,8 @@ def break_free_twin(a, b):
 def _overhead_fn(n):
     names = [f"x{i}" for i in range(n)]
     namespace = {}
-    exec(f"def add_{n}({', '.join(names)}):\n    return {' + '.join(names)}\n", namespace)
+    body = " + ".join(names) if n > 1 else "x0 + x0"
+    exec(f"def add_{n}({', '.join(names)}):\n    return {body}\n", namespace)
     return namespace[f"add_{n}"]
 
 
