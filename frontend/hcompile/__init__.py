@@ -8,10 +8,11 @@
 See README.md for the whole API.
 """
 from .api import CacheInfo, CompiledFunction, hcompile, reset
+from .config import config
 from .errors import CompileError, Unsupported
 from .explain import Explanation, explain
 from .logs import set_logs
 
 __version__ = "0.1.0"
 __all__ = ["hcompile", "explain", "reset", "set_logs", "Unsupported", "CompileError", "Explanation",
-           "CompiledFunction", "CacheInfo"]
+           "CompiledFunction", "CacheInfo", "config"]

@@ -18,6 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import _C, debug_dump, eager, guards, logs
+from .config import config
 from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MethodRef, ViewRef
 from .capture.interpreter import _normalized, bind_arguments
@@ -35,8 +36,6 @@ BACKENDS = ("halide", "eager")
 # float sum over the last axis: 7.5 s at 16 dimensions, 52 s at 24, minutes at 32).
 HALIDE_BUFFER_LIMIT = 2**31
 MAX_KERNEL_DIMS = 16
-# Past this many entries for one function we stop compiling and run new guard sets as Python.
-RECOMPILE_LIMIT = 8
 
 _live_functions = weakref.WeakSet()
 
@@ -128,14 +127,17 @@ class CompiledFunction:
             if self._dispatcher.matches(*args):
                 return True
             self._misses += 1
-            if len(self._guard_sets) >= RECOMPILE_LIMIT:
+            limit = config.recompile_limit
+            if len(self._guard_sets) >= limit:
                 if self.options["fullgraph"]:
-                    raise Unsupported(f"recompile limit of {RECOMPILE_LIMIT} entries reached for these "
+                    raise Unsupported(f"recompile limit of {limit} entries reached for these "
                                       f"arguments ({guards.diff(self._guard_sets[0], [guards.arg_guard(a) for a in args])})",
                                       self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
-                if len(self._guard_sets) == RECOMPILE_LIMIT:
+                if len(self._guard_sets) == limit:
                     logs.log("recompiles", "%s: reached the limit of %d compiled entries; new argument "
-                             "types and shapes now run as plain Python", self.__qualname__, RECOMPILE_LIMIT)
+                             "types and shapes now run as plain Python (the guard that changed: %s; hc.config.recompile_limit "
+                             "raises the limit)", self.__qualname__, limit,
+                             guards.diff(self._guard_sets[-1], [guards.arg_guard(a) for a in args], self._last_value_guards))
                     self._guard_sets.append(None)
                 return False
             self._add_entry(args)

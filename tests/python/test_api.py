@@ -170,3 +170,20 @@ def test_arrays_past_kernel_limits_run_as_python():
     f = hc.hcompile(lambda a: a + 1)
     np.testing.assert_array_equal(f(x), x + 1)
     assert hc.explain(lambda a: a + 1, x).graph_break_count == 1
+
+
+def test_recompile_limit_is_configurable(caplog):
+    assert hc.config.recompile_limit == 8
+    with pytest.raises(ValueError):
+        hc.config.recompile_limit = 0
+    hc.config.recompile_limit = 2
+    try:
+        c = hc.hcompile(lambda v: v * 2)
+        with caplog.at_level("WARNING"):
+            for n in (3, 4, 5, 6):
+                np.testing.assert_array_equal(c(np.ones(n)), np.ones(n) * 2)
+        assert c.cache_info().entries == 2
+        limit_logs = [r.getMessage() for r in caplog.records if "reached the limit of 2" in r.getMessage()]
+        assert len(limit_logs) == 1 and "shape=(4,)" in limit_logs[0] and "shape=(5,)" in limit_logs[0]
+    finally:
+        hc.config.recompile_limit = 8
