@@ -75,7 +75,8 @@ def test_float_self_operations_keep_nan_in_reductions(body):
 @pytest.mark.parametrize("trig", ["cos", "sin"])
 @pytest.mark.xfail(strict=True, reason="open (issue 5): a stored select with a NaN arm (x - x as spelled "
                    "for IEEE, or np.where(c, 0, nan)) read by our sin/cos lowering comes out NaN "
-                   "everywhere; Halide's own cos on the same pipeline is right, so the fault is ours")
+                   "everywhere: Halide clamps the load to the Func's value bounds, "
+                   "max(min(v, max(c0, nan)), min(c0, nan)), to bound our value-indexed table lookups")
 def test_stored_nan_select_feeding_trig(dtype, trig, stored):
     a = np.array([-4.302868843078613, 0.0, -0.0, np.inf, np.nan, 1e30], dtype)
     O.check(O.fn_from_src(f"def f(a):\n    t = {stored}\n    return np.{trig}(t), t\n"), a)
