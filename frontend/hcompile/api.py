@@ -23,8 +23,7 @@ from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MethodRef, ViewRef
 from .capture.interpreter import _normalized, bind_arguments
 from .errors import CompileError, Unsupported
-from .resume import (Continuation, ResumeCache, Signature, loop_body_function, loop_exit_names,
-                     loop_state_names, resume_function)
+from .resume import Continuation, ResumeCache, loop_body_function, resume_function
 
 CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
@@ -189,7 +188,7 @@ class CompiledFunction:
                  [guards.describe(s) for s in arg_specs])
         start = time.perf_counter()
         record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [],
-                  "started": time.perf_counter()}
+                  "started": start}
         self.compile_records.append(record)
         try:
             cap = capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
@@ -197,10 +196,12 @@ class CompiledFunction:
             beyond = _beyond_kernel_limits(cap.graph)
             if beyond:
                 raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+            continuation = None
             if cap.break_point is not None:
                 self._record_break(cap.break_point.reason, resumes=True)
                 record["break"] = _break_record(cap.break_point.reason, resumes=True)
-                record["resumes"] = self._prepare_resumes(cap.break_point)
+                continuation = Continuation(self, cap.break_point, cap.writebacks)
+                record["resumes"] = self._prepare_resumes(continuation)
         except Unsupported as e:
             if self.options["fullgraph"]:
                 # Nothing was cached: forget this attempt so it does not count as an entry.
@@ -230,11 +231,11 @@ class CompiledFunction:
             kernel, report = self._compile(cap, args, record)
             record["report"] = report
             if kernel is not None:
-                as_scalar, builder = _result_plan(cap, self)
+                as_scalar, builder = _result_plan(cap, continuation)
         elif cap.graph.outputs:
-            runner = _eager_runner(cap, self)
-        elif cap.break_point is not None:       # nothing computed before the break
-            runner = Continuation(self, cap.break_point).run
+            runner = _eager_runner(cap, continuation)
+        elif continuation is not None:          # nothing computed before the break
+            runner = continuation.run
         record["seconds"] = time.perf_counter() - start
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
                                    relations)
@@ -272,22 +273,17 @@ class CompiledFunction:
                  f" (no resume: {refused})" if refused else "")
 
     # -- graph breaks that resume ---------------------------------------------------------------
-    def _prepare_resumes(self, point):
-        """The resume functions for every place the code after ``point`` may continue, made now
-        (compiled on their first call) so that one that cannot be made sends the whole function
-        to Python before anything ran."""
-        signature = Continuation(self, point).signature
+    def _prepare_resumes(self, continuation):
+        """``continuation.prepare()``, with any failure to build the code (the bytecode package
+        refusing it) turned into a break that runs the whole function as Python."""
         try:
-            if point.loop is not None:
-                names = loop_state_names(point)
-                after = Signature(signature.null_slots[:-1], loop_exit_names(point), (), ())
-                return [self.loop_body(point.loop, names), self.resume_at(point.loop.exit, after)]
-            return [self.resume_at(target, signature) for target in point.targets]
+            return continuation.prepare()
         except Unsupported:
             raise
-        except Exception as e:     # the bytecode package refused the code: run as Python
+        except Exception as e:
+            reason = continuation.point.reason
             raise Unsupported(f"could not build the resume function ({type(e).__name__}: {e})",
-                              point.reason.filename, point.reason.lineno) from e
+                              reason.filename, reason.lineno) from e
 
     def resume_at(self, index, signature):
         """The compiled resume function that runs this function's code from canonical
@@ -339,10 +335,10 @@ def _binds(fn, args, kwargs):
         return False
 
 
-def _result_plan(cap, owner):
+def _result_plan(cap, continuation):
     """How the dispatcher hands back results: which outputs become NumPy scalars, and a Python
     builder only when the return value is not simply the outputs in order (at a graph break: the
-    continuation that runs the code after it)."""
+    continuation that runs the code after it, made for this capture's break point)."""
     as_scalar = [False] * len(cap.graph.outputs)
 
     def visit(node):
@@ -362,7 +358,7 @@ def _result_plan(cap, owner):
     if point is not None:
         visit(point.stack)
         visit(list(point.locals.values()))
-        return as_scalar, Continuation(owner, point, cap.writebacks)
+        return as_scalar, continuation
     visit(cap.result)
     n = len(as_scalar)
     result = cap.result
@@ -408,9 +404,9 @@ def _break_record(error, resumes=False):
     return BreakRecord(error.reason, error.filename, error.lineno, resumes=resumes, refused=refused)
 
 
-def _eager_runner(cap, owner):
+def _eager_runner(cap, continuation):
     """backend="eager": the captured graph run op by op with NumPy."""
-    as_scalar, builder = _result_plan(cap, owner)
+    as_scalar, builder = _result_plan(cap, continuation)
     graph = cap.graph
 
     def run(*args):

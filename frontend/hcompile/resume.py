@@ -52,8 +52,7 @@ class _Rebuilder:
         if isinstance(ref, ArgRef):
             return self.args[ref.index]
         if isinstance(ref, ViewRef):
-            view = self.get(ref.root)[ref.index].transpose(ref.perm)
-            return view.reshape(ref.shape)
+            return view_of(self.get(ref.root), ref.index, ref.perm, ref.shape)
         if isinstance(ref, MethodRef):
             return getattr(self.get(ref.owner), ref.name)
         if isinstance(ref, ContainerRef):
@@ -161,7 +160,7 @@ def view_of(root, index, perm, shape):
     the capture of the resume function sees the view made from its root (writes through it then
     reach the root, as in NumPy), rather than two unrelated argument arrays."""
     key = ()
-    for item in index:          # slices travel as (start, stop, step): code constants are hashed
+    for item in index:          # in code constants, slices travel as (start, stop, step): hashable
         key = key + ((slice(*item) if type(item) is tuple else item),)
     return root[key].transpose(perm).reshape(shape)
 
@@ -317,22 +316,34 @@ class Continuation:
         self.point = point              # capture.breaks.BreakPoint
         self.writebacks = writebacks    # (argument index, output index) to copy first
         self.signature = Signature.of(point, stack_after(point.instruction, [r is NULL_REF for r in point.stack]))
+        self.resumes = {}               # target index -> compiled resume function (``prepare``)
+
+    def prepare(self):
+        """Makes the resume functions (and loop body) now, compiled on their first call, so that
+        one that cannot be made sends the whole function to Python before anything ran. Returns
+        them (explain walks them)."""
+        point, owner = self.point, self.owner
+        if point.loop is not None:
+            exit_signature = Signature(self.signature.null_slots[:-1], loop_exit_names(point), (), ())
+            return [owner.loop_body(point.loop, loop_state_names(point)),
+                    owner.resume_at(point.loop.exit, exit_signature)]
+        self.resumes = {target: owner.resume_at(target, self.signature) for target in point.targets}
+        return list(self.resumes.values())
 
     def __call__(self, outputs, args):
         for arg_index, output_index in self.writebacks:
             np.copyto(args[arg_index], outputs[output_index], casting="no")
         objects = _Rebuilder(outputs, args)
         stack = [objects.get(r) for r in self.point.stack]
-        ins = self.point.instruction
-        # The locals before the instruction runs: a call may rebind nothing, but it may mutate
-        # what they refer to, which the objects (rebuilt once) then show.
-        plain = [objects.get(self.point.locals[name]) for name in self.signature.local_names]
-        roots = [objects.get(r) for r in self.signature.roots]
         if self.point.loop is not None:
             return self._run_loop(stack, objects)
+        # The locals as they were before the instruction: a call rebinds none, but it may mutate
+        # what they refer to, which these objects (rebuilt once) then show.
+        plain = [objects.get(self.point.locals[name]) for name in self.signature.local_names]
+        roots = [objects.get(r) for r in self.signature.roots]
+        ins = self.point.instruction
         jumped = execute(ins, stack)
-        target = ins.target if jumped else self.point.index + 1
-        resume = self.owner.resume_at(target, self.signature)
+        resume = self.resumes[ins.target if jumped else self.point.index + 1]
         return resume(*[v for v in stack if v is not NULL], *plain, *roots)
 
     def _run_loop(self, stack, objects):
@@ -343,15 +354,14 @@ class Continuation:
         names = loop_state_names(self.point)
         values = [objects.get(self.point.locals[n]) if n in self.point.locals else _UNBOUND for n in names]
         body = self.owner.loop_body(loop, names)
-        last = _UNBOUND
-        for item in iterable:
+        for item in iterable:               # (outlined loops run at least OUTLINE_MIN_TRIPS times)
             values = body(*values)
-            last = item
-        after = {n: objects.get(r) for n, r in self.point.locals.items()}
-        after.update({n: v for n, v in zip(names, values) if v is not _UNBOUND})
-        if last is not _UNBOUND:
-            after[loop.variable] = last
-        after = {n: v for n, v in after.items() if n in loop.live_after}
+        state = dict(zip(names, values), **{loop.variable: item})
+        after = {}
+        for n in loop_exit_names(self.point):
+            value = state[n] if n in state else objects.get(self.point.locals[n])
+            if value is not _UNBOUND:
+                after[n] = value
         signature = Signature(tuple(v is NULL for v in stack), tuple(after), (), ())
         resume = self.owner.resume_at(loop.exit, signature)
         return resume(*[v for v in stack if v is not NULL], *after.values())
@@ -370,7 +380,7 @@ def loop_state_names(point):
 
 
 def loop_exit_names(point):
-    """The locals bound once an outlined loop has run (in the order ``_run_loop`` binds them)."""
+    """The locals the code after an outlined loop may read, in the resume function's order."""
     names = list(point.locals)
     names += [n for n in loop_state_names(point) if n not in names]
     names += [point.loop.variable] if point.loop.variable not in names else []

@@ -364,3 +364,13 @@ def test_global_changed_between_calls_is_seen_after_the_break():
         np.testing.assert_allclose(compiled(x), (x + 1) * 2.0, rtol=1e-6)
         namespace["SCALE"] = 5.0
         np.testing.assert_allclose(compiled(x), (x + 1) * 5.0, rtol=1e-6)
+
+
+def test_eager_backend_resumes_too():
+    x, y = f32(16), f32(16)
+    compiled = hc.hcompile(print_in_the_middle, backend="eager")
+    for _ in range(2):
+        got, want = _run(compiled, [x, y]), _run(print_in_the_middle, [x, y])
+        _same(got[0], want[0])
+        assert got[2] == want[2]
+    assert compiled.compile_records[0]["break"].resumes

@@ -219,7 +219,7 @@ def break_point(frame, error, results) -> BreakPoint | None:
             # Python int does not make the resume function recompile); a resume function's own
             # stack parameters are dead once its prologue ran.
             live = live_locals(frame.instructions, checkpoint.index, getattr(error, "loop", None))
-            local_refs = {name: state.ref(v) for name, v in checkpoint.locals.items()
+            local_refs = {name: state.ref(v) for name, v in frame.locals.items()
                           if name in live and not name.startswith(LIVE_PREFIX)}
         except Unsupported as e:
             why = e.reason

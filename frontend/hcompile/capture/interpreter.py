@@ -111,14 +111,15 @@ def _getattr_builtin(tracer, obj, name, *default):
 
 
 class Checkpoint:
-    """The top-level frame just before one instruction: where a graph break resumes from."""
+    """The top-level frame just before one instruction: where a graph break resumes from. The
+    stack is copied (handlers pop before they fail); the locals need not be: no handler that can
+    fail has rebound one yet, so the frame's own locals are the ones before the instruction."""
 
-    __slots__ = ("index", "stack", "locals", "mutations")
+    __slots__ = ("index", "stack", "mutations")
 
     def __init__(self, frame):
         self.index = frame.ip
         self.stack = list(frame.stack)
-        self.locals = dict(frame.locals)
         self.mutations = Mutations.count
 
 
