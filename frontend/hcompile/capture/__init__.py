@@ -106,9 +106,6 @@ class _ResultBuilder:
         self.index_of = {}      # id(ArrayValue) -> output index: one output per array object
         self.keep = []
 
-    def convert_argument(self, index):
-        return ArgRef(index)
-
     def convert(self, value):
         if isinstance(value, ArrayValue):
             if value.arg_index is not None:

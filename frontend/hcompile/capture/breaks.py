@@ -166,7 +166,7 @@ class LiveState:
         if isinstance(value, BoundArrayMethod):
             return MethodRef(self._array(value.array), value.name)
         if isinstance(value, PythonObject):
-            return value.obj if value.arg_index is None else self.results.convert_argument(value.arg_index)
+            return self.results.convert(value)     # the global itself, or the argument
         if type(value) in (tuple, list, dict):
             key = id(value)
             if key not in self.seen:
@@ -193,7 +193,7 @@ class LiveState:
             raise Unsupported("a view of an array with reshaped views is live at the break")
         view_map = value.view_map
         index, kept = [], []
-        for (axis, start, step), n in zip(view_map.entries, root.shape):
+        for axis, start, step in view_map.entries:
             if axis is None:
                 index.append(start)
                 continue
@@ -201,14 +201,13 @@ class LiveState:
             stop = start + step * count
             index.append(slice(start, stop if stop >= 0 else None, step))
             kept.append(axis)
-        order = sorted(range(len(kept)), key=lambda i: kept[i])
-        perm = tuple(order)
+        perm = tuple(sorted(range(len(kept)), key=lambda i: kept[i]))   # kept axes to view order
         return ViewRef(self.results.convert(root), tuple(index), perm, tuple(value.shape))
 
 
 def break_point(frame, error, results) -> BreakPoint | None:
-    """The resumable break for ``error`` met while interpreting ``frame``, or None (the reason
-    is then appended to ``error.reason`` for ``explain``)."""
+    """The resumable break for ``error`` met while interpreting ``frame``, or None (why not is
+    then ``error.resume_refused``, for the log and ``explain``)."""
     why = why_not_resumable(frame, error)
     if why is None:
         checkpoint = frame.checkpoint

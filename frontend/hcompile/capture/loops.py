@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .breaks import live_locals
+
 OUTLINE_MIN_TRIPS = 8
 
 
@@ -62,7 +64,6 @@ def outline_candidate(frame, get_iter_index, iterable) -> LoopInfo | None:
             used.add(op.arg)
     if ins[exit_ - 1].opname != "JUMP" or ins[exit_ - 1].target != head:
         return None
-    from .breaks import live_locals
     live_after = live_locals(ins, exit_ - 1, None)
     return LoopInfo(head, exit_, variable, tuple(stored), tuple(sorted(used)), len(iterable),
                     tuple(sorted(live_after)))
