@@ -374,3 +374,39 @@ def test_eager_backend_resumes_too():
         _same(got[0], want[0])
         assert got[2] == want[2]
     assert compiled.compile_records[0]["break"].resumes
+
+
+def _break_around(x):
+    y = x * 2 + 1
+    print("shape", y.shape)
+    z = y - x
+    if x.size and (z > 0).sum() > 0:      # a branch on array data too
+        z = z + 1
+    return z, y
+
+
+ODD_INPUTS = {
+    "0-d": np.array(1.5, np.float32),
+    "size 1": np.ones((1, 1), np.float64),
+    "empty": np.zeros((0, 3), np.float32),
+    "transposed": RNG.standard_normal((4, 5)).T,
+    "strided": RNG.standard_normal(20).astype(np.float32)[::3],
+    "int32": np.arange(-4, 5, dtype=np.int32),
+    "uint8": np.arange(6, dtype=np.uint8),
+    "int64 reversed": np.arange(7, dtype=np.int64)[::-1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ODD_INPUTS))
+def test_break_on_odd_shapes_layouts_and_dtypes(name):
+    check(_break_around, ODD_INPUTS[name])
+
+
+@pytest.mark.parametrize("name", sorted(ODD_INPUTS))
+def test_outlined_loop_on_odd_shapes_layouts_and_dtypes(name):
+    def f(x):
+        y = x.copy()
+        for _ in range(9):
+            y = y * 1 + 1
+        return y
+    check(f, ODD_INPUTS[name])
