@@ -222,6 +222,17 @@ Halide::ImageParam make_input(const Node &n, InputLayout layout) {
     return p;
 }
 
+// Halide clamps a stored Func's value to the interval its bounds analysis gives when the value
+// feeds an index (its clamp_unsafe_accesses pass; our math lowering indexes tables by values).
+// For floats that interval can hold NaN (a select with a NaN arm, inf - inf), and clamping a
+// value to it turns every element into NaN. A float's bit pattern round trip is free after
+// simplification but opaque to the value-bounds analysis, which then sees the whole type.
+Halide::Expr without_value_bounds(const Halide::Expr &value) {
+    if (!value.type().is_float()) return value;
+    const Halide::Type bits = Halide::UInt(value.type().bits(), value.type().lanes());
+    return Halide::reinterpret(value.type(), Halide::reinterpret(bits, value));
+}
+
 }  // namespace
 
 Halide::Target ieee_target(const Halide::Target &target) {
@@ -260,7 +271,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             break;
         case OpClass::Elementwise:
         case OpClass::Layout:
-            f(lhs) = ctx.compute(n, as_exprs(axes));
+            f(lhs) = without_value_bounds(ctx.compute(n, as_exprs(axes)));
             break;
         case OpClass::Reduction:
         case OpClass::Matmul: {
