@@ -8,7 +8,8 @@ The classes that compiled for minutes:
   in size, and a whole graph past the compile-size budget runs as Python
   (core/src/compile_graph.cpp, check_compile_budget);
 - integer powers of 0-d unsigned arrays: the repeated-squaring tree doubled with every exponent
-  bit; steps are now named (core/src/lowering/elementwise_rules.cpp).
+  bit; steps are now named (core/src/lowering/elementwise_rules.cpp), and a value read on axes of
+  extent 1 is read at index 0 (core/src/lowering/lower.cpp, definition_index).
 Each case must also give NumPy's answer. A hang would stop the suite, so the slow cases run in a
 worker with a generous limit (a watchdog for minutes-long compiles, not a speed assertion).
 """
@@ -112,6 +113,15 @@ def _slow_cases(queue):
     tanh_pow = lambda b, c: np.tanh((c < b) ** 65535)  # noqa: E731
     queue.put(("tanh_of_int_pow", bool(np.array_equal(hcompile.hcompile(tanh_pow, fullgraph=True)(b, c),
                                                       tanh_pow(b, c)))))
+    # Size-1 axes: Halide folds their loops to one point and carried the squaring chain of a
+    # value read there as a tree (fuzz seed 3, program 61780); read at 0 by lowering now.
+    one = np.array([3], np.uint32)
+    for name, src, args in [("pow_size1_new_axis", "return (a ** a)[None]", (one,)),
+                            ("pow_size1_expand_dims", "return np.expand_dims(a ** a, -2)", (one,)),
+                            ("pow_size1_slices", "return (a[:1] ** a[1:2])[None]", (np.arange(2, 6, dtype=np.uint32)[:, None],)),
+                            ("pow_size1_uint64", "return (a[:, :1] ** a[:, 1:2]) + a", (np.array([[3, 2**40 + 5]], np.uint64),))]:
+        g = fn_from_src(f"def f(a):\n    {src}\n")
+        queue.put((name, bool(np.array_equal(hcompile.hcompile(g, fullgraph=True)(*args), g(*args)))))
     queue.put(("done", True))
 
 

@@ -45,9 +45,13 @@ bool same_index(const std::vector<Halide::Expr> &a, const std::vector<Halide::Ex
 Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index) const {
     const Node &n = graph.node(id);
     if (n.kind == OpKind::Input) {
+        // An axis of extent 1 is read at 0 whatever the index says (a valid read is at 0, and
+        // Halide would fold the loop to that point anyway): an input of one element is then a
+        // point load like a 0-d one, not a point Halide's bounds inference carries as a tree.
         std::vector<int64_t> constant;
-        for (const Halide::Expr &e : index) {
-            auto c = Halide::Internal::as_const_int(Halide::Internal::simplify(e));
+        for (size_t d = 0; d < index.size(); ++d) {
+            auto c = n.shape[d] == 1 ? std::optional<int64_t>(0)
+                                     : Halide::Internal::as_const_int(Halide::Internal::simplify(index[d]));
             if (!c) return inputs_[id](halide_order(index));
             constant.push_back(*c);
         }
@@ -193,6 +197,18 @@ std::vector<Halide::Var> make_axes(const Node &n) {
 
 std::vector<Halide::Expr> as_exprs(const std::vector<Halide::Var> &axes) { return {axes.begin(), axes.end()}; }
 
+// The index a Func's definition reads its operands at: an axis of extent 1 is at 0. Halide folds
+// such a loop to its one point, and a value read at a point is carried through bounds inference
+// as a whole expression (a tree, exponential in a squaring chain); read at a constant here, the
+// inputs go through point_load, whose values have no bounds.
+std::vector<Halide::Expr> definition_index(const Node &n, const std::vector<Halide::Var> &axes) {
+    std::vector<Halide::Expr> index = as_exprs(axes);
+    for (size_t d = 0; d < index.size(); ++d) {
+        if (n.shape[d] == 1) index[d] = 0;
+    }
+    return index;
+}
+
 // The scheduler's view of a materialized Func: its dimensions in Halide order.
 RegionFunc region_of(const Node &n, Halide::Func f, const std::vector<Halide::Var> &axes) {
     RegionFunc region;
@@ -271,7 +287,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             break;
         case OpClass::Elementwise:
         case OpClass::Layout:
-            f(lhs) = without_value_bounds(ctx.compute(n, as_exprs(axes)));
+            f(lhs) = without_value_bounds(ctx.compute(n, definition_index(n, axes)));
             break;
         case OpClass::Reduction:
         case OpClass::Matmul: {
