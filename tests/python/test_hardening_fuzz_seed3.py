@@ -99,3 +99,14 @@ def test_few_elements_of_a_stored_intermediate_read_in_bounds(slice_):
     O.check(O.fn_from_src(f"def f(a):\n    return np.mean(a ** a, axis=-2){slice_}\n"), a)
     O.check(O.fn_from_src(f"def f(a):\n    return np.sqrt(np.abs(np.tanh(a)))[:, :, 2:0:-1]\n"),
             a.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int64", "uint64", "float32"])
+@pytest.mark.parametrize("bounds", ["t, 32767", "-1000, 5", "-1000, 10**6", "None, 300", "-129, None",
+                                    "0, 255", "-1000, np.int64(5)", "True, 300"])
+def test_clip_drops_python_int_bounds_outside_the_arrays_dtype(dtype, bounds):
+    # program 64125: np.clip(uint8_x, int64_t, 32767) is maximum(uint8_x, int64_t) in NumPy: a
+    # Python-int bound past the integer array's own range is dropped before promotion.
+    x = (np.arange(4).reshape(2, 2) * 50).astype(dtype)
+    t = np.full((2,), 1679616, np.int64)
+    O.check(O.fn_from_src(f"def f(x, t):\n    return np.clip(x, {bounds}), x.clip({bounds})\n"), x, t)

@@ -368,11 +368,14 @@ def clip(b, a, a_min=None, a_max=None, **kwargs):
         # np.clip calls a.clip(); a Python number has none, so NumPy makes it an array first
         # (int64, float64, bool): a strong dtype (a NumPy scalar here), not a weak NEP 50 one.
         a = run_concrete(lambda v: np.asarray(v)[()], a)
-    bounds = [v for v in (a_min, a_max) if v is not None]
-    if not any(is_abstract(v) for v in (a, *bounds)):
+    if not any(is_abstract(v) for v in (a, a_min, a_max)):
         return run_concrete(np.clip, a, a_min, a_max)
-    if not bounds:
+    if a_min is None and a_max is None:
         raise Unsupported("np.clip needs a_min or a_max")
+    a_min, a_max = _clip_bounds_numpy_keeps(a, a_min, a_max)
+    bounds = [v for v in (a_min, a_max) if v is not None]
+    if not bounds:
+        return _copy(a, shape_of(a) == ())       # np.positive(a): a new array, a ufunc's 0-d rule
     # NumPy's clip is maximum-then-minimum in the common dtype of all three operands.
     dtype = rules.result_type(a, *bounds)
     shape = rules.broadcast_shapes(*(shape_of(v) for v in (a, *bounds)))
@@ -383,6 +386,20 @@ def clip(b, a, a_min=None, a_max=None, **kwargs):
         out = b.op("minimum", [out, b.broadcast(to_array(b, a_max, dtype), shape)])
     out.is_scalar = shape == ()
     return out
+
+
+def _clip_bounds_numpy_keeps(a, a_min, a_max):
+    """NumPy drops a Python-int bound outside an integer array's own dtype before promoting
+    (np.clip(uint8_x, int64_t, 32767) is maximum(uint8_x, int64_t): 32767 >= 255 is no bound),
+    even where the other operands promote the result to a wider type."""
+    if np.dtype(a.dtype).kind not in "iu":
+        return a_min, a_max
+    info = np.iinfo(a.dtype)
+    if type(a_min) is int and a_min <= info.min:
+        a_min = None
+    if type(a_max) is int and a_max >= info.max:
+        a_max = None
+    return a_min, a_max
 
 
 def astype(b, x, dtype, *, copy=True, casting="unsafe", **kwargs):
