@@ -17,10 +17,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _C, debug_dump, eager, guards, logs
+from . import _C, debug_dump, eager, guards, logs, structure
 from .config import config
 from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MethodRef, ViewRef
+from .capture.errors import locate
 from .capture.interpreter import _normalized, bind_arguments
 from .errors import CompileError, Unsupported
 from .resume import Continuation, ResumeCache, loop_body_function, resume_function
@@ -60,7 +61,7 @@ class CompiledFunction:
     """What ``hcompile(fn)`` returns: call it like ``fn``."""
 
     def __init__(self, fn, *, mode="default", fullgraph=False, dynamic=None, backend="halide",
-                 target="auto", autoscheduler="hcompile", _generated=False):
+                 target="auto", autoscheduler="hcompile", _generated=False, _structure=None):
         if not isinstance(fn, type(lambda: 0)):
             raise TypeError(f"hcompile needs a Python function, got {type(fn).__name__}")
         if mode not in MODES:
@@ -74,7 +75,12 @@ class CompiledFunction:
         self._fn = fn
         self.options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                             target="host" if target == "auto" else target, autoscheduler=autoscheduler)
-        self._dispatcher = _C.Dispatcher(fn)
+        # One family of entries per argument structure (structure.py): a child CompiledFunction
+        # per Spec, called with the leaves. Its entries that run as Python hand back _AS_PYTHON,
+        # and the parent calls the function with the caller's own arguments.
+        self._structure = _structure
+        self._children = {}
+        self._dispatcher = _C.Dispatcher(fn if _structure is None else _as_python)
         # A resume function or loop body (resume.py): arguments of any type are taken, opaque.
         self._generated = _generated
         # Held while a guard set is compiled (and by reset), so that threads missing on the same
@@ -105,7 +111,17 @@ class CompiledFunction:
         bound = self._bind(args, kwargs)
         if bound is None:
             return self._fn(*args, **kwargs)
-        args = bound
+        spec, leaves = bound
+        target = self if spec is None else self._child(spec)
+        result = _AS_PYTHON if target is None else target._run(leaves)
+        if result is _AS_PYTHON:
+            # Past the recompile limit, or a reset() on another thread dropped the new entry (or
+            # a global it guards changed) before we ran it: Python's answer is the answer.
+            return self._fn(*args, **kwargs)
+        return result
+
+    def _run(self, args):
+        """The result of a compiled entry for ``args`` (compiling one on a miss), or _AS_PYTHON."""
         result = self._dispatcher(*args)
         if result is not _C.MISS:
             return result
@@ -113,9 +129,35 @@ class CompiledFunction:
             result = self._dispatcher(*args)
             if result is not _C.MISS:
                 return result
-        # Past the recompile limit, or a reset() on another thread dropped the new entry (or a
-        # global it guards changed) before we ran it: Python's answer is the answer.
-        return self._fn(*args)
+        return _AS_PYTHON
+
+    def _child(self, spec):
+        """The entries for calls with argument structure ``spec``; None past the recompile limit
+        (a new structure counts as a recompile)."""
+        child = self._children.get(spec)
+        if child is not None:
+            return child
+        with self._compile_lock:
+            child = self._children.get(spec)
+            if child is None:
+                if len(self._children) >= config.recompile_limit:
+                    if self.options["fullgraph"]:
+                        raise Unsupported(f"recompile limit of {config.recompile_limit} argument structures "
+                                          f"reached ({structure.describe(spec)})", self._fn.__code__.co_filename,
+                                          self._fn.__code__.co_firstlineno)
+                    self._record_break(Unsupported(f"more than {config.recompile_limit} argument structures; "
+                                                   f"new ones run as plain Python ({structure.describe(spec)})",
+                                                   self._fn.__code__.co_filename,
+                                                   self._fn.__code__.co_firstlineno), once=True)
+                    return None
+                if self._children:
+                    logs.log("recompiles", "%s: recompiling for a new argument structure (%s)",
+                             self.__qualname__, structure.describe(spec))
+                child = CompiledFunction(self._fn, **self.options, _generated=self._generated,
+                                         _structure=spec)
+                child.compile_records = self.compile_records   # one list: explain sees them all
+                self._children[spec] = child
+            return child
 
     def _ensure_entry(self, args):
         """Adds an entry for `args` unless one applies already; False past the recompile limit.
@@ -144,38 +186,41 @@ class CompiledFunction:
             return True
 
     def _bind(self, args, kwargs):
-        """All parameters as a positional list, with the function's defaults as they are now; or
-        None where Python must bind: a signature we do not capture (a logged break), or arguments
-        Python rejects (calling the function then raises Python's own TypeError, word for word,
-        before its body runs)."""
+        """(spec, leaves): the call bound as Python binds it, with the function's defaults as
+        they are now, flattened (structure.py; spec None for a plain call, the leaves then being
+        the parameters in order). None where Python must run it: arguments Python rejects
+        (calling the function then raises Python's own TypeError, word for word, before its body
+        runs), or past the limits on structure (a logged break)."""
         self._fast_arity = _plain_arity(self._fn)      # __code__ may have been replaced
-        if self._fast_arity < 0:
-            if self.options["fullgraph"] and not _binds(self._fn, args, kwargs):
-                return None                            # Python's TypeError before Unsupported
-            self._record_break(Unsupported("*args, **kwargs and keyword-only parameters are not "
-                                           "captured yet", self._fn.__code__.co_filename,
-                                           self._fn.__code__.co_firstlineno), once=True)
-            return None
         try:
             bound = bind_arguments(self._fn, args, kwargs)
         except TypeError:
             return None
-        return [bound[name] for name in self._fn.__code__.co_varnames[:self._fast_arity]]
+        if self._generated:       # resume functions: plain, their arguments taken as they are
+            return None, [bound[name] for name in self._fn.__code__.co_varnames[:self._fast_arity]]
+        try:
+            return structure.flatten(bound, self._fn)
+        except Unsupported as e:
+            self._record_break(locate(e, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno),
+                               once=True)
+            return None
 
     def compile_only(self, *args, **kwargs):
         """Capture and compile an entry for these arguments without running the function (what
         ``hc.explain`` reports): nothing of the function's own code runs, so no side effects."""
+        inspect.signature(self._fn).bind(*args, **kwargs)           # raises the binding error
         bound = self._bind(args, kwargs)
-        if bound is None and self._fast_arity >= 0:
-            inspect.signature(self._fn).bind(*args, **kwargs)       # raises the binding error
         if bound is None:
             code = self._fn.__code__
             self.compile_records.append({"graph": None, "report": None, "seconds": 0.0, "resumes": [], "break": BreakRecord(
-                "*args, **kwargs and keyword-only parameters are not captured yet", code.co_filename,
+                "arguments past the limits on structure (structure.py)", code.co_filename,
                 code.co_firstlineno)})
             return
-        with self._compile_lock:
-            self._add_entry(bound)
+        spec, leaves = bound
+        target = self if spec is None else self._child(spec)
+        if target is not None:
+            with target._compile_lock:
+                target._add_entry(leaves)
 
     # -- compiling -----------------------------------------------------------------------------
     def _add_entry(self, args):
@@ -192,7 +237,7 @@ class CompiledFunction:
         self.compile_records.append(record)
         try:
             cap = capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
-                          opaque_arguments=self._generated)
+                          opaque_arguments=self._generated, structure=self._structure)
             beyond = _beyond_kernel_limits(cap.graph)
             if beyond:
                 raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
@@ -304,13 +349,18 @@ class CompiledFunction:
 
     # -- introspection -------------------------------------------------------------------------
     def cache_info(self):
-        entries = self._dispatcher.num_entries
-        hits = self._dispatcher.hits - self._redispatches
-        return CacheInfo(entries=entries, hits=hits, misses=self._misses, recompiles=max(0, entries - 1))
+        parts = [self, *self._children.values()]
+        entries = sum(p._dispatcher.num_entries for p in parts)
+        hits = sum(p._dispatcher.hits - p._redispatches for p in parts)
+        misses = sum(p._misses for p in parts)
+        return CacheInfo(entries=entries, hits=hits, misses=misses, recompiles=max(0, entries - 1))
 
     def reset(self):
         # Calls in flight keep the entries they run (the dispatcher drops them when they end).
         with self._compile_lock:
+            for child in self._children.values():
+                child.reset()
+            self._children.clear()
             self._dispatcher.clear()
             self._guard_sets.clear()
             self._last_value_guards = []
@@ -319,20 +369,27 @@ class CompiledFunction:
         self._resumes.clear()
 
 
+class _AsPython:
+    """What a structured entry that runs as Python returns: the parent then calls the function
+    with the caller's own arguments (not rebuilt containers)."""
+
+    def __repr__(self):
+        return "<run as Python>"
+
+
+_AS_PYTHON = _AsPython()
+
+
+def _as_python(*leaves):
+    return _AS_PYTHON
+
+
 def _plain_arity(fn):
     """Number of parameters when all are plain positional-or-keyword ones, else -1."""
     code = fn.__code__
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS) or code.co_kwonlyargcount:
         return -1
     return code.co_argcount
-
-
-def _binds(fn, args, kwargs):
-    try:
-        inspect.signature(fn).bind(*args, **kwargs)
-        return True
-    except TypeError:
-        return False
 
 
 def _result_plan(cap, continuation):
@@ -347,6 +404,8 @@ def _result_plan(cap, continuation):
         elif isinstance(node, (tuple, list)):
             for item in node:
                 visit(item)
+        elif isinstance(node, dict):
+            visit(list(node.values()))
         elif isinstance(node, ViewRef):
             visit(node.root)
         elif isinstance(node, MethodRef):
@@ -376,6 +435,8 @@ def _result_plan(cap, continuation):
             return args[shape.index]
         if isinstance(shape, (tuple, list)):
             return type(shape)(assemble(outputs, args, s) for s in shape)
+        if isinstance(shape, dict):
+            return {k: assemble(outputs, args, s) for k, s in shape.items()}
         return shape
 
     def build(outputs, args):

@@ -305,6 +305,8 @@ def _same_value_exact(a, b) -> bool:
     if isinstance(a, (tuple, list)):
         return type(a) is type(b) and len(a) == len(b) and all(
             _same_value_exact(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return type(b) is dict and list(a) == list(b) and all(_same_value_exact(a[k], b[k]) for k in a)
     if isinstance(a, float) and math.isnan(a):
         return isinstance(b, float) and math.isnan(b)
     return type(a) is type(b) and a == b
@@ -329,6 +331,12 @@ def assert_same_result(got, expected, *, rtol=None, atol=None, ops=1, reduce=1, 
         for i, (g, e) in enumerate(zip(got, expected)):
             assert_same_result(g, e, rtol=rtol, atol=atol, ops=ops, reduce=reduce, scale=scale,
                                path=f"{path}[{i}]")
+        return
+    if isinstance(expected, dict):
+        assert list(got) == list(expected), f"{where}: keys {list(got)} != NumPy's {list(expected)}"
+        for k in expected:
+            assert_same_result(got[k], expected[k], rtol=rtol, atol=atol, ops=ops, reduce=reduce,
+                               scale=scale, path=f"{path}[{k!r}]")
         return
     if isinstance(expected, (np.ndarray, np.generic)):
         assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != NumPy's {expected.dtype}"

@@ -27,6 +27,7 @@ from .builder import GraphBuilder
 from .errors import locate
 from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
 from .numpy_rules import is_supported_dtype
+from ..structure import changed_containers, rebuild
 from .values import ArrayValue, PythonObject
 
 __all__ = ["Capture", "OutputRef", "ArgRef", "capture", "Unsupported"]
@@ -46,7 +47,7 @@ class ArgRef:
 @dataclass
 class Capture:
     graph: object                      # hcompile._C.Graph, outputs set
-    result: object                     # tuple/list nesting of OutputRef | ArgRef | constants
+    result: object                     # tuple/list/dict nesting of OutputRef | ArgRef | constants
     guards: list = field(default_factory=list)       # guards.Guard per outside value read
     identities: dict = field(default_factory=dict)   # (arg a, arg b) -> were they one object
     # Written arguments: (arg index, index into graph.outputs of its final contents), copied into
@@ -117,6 +118,8 @@ class _ResultBuilder:
             return OutputRef(self.index_of[id(value)], value.is_scalar)
         if type(value) in (tuple, list):
             return type(value)(self.convert(v) for v in value)
+        if type(value) is dict and all(type(k) in RESULT_CONSTANTS for k in value):
+            return {k: self.convert(v) for k, v in value.items()}
         if isinstance(value, PythonObject):    # an argument, or a global guarded by identity
             return value.obj if value.arg_index is None else ArgRef(value.arg_index)
         if type(value) in RESULT_CONSTANTS:
@@ -128,12 +131,15 @@ class _ResultBuilder:
         raise Unsupported(f"returning a {type(value).__name__} is not supported")
 
 
-def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_arguments=False) -> Capture:
+def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_arguments=False,
+            structure=None) -> Capture:
     """Capture ``fn(*args)`` as a graph. ``graph``: an empty graph to fill (tests); defaults to
     a new ``hcompile._C.Graph``. ``outline_loops``: long loops become a graph break whose body
     is compiled once (``loops.py``) rather than unrolled. ``opaque_arguments``: arguments of
     types the graph cannot hold are ``PythonObject``s (any use of them is a graph break) rather
-    than a reason to run the whole function as Python (resume functions and loop bodies)."""
+    than a reason to run the whole function as Python (resume functions and loop bodies).
+    ``structure``: a ``hcompile.structure.Spec``; ``args`` are then its leaves, and the
+    parameters get containers rebuilt around them."""
     if not isinstance(fn, types.FunctionType):
         raise Unsupported(f"can only compile Python functions, not {type(fn).__name__}")
     code = fn.__code__
@@ -142,12 +148,17 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
                           code.co_filename, code.co_firstlineno)
     builder = GraphBuilder(graph if graph is not None else _new_graph())
     tracer = Tracer(builder, fn, args)
-    tracer.outline_loops = outline_loops
     values = [_argument_value(builder, fn, i, a, opaque_arguments) for i, a in enumerate(args)]
+    mutable = []
     try:
-        local_values = bind_arguments(fn, values, {})
+        if structure is None:
+            local_values = bind_arguments(fn, values, {})
+        else:
+            local_values, mutable = rebuild(structure, values)
     except Unsupported as e:
         raise locate(e, code.co_filename, code.co_firstlineno)
+    # An outlined loop is a break, and breaks cannot hand on rebuilt lists and dicts: unrolled.
+    tracer.outline_loops = outline_loops and not mutable
     try:
         frame = Frame(tracer, fn, local_values)
     except Unsupported as e:     # e.g. an unsupported Python version: blame the def line
@@ -158,9 +169,15 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
         returned = frame.run()
     except Unsupported as e:
         locate(e, code.co_filename, code.co_firstlineno)
-        point = breaks.break_point(frame, e, results)
+        # The code after a break would get rebuilt lists and dicts, not the caller's.
+        point = breaks.break_point(frame, e, results) if not mutable else None
         if point is None:
+            if mutable and getattr(e, "resume_refused", None) is None:
+                e.resume_refused = "the function takes a list or dict argument"
             raise
+    if changed_containers(mutable):
+        raise Unsupported("the function changes a list or dict it was given (the compiled call "
+                          "would change a copy)", code.co_filename, code.co_firstlineno)
     if point is None:
         try:
             result = results.convert(returned)

@@ -715,7 +715,8 @@ def _list_to_tuple(f, ins):
 
 def _concrete_iterable(seq):
     if isinstance(seq, (tuple, list, range, str, dict, set, frozenset, zip, enumerate,
-                        reversed, type(iter(())), type(iter([])), type(iter(range(0))))):
+                        reversed, type(iter(())), type(iter([])), type(iter(range(0))),
+                        type({}.items()), type({}.keys()), type({}.values()))):
         return seq
     if isinstance(seq, ArrayRows):
         return seq

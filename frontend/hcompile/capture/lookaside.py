@@ -193,7 +193,9 @@ def _compare_elements(fn):
     """min/max/sorted/any/all of Python values compare or test elements: fine for constants,
     data-dependent for arrays."""
     def handler(b, *args, **kwargs):
-        if contains_abstract(args) or contains_abstract(kwargs):
+        # One dict argument is iterated: its keys are the elements, its values are not looked at.
+        elements = [list(args[0])] if len(args) == 1 and type(args[0]) is dict else args
+        if contains_abstract(elements) or contains_abstract(kwargs):
             raise Unsupported(f"builtin {fn.__name__}() on arrays (data-dependent)")
         return ew.run_concrete(fn, *args, **kwargs)
     return handler
