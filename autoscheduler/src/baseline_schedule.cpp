@@ -57,6 +57,17 @@ void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &
 }
 
 // `acc` holds the update; `func` (the region's value) reads the answer out of it.
+// Whether Halide's rfactor will accept the accumulator's update. The lowering builds plain
+// sums, products, min/max and any/all, but Halide sees the update after simplifying it: a
+// product of a constant (np.prod(a > a): acc * 0) is no longer an operator it can prove
+// associative, and rfactor would stop the compile (fuzz seed 3, program 73987).
+bool update_provably_associative(Halide::Func acc) {
+    const Halide::Internal::Definition &update = acc.function().update(0);
+    std::vector<Halide::Expr> values;
+    for (const Halide::Expr &v : update.values()) values.push_back(Halide::Internal::simplify(v));
+    return Halide::Internal::prove_associativity(acc.name(), update.args(), values).associative();
+}
+
 void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
     schedule_pure(r.func, r, width, log);
     Halide::Func acc = r.accumulator;
@@ -72,7 +83,8 @@ void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
         // Neighbouring outputs reduce neighbouring inputs: vectorize across outputs.
         update.vectorize(r.vars[0], width, Halide::TailStrategy::GuardWithIf);
         what += " vectorize " + r.vars[0].name();
-    } else if (r.reduces_innermost && r.associative_vectorizable && r.rextents[0] >= 2 * width) {
+    } else if (r.reduces_innermost && r.associative_vectorizable && r.rextents[0] >= 2 * width &&
+               update_provably_associative(acc)) {
         // Row reduction: split the innermost reduced axis into vector lanes and reduce those
         // lanes in an intermediate Func (reassociates the sum; within float tolerance).
         Halide::RVar outer("r_out"), inner("r_lane");

@@ -11,6 +11,7 @@
 
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/fusion.h"
+#include "hcompile/in_place.h"
 #include "hcompile/passes.h"
 #include "hcompile/printer.h"
 #include "hcompile/target.h"
@@ -119,6 +120,13 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         report.lowered_stmt = step("lowered_stmt", [&] { return lowered_statement(lowered, args, target); });
     }
     kernel->callable = step("jit_compile", [&] { return lowered.pipeline.compile_to_callable(args, target); });
+    std::vector<int> alias = step("outputs_written_in_place", [&] {
+        return outputs_written_in_place(graph, lowered, options.writebacks, options.layouts);
+    });
+    for (size_t j = 0; j < alias.size(); ++j) {
+        kernel->outputs[j].alias_arg = alias[j];
+        if (alias[j] >= 0) report.in_place_outputs.push_back(static_cast<int>(j));
+    }
 
     report.optimized_graph = print_graph(graph);
     report.regions = print_partition(graph, partition);

@@ -23,6 +23,7 @@ nb::dict report_to_dict(const CompileReport &r) {
     d["schedule"] = r.schedule;
     d["lowered_stmt"] = r.lowered_stmt;
     d["target"] = r.target;
+    d["in_place_outputs"] = r.in_place_outputs;
     nb::list steps;
     for (const auto &[name, ms] : r.step_ms) steps.append(nb::make_tuple(name, ms));
     d["step_ms"] = steps;
@@ -30,8 +31,10 @@ nb::dict report_to_dict(const CompileReport &r) {
 }
 
 std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, const std::string &target,
-                                                           const std::vector<int> &layouts, bool want_stmt) {
+                                                           const std::vector<int> &layouts, bool want_stmt,
+                                                           const std::vector<std::pair<int, int>> &writebacks) {
     CompileOptions options;
+    options.writebacks = writebacks;
     options.target = target;
     for (int l : layouts) options.layouts.push_back(static_cast<InputLayout>(l));
     options.want_lowered_stmt = want_stmt;
@@ -139,7 +142,9 @@ void bind_runtime(nb::module_ &m) {
 
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
-          "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.");
+          nb::arg("writebacks") = std::vector<std::pair<int, int>>{},
+          "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
+          "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.");
     m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
     m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),

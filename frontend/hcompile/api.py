@@ -276,6 +276,11 @@ class CompiledFunction:
             kernel, report = self._compile(cap, args, record)
             record["report"] = report
             if kernel is not None:
+                # Arguments the kernel writes in place need no copy afterwards.
+                in_place = set(report["in_place_outputs"])
+                cap.writebacks = [(a, o) for a, o in cap.writebacks if o not in in_place]
+                if continuation is not None:
+                    continuation.writebacks = cap.writebacks
                 as_scalar, builder = _result_plan(cap, continuation)
         elif cap.graph.outputs:
             runner = _eager_runner(cap, continuation)
@@ -289,7 +294,7 @@ class CompiledFunction:
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
         try:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
-                                              want_stmt)
+                                              want_stmt, [(o, a) for a, o in cap.writebacks])
         except (RuntimeError, ValueError) as e:
             if self.options["fullgraph"]:
                 raise CompileError(f"{self.__qualname__}: {e}") from e

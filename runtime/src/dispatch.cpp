@@ -373,7 +373,13 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
         const int nd = static_cast<int>(out.shape.size());
         SmallArray<npy_intp, 8> shape(nd);
         for (int d = 0; d < nd; ++d) shape[d] = out.shape[d];
-        outputs[j] = PyArray_SimpleNew(nd, shape.data(), numpy_typenum(out.dtype));
+        if (out.alias_arg >= 0) {
+            // Written in place: the guards hold the argument to this dtype, shape and C layout.
+            outputs[j] = args[out.alias_arg];
+            Py_INCREF(outputs[j]);
+        } else {
+            outputs[j] = PyArray_SimpleNew(nd, shape.data(), numpy_typenum(out.dtype));
+        }
         if (!outputs[j]) return nullptr;
         describe_array(reinterpret_cast<PyArrayObject *>(outputs[j]), out.dtype, buffers[n_in + j], dims.data() + next_dim);
         next_dim += nd;
@@ -386,8 +392,10 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
     status = k.run(buffer_ptrs.data(), &error);
     Py_END_ALLOW_THREADS;
     if (status != 0) {
-        PyErr_Format(PyExc_RuntimeError, "hcompile: compiled kernel failed (Halide error %d): %s", status,
-                     error.c_str());
+        bool in_place = false;
+        for (const KernelOutput &out : k.outputs) in_place = in_place || out.alias_arg >= 0;
+        PyErr_Format(PyExc_RuntimeError, "hcompile: compiled kernel failed (Halide error %d): %s%s", status,
+                     error.c_str(), in_place ? " (arguments it writes in place may have been partly written)" : "");
         return nullptr;
     }
 

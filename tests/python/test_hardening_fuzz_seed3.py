@@ -110,3 +110,24 @@ def test_clip_drops_python_int_bounds_outside_the_arrays_dtype(dtype, bounds):
     x = (np.arange(4).reshape(2, 2) * 50).astype(dtype)
     t = np.full((2,), 1679616, np.int64)
     O.check(O.fn_from_src(f"def f(x, t):\n    return np.clip(x, {bounds}), x.clip({bounds})\n"), x, t)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", [((8, 8, 1), (8, 1, 1)), ((4, 1), (1, 3)), ((1,), (1,)), ((3, 2), (2,))])
+def test_matmul_of_underflowing_products_is_positive_zero(dtype, shapes):
+    # program 71705: a fused multiply-add rounded tiny * -tiny to -0.0 where NumPy's +0.0-started
+    # sum gives +0.0; arctan2 of the result told them apart (-pi against 0).
+    tiny = np.finfo(dtype).tiny
+    a = np.full(shapes[0], tiny, dtype)
+    b = np.full(shapes[1], -np.finfo(dtype).smallest_subnormal, dtype)
+    O.check(O.fn_from_src("def f(a, b):\n    t = a @ b\n    return np.arctan2(t, t), 1.0 / t\n"), a, b)
+
+
+@pytest.mark.parametrize("dtype", ["uint64", "float32", "int8", "bool"])
+@pytest.mark.parametrize("shape", [(8,), (40,), (3, 64)])
+def test_reductions_of_values_folded_to_constants_compile(dtype, shape):
+    # program 73987: np.prod(a > a) simplified to acc * 0, which Halide cannot prove associative;
+    # the schedule asked for rfactor anyway and the compile stopped.
+    a = np.ones(shape, dtype)
+    O.check(O.fn_from_src("def f(a):\n    return (np.prod(a > a, axis=0, keepdims=True), np.prod(a * 0, axis=-1),\n"
+                          "            np.sum(a > a, axis=0), (a * 0).max(axis=0))\n"), a)

@@ -16,6 +16,9 @@ struct CompileOptions {
     std::vector<InputLayout> layouts;       // by argument index
     std::string scheduler = "baseline";
     bool want_lowered_stmt = false;         // also produce Halide's lowered statement (slower)
+    // (output index, argument index): the output holds the written argument's final contents;
+    // where safe (in_place.h) the kernel writes it straight into the argument.
+    std::vector<std::pair<int, int>> writebacks;
 };
 
 // What each step produced, for explain(), logs and debug dumps.
@@ -26,6 +29,7 @@ struct CompileReport {
     std::string schedule;
     std::string lowered_stmt;
     std::string target;
+    std::vector<int> in_place_outputs;                    // outputs written into their argument
     std::vector<std::pair<std::string, double>> step_ms;  // (step, milliseconds), in order
 };
 

@@ -26,6 +26,7 @@ struct KernelScalar {
 struct KernelOutput {
     DType dtype = DType::Float32;
     std::vector<int64_t> shape;  // static for the guard set this kernel was compiled under
+    int alias_arg = -1;          // >= 0: written into this call argument (C-contiguous, same shape)
 };
 
 struct Kernel {
