@@ -50,6 +50,39 @@ print("same array object returned:", out is a)
 print("argument written as NumPy writes it:", np.allclose(a, b))
 
 # %% [markdown]
+# Where no read can see an element already written, the kernel writes the argument where it
+# lives: no new array, no copy back. `smooth_in_place` reads neighbours of the elements it
+# writes, so its new contents are computed apart and copied in; a scaling is written in place
+# (the compile report lists the outputs written in place).
+
+# %%
+def scale(x, s):
+    x *= s
+
+
+scaled = hc.hcompile(scale)
+scaled(a, 0.5)
+print("outputs written in place:", scaled.compile_records[-1]["report"]["in_place_outputs"])
+
+# %% [markdown]
+# ## Arguments with structure
+#
+# Keyword-only parameters, `*args`, `**kwargs`, and tuples, lists and dicts of arrays are taken
+# apart into their arrays and scalars: one kernel, guarded on each leaf, and on the structure.
+
+# %%
+def affine(x, params, *, activation=np.tanh):
+    return activation(x @ params["w"] + params["b"])
+
+
+params = {"w": rng.standard_normal((8, 4)), "b": rng.standard_normal(4)}
+layer = hc.hcompile(affine)
+x = rng.standard_normal((16, 8))
+print("same as NumPy:", np.allclose(layer(x, params), affine(x, params)))
+layer(x, params)
+print(layer.cache_info())
+
+# %% [markdown]
 # ## A time-stepping loop
 #
 # `for _ in range(steps)` with a whole-array body is outlined: the body is compiled once and
