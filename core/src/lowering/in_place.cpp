@@ -84,10 +84,10 @@ private:
     }
     void visit(const Halide::Internal::Select *op) override {
         include(op->condition);
-        Halide::Expr outer = used_if_;
-        used_if_ = outer && op->condition;
+        Halide::Expr outer = used_if_, condition = Halide::Internal::remove_likelies(op->condition);
+        used_if_ = outer && condition;
         include(op->true_value);
-        used_if_ = outer && !op->condition;
+        used_if_ = outer && !condition;
         include(op->false_value);
         used_if_ = outer;
     }

@@ -26,7 +26,9 @@ Halide::Expr slice_update(const LowerContext &ctx, const Node &n, const std::vec
         // elements outside the slice never read past it.
         value_index.push_back(Halide::clamp(k, 0, std::max(count - 1, 0)));
     }
-    return Halide::select(inside, ctx.at(n.inputs[1], value_index), ctx.at(n.inputs[0], index));
+    // likely(): Halide splits the loop where the slice starts and ends, and inside it the clamp
+    // folds away, so the value is read with dense vector loads rather than gathers.
+    return Halide::select(Halide::likely(inside), ctx.at(n.inputs[1], value_index), ctx.at(n.inputs[0], index));
 }
 
 }  // namespace hc::lowering
