@@ -173,3 +173,20 @@ def test_every_call_writes_and_returns_the_argument_object(rng):
     assert cf(x, y) is x and cf(x, y) is x
     np.testing.assert_array_equal(x, expected)
     assert cf.cache_info().entries == 1
+
+
+@pytest.mark.parametrize("body, dtypes", [
+    ("np.copyto(x, y * 3)", ("float64", "float64")),
+    ("np.copyto(x, y)", ("float32", "float64")),                  # same_kind: float64 -> float32
+    ("np.copyto(x, y)", ("int64", "float64")),                    # TypeError, as NumPy
+    ("np.copyto(x, y, casting='unsafe')", ("int16", "float64")),
+    ("np.copyto(x[1:], y[:-1])", ("float64", "int32")),
+    ("np.copyto(x, y[0])", ("float64", "float64")),               # broadcast from 0-d
+    ("np.copyto(x, 1.5)", ("int64", "int64")),                    # TypeError for the scalar
+    ("np.copyto(x, 300)", ("int8", "int8")),                      # OverflowError
+    ("np.copyto(x, y[:3])", ("float64", "float64")),              # ValueError: no broadcast
+])
+def test_copyto(body, dtypes, rng):
+    x = (rng.standard_normal(6) * 10).astype(dtypes[0])
+    y = (rng.standard_normal(6) * 10).astype(dtypes[1])
+    O.check(O.fn_from_src(f"def f(x, y):\n    r = {body}\n    return r, x\n"), x, y)

@@ -33,7 +33,7 @@ NUMPY_FUNCTIONS = {
     np.argmax: REDUCTIONS["argmax"], np.argmin: REDUCTIONS["argmin"],
     np.mean: REDUCTIONS["mean"], np.var: REDUCTIONS["var"], np.std: REDUCTIONS["std"],
     np.any: REDUCTIONS["any"], np.all: REDUCTIONS["all"],
-    np.where: ew.where, np.clip: ew.clip, np.round: ew.round_, np.around: ew.round_,
+    np.copyto: stores.copyto, np.where: ew.where, np.clip: ew.clip, np.round: ew.round_, np.around: ew.round_,
     np.matmul: matmul, np.dot: dot,
     np.transpose: shape_ops.transpose, np.reshape: shape_ops.reshape,
     np.expand_dims: shape_ops.expand_dims, np.squeeze: shape_ops.squeeze,

@@ -88,6 +88,28 @@ def ufunc_into(b, ufunc, operands, out: ArrayValue):
     return out
 
 
+def copyto(b, dst, src, casting="same_kind", where=True):
+    """``np.copyto(dst, src)``: ``src`` broadcast into ``dst``, cast if ``casting`` allows it
+    (NumPy's check, made before anything is written)."""
+    if where is not True:
+        raise Unsupported("np.copyto(..., where=...) is not supported")
+    if not isinstance(dst, ArrayValue) or dst.is_scalar:
+        raise numpy_raises(TypeError, f"copyto() argument 1 must be numpy.ndarray, not {type(dst).__name__}")
+    check_operand(src)
+    if isinstance(src, ArrayValue):
+        if not np.can_cast(src.dtype, dst.dtype, casting):
+            raise numpy_raises(TypeError, f"Cannot cast array data from {src.dtype!r} to {dst.dtype!r} "
+                                          f"according to the rule {casting!r}")
+        src_shape = src.shape
+    else:    # a Python or NumPy scalar, or a constant array: NumPy's own check on one element
+        run_concrete(lambda: np.copyto(np.empty(1, dst.dtype), src, casting=casting))
+        src_shape = np.shape(src)
+    if rules.broadcast_shapes(src_shape, dst.shape) != dst.shape:
+        raise numpy_raises(ValueError, f"could not broadcast input array from shape {src_shape} into "
+                                       f"shape {dst.shape}")
+    write_all(b, dst, src)
+
+
 def _stored_value(b, value, dtype, shape) -> ArrayValue:
     """``value`` as NumPy stores it into an array of ``dtype`` at a selection of ``shape``."""
     if isinstance(value, ArrayValue):
