@@ -131,3 +131,26 @@ def test_reductions_of_values_folded_to_constants_compile(dtype, shape):
     a = np.ones(shape, dtype)
     O.check(O.fn_from_src("def f(a):\n    return (np.prod(a > a, axis=0, keepdims=True), np.prod(a * 0, axis=-1),\n"
                           "            np.sum(a > a, axis=0), (a * 0).max(axis=0))\n"), a)
+
+
+def test_outputs_read_inside_the_pipeline_need_no_alignment():
+    # program 86016: a reduction read a returned matmul result from the output array with aligned
+    # vector loads; NumPy's small arrays are 16-byte aligned, and the kernel segfaulted. Many
+    # calls (fresh outputs at varying alignment), in a child process that may crash.
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np, hcompile as hc\n"
+        "for red in ('max', 'prod', 'sum'):\n"
+        "    for m, k in ((8, 4), (16, 4), (8, 8), (12, 3)):\n"
+        "        b = (np.arange(m * k) % 7).reshape(m, k).astype(np.int64)\n"
+        "        v = np.arange(k, dtype=np.int64)\n"
+        "        ns = {'np': np}\n"
+        "        exec(f'def f(b, v):\\n    t = b @ v\\n    return np.{red}(t, axis=0), t, t[::2] + 1\\n', ns)\n"
+        "        f, cf = ns['f'], hc.hcompile(ns['f'])\n"
+        "        for _ in range(40):\n"
+        "            got, want = cf(b, v), f(b, v)\n"
+        "            assert all(np.array_equal(g, w) for g, w in zip(got, want)), (red, m, k)\n"
+        "print('ok')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", (run.returncode, run.stderr[-2000:])

@@ -311,12 +311,19 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
     }
 
     // Outputs: a node's own Func, or a copy where Halide needs a distinct Func (an input or
-    // constant returned as is, or the same node returned twice).
-    std::vector<bool> used(graph.num_nodes(), false);
+    // constant returned as is, or the same node returned twice), or where other nodes read the
+    // node: Halide reads an output buffer inside the pipeline as it reads its own allocations,
+    // with aligned vector loads, and an output array (NumPy's, 16-byte aligned; an argument
+    // written in place) need not be aligned so (a segfault, fuzz seed 3 program 86016). The
+    // readers then read the node's own Func, and the output is written once, at the end.
+    std::vector<bool> used(graph.num_nodes(), false), read_inside(graph.num_nodes(), false);
+    for (const Node &m : graph.nodes()) {
+        for (NodeId in : m.inputs) read_inside[in] = true;
+    }
     for (NodeId id : graph.outputs()) {
         const Node &n = graph.node(id);
         Halide::Func f = out.node_funcs[id];
-        if (used[id] || op_class(n.kind) == OpClass::Leaf) {
+        if (used[id] || read_inside[id] || op_class(n.kind) == OpClass::Leaf) {
             Halide::Func copy("output_copy_" + std::to_string(out.outputs.size()));
             std::vector<Halide::Var> axes = make_axes(n);
             std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
