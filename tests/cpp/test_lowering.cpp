@@ -6,6 +6,7 @@
 // Each compile costs ~0.1-0.3 s; keep their number small.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -141,7 +142,8 @@ TEST_CASE("elementwise chain, several outputs, a leaf output, a repeated output"
     for (const auto &s : report.step_ms) steps.push_back(s.first);
     REQUIRE(steps.size() >= 8);
     CHECK(steps.front() == "verify");
-    CHECK(steps.back() == "jit_compile");
+    CHECK(std::find(steps.begin(), steps.end(), "jit_compile") != steps.end());
+    CHECK(steps.back() == "outputs_written_in_place");  // read off the compiled schedule
     CHECK(report.captured_graph.find("exp") != std::string::npos);
     CHECK(report.regions.find("region 0") != std::string::npos);
     CHECK(k->outputs.size() == 5);

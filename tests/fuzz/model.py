@@ -171,7 +171,23 @@ def r_math(p, ops, out):
     m = _smooth(_ufunc(p["op"]), ops, out, ULPS["math"], None)
     if p["op"] in ("sin", "cos", "tan") and _is_float(out):
         _periodic(p["op"], ops[0], m)
+    if p["op"] == "power" and _is_float(out) and len(ops) == 2:
+        _negative_base(ops, m)
     return m
+
+
+def _negative_base(ops, m: M) -> None:
+    """A negative base to a power is NaN at a non-integer exponent and a number at an integer
+    one, so an exponent box holding an integer and a non-integer leaves the element unchecked:
+    the corner test sees only the box's ends (program 97319: sinh(-35.27) is -1034137271502721.9
+    in NumPy and one ulp away, an integer, compiled)."""
+    shape = m.v.shape
+    base = _b(ops[0].v, shape).astype(LD)
+    y, e = _b(ops[1].v, shape).astype(LD), _b(ops[1].e, shape).astype(LD)
+    with np.errstate(all="ignore"):
+        holds_integer = (e > 0) & (np.floor(y + e) >= np.ceil(y - e))
+        mixed = holds_integer & (np.abs(y) - e < LD(2) ** 52)    # past 2**52 every double is an integer
+    m.s = m.s & ~((base < 0) & mixed)
 
 
 def _periodic(op, x: M, m: M) -> None:
