@@ -165,3 +165,14 @@ def test_power_of_a_negative_base_agrees_given_the_same_exponent():
     b = np.array([-35.265491100484915, -2.5, -0.5])
     for y in (np.array([-1034137271502721.9, 3.0, 0.5]), np.array([-1034137271502722.0, 2.0, -3.0])):
         O.check(O.fn_from_src("def f(b, y):\n    return b ** y\n"), b, y)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bool", "int64"])
+@pytest.mark.parametrize("body", ["t = a / a\n    return t % t", "t = a / a\n    return t // t, t % 2.0"])
+def test_remainder_of_a_value_by_itself_keeps_nan(body, dtype):
+    # program 99548: (c / c) % (c / c) gave 0.0 where NumPy gives NaN (0/0): LLVM folded
+    # fmod(t, t) to 0 for one value t; the remainder now says NaN explicitly where fmod is NaN.
+    a = np.array([0, 1, 3, -2, 0, 5]).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a = np.concatenate([a, np.array([np.nan, np.inf, -np.inf, -0.0], dtype)])
+    O.check(O.fn_from_src(f"def f(a):\n    {body}\n"), a)

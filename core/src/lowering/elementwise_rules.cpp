@@ -81,6 +81,10 @@ std::pair<Expr, Expr> float_divmod(const Expr &a, const Expr &b) {
     floordiv = select(b == 0, a / b, floordiv);
     Expr remainder = select(mod == 0, select(b < 0, negative_zero(a.type()), Halide::Internal::make_zero(a.type())), mod_adj);
     remainder = select(b == 0, mod, remainder);
+    // fmod is NaN where a is NaN or infinite or b is NaN or zero; said explicitly, because LLVM
+    // folds fmod(t, t) to 0 when t is one value (t = a / a: program 99548), NaN or not.
+    Expr invalid = Halide::is_nan(a) || Halide::is_nan(b) || Halide::is_inf(a) || b == 0;
+    remainder = select(invalid, Halide::Internal::make_const(a.type(), std::numeric_limits<double>::quiet_NaN()), remainder);
     return {floordiv, remainder};
 }
 
