@@ -56,7 +56,6 @@ void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &
     log.add(f, what);
 }
 
-// `acc` holds the update; `func` (the region's value) reads the answer out of it.
 // Whether Halide's rfactor will accept the accumulator's update. The lowering builds plain
 // sums, products, min/max and any/all, but Halide sees the update after simplifying it: a
 // product of a constant (np.prod(a > a): acc * 0) is no longer an operator it can prove
@@ -68,6 +67,7 @@ bool update_provably_associative(Halide::Func acc) {
     return Halide::Internal::prove_associativity(acc.name(), update.args(), values).associative();
 }
 
+// `acc` holds the update; `func` (the region's value) reads the answer out of it.
 void schedule_reduction(const RegionFunc &r, int width, ScheduleLog &log) {
     schedule_pure(r.func, r, width, log);
     Halide::Func acc = r.accumulator;

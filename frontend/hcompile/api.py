@@ -141,14 +141,10 @@ class CompiledFunction:
             child = self._children.get(spec)
             if child is None:
                 if len(self._children) >= config.recompile_limit:
-                    if self.options["fullgraph"]:
-                        raise Unsupported(f"recompile limit of {config.recompile_limit} argument structures "
-                                          f"reached ({structure.describe(spec)})", self._fn.__code__.co_filename,
-                                          self._fn.__code__.co_firstlineno)
+                    code = self._fn.__code__          # under fullgraph, _record_break raises it
                     self._record_break(Unsupported(f"more than {config.recompile_limit} argument structures; "
                                                    f"new ones run as plain Python ({structure.describe(spec)})",
-                                                   self._fn.__code__.co_filename,
-                                                   self._fn.__code__.co_firstlineno), once=True)
+                                                   code.co_filename, code.co_firstlineno), once=True)
                     return None
                 if self._children:
                     logs.log("recompiles", "%s: recompiling for a new argument structure (%s)",

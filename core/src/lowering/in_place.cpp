@@ -34,30 +34,6 @@ struct InputNames {
     std::string buffer, wrapper;
 };
 
-// The index lists at which a set of expressions reads an input.
-class InputReads : public Halide::Internal::IRGraphVisitor {
-public:
-    explicit InputReads(const InputNames &input) : input_(input) {}
-    std::vector<std::vector<Halide::Expr>> reads;
-
-private:
-    using Halide::Internal::IRGraphVisitor::visit;
-    void visit(const Call *call) override {
-        if ((call->call_type == Call::Image && call->name == input_.buffer) ||
-            (call->call_type == Call::Halide && call->name == input_.wrapper)) {
-            reads.push_back(call->args);
-        }
-        Halide::Internal::IRGraphVisitor::visit(call);
-    }
-    const InputNames &input_;
-};
-
-std::vector<std::vector<Halide::Expr>> reads_of(const Function &f, const InputNames &input) {
-    InputReads visitor(input);
-    f.accept(&visitor);
-    return visitor.reads;
-}
-
 // The reads of an input in one Func's definition, each with the condition under which its
 // value is used: the conjunction of the select conditions on the way down to it. A slice
 // update's value is read at an index clamped into the slice (for bounds), which is the point
@@ -127,6 +103,13 @@ bool proven_where(const Halide::Expr &fact, const Halide::Expr &claim, const std
                                                      Halide::Internal::Scope<Halide::Internal::ModulusRemainder>::empty_scope(),
                                                      {fact});
     return Halide::Internal::is_const_one(folded);
+}
+
+// Whether `f`'s definitions read the input at all (a definition too big to walk counts as one).
+bool reads_input(const Function &f, const InputNames &input) {
+    GuardedReads visitor(input);
+    f.accept(&visitor);
+    return visitor.too_big || !visitor.reads.empty();
 }
 
 // Whether every read of the input in `f` is, wherever its value is used, at the point `f`
@@ -202,7 +185,7 @@ std::vector<int> outputs_written_in_place(const Graph &graph, LoweredPipeline &l
         std::map<std::string, Function> producers = Halide::Internal::find_transitive_calls(f);
         bool safe = true;
         for (const auto &[name, g] : env) {
-            if (name == f.name() || name == names.wrapper || reads_of(g, names).empty()) continue;
+            if (name == f.name() || name == names.wrapper || !reads_input(g, names)) continue;
             if (!producers.count(name) || !computed_at_root(g)) {
                 safe = false;
                 break;
