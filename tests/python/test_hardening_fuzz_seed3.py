@@ -176,3 +176,19 @@ def test_remainder_of_a_value_by_itself_keeps_nan(body, dtype):
     if np.dtype(dtype).kind == "f":
         a = np.concatenate([a, np.array([np.nan, np.inf, -np.inf, -0.0], dtype)])
     O.check(O.fn_from_src(f"def f(a):\n    {body}\n"), a)
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
+@pytest.mark.parametrize("left,right", [("int64", "uint64"), ("uint64", "int64"),
+                                        ("int32", "uint64"), ("uint64", "int8")])
+def test_signed_and_uint64_compare_exactly(op, left, right):
+    # programs 158232 and 158475 ran as Python ("graph builder rejected eq: input dtypes
+    # differ"): NumPy 2 compares int64 with uint64 through its exact mixed loops, not float64;
+    # 2**63 and 2**63 - 1 are one float64 apart only at the top of the range.
+    signed = np.array([I64_MIN, -1, 0, 1, 5, I64_MAX, 2**62, 2**53 + 1])
+    unsigned = np.array([0, 1, 5, 2**63, 2**64 - 1, 2**63 - 1, 2**62, 2**53], np.uint64)
+    a = signed.astype(left) if left != "uint64" else unsigned
+    b = signed.astype(right) if right != "uint64" else unsigned
+    f = O.fn_from_src(f"def f(a, b):\n    return a {op} b, a[3] {op} b, np.uint64(2**63) {op} b\n")
+    O.check(f, a, b)
+    O.check(f, a[::-1], b)

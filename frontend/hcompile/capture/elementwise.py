@@ -155,8 +155,34 @@ def apply_ufunc(b, ufunc, operands, **kwargs):
         special = _power_special_case(b, base, exponent, in_dtypes[0], shape, scalar)
         if special is not None:
             return special
+    if in_dtypes[0] != in_dtypes[1]:
+        return _mixed_sign_comparison(b, ufunc, operands, in_dtypes, shape, scalar)
     args = [b.broadcast(to_array(b, v, dt), shape) for v, dt in zip(operands, in_dtypes)]
     return b.op(BINARY_KINDS[ufunc], args, is_scalar=scalar)
+
+
+# NumPy 2 compares int64 with uint64 exactly (its 'qQ->?' and 'Qq->?' loops) instead of through
+# float64. A negative int64 is below every uint64; otherwise both sides compare as uint64.
+# The answer for a negative signed side, when it is on the left:
+_NEGATIVE_SIGNED_LEFT = {np.less: True, np.less_equal: True, np.greater: False,
+                         np.greater_equal: False, np.equal: False, np.not_equal: True}
+
+
+def _mixed_sign_comparison(b, ufunc, operands, in_dtypes, shape, scalar):
+    if ufunc not in _NEGATIVE_SIGNED_LEFT or {d.kind for d in in_dtypes} != {"i", "u"}:
+        raise Unsupported(f"np.{ufunc.__name__} on {in_dtypes[0]} and {in_dtypes[1]}")
+    left, right = operands
+    if in_dtypes[0].kind == "u":
+        ufunc, left, right = _MIRRORED[ufunc], right, left
+        in_dtypes = in_dtypes[::-1]
+    signed_dtype, unsigned_dtype = in_dtypes
+    signed = b.broadcast(to_array(b, left, signed_dtype), shape)
+    unsigned = b.broadcast(to_array(b, right, unsigned_dtype), shape)
+    as_unsigned = b.op(BINARY_KINDS[ufunc], [b.cast(signed, unsigned_dtype), unsigned])
+    negative = b.op("lt", [signed, b.broadcast(b.constant(0, signed_dtype), shape)])
+    if _NEGATIVE_SIGNED_LEFT[ufunc]:
+        return b.op("bitwise_or", [negative, as_unsigned], is_scalar=scalar)
+    return b.op("bitwise_and", [b.op("invert", [negative]), as_unsigned], is_scalar=scalar)
 
 
 # For `array OP c` with a Python int c beyond the array dtype's range: the answer when c is
