@@ -63,6 +63,8 @@ void fill_arg_guard(ArgGuard &g, nb::handle spec) {
         g.layout = nb::cast<int>(t[4]);
     } else if (kind == "npscalar") {
         g.kind = ArgGuard::NumpyScalar;
+    } else if (kind == "dynamic_float") {
+        g.kind = ArgGuard::DynamicFloat;
     } else if (kind == "int" || kind == "float" || kind == "str" || kind == "bool" || kind == "none" ||
                kind == "equal" || kind == "identity") {
         g.kind = kind == "int"     ? ArgGuard::Int

@@ -89,6 +89,7 @@ class CompiledFunction:
         self._fast_arity = _plain_arity(fn)
         self._last_value_guards = []   # outside-value guards of the newest entry (recompile logs)
         self._guard_sets = []          # guard specs of every entry, in order (for recompile logs)
+        self._dynamic_floats = set()   # float arguments read at run time (_float_arguments_read_at_run_time)
         self._misses = 0               # calls that went through the compile path
         self._redispatches = 0         # dispatcher hits that were really the first call of an entry
         self.compile_records = []      # per entry: dict(graph, report, break, seconds, resumes)
@@ -219,8 +220,29 @@ class CompiledFunction:
                 target._add_entry(leaves)
 
     # -- compiling -----------------------------------------------------------------------------
+    def _float_arguments_read_at_run_time(self, arg_specs):
+        """Marks the float arguments that entries read at run time instead of specialising on:
+        all of them under dynamic=True; under dynamic=None, those whose value is all that differs
+        from an earlier entry (a time, a step size, a coefficient that changes between calls
+        would otherwise compile once per value); none under dynamic=False."""
+        dynamic = self.options["dynamic"]
+        floats = {i for i, spec in enumerate(arg_specs) if spec[0] == "float"}
+        if dynamic:
+            self._dynamic_floats |= floats
+        elif dynamic is None:
+            for old in self._guard_sets:
+                if old is None or len(old) != len(arg_specs):
+                    continue
+                changed = {i for i, (a, b) in enumerate(zip(old, arg_specs)) if a != b}
+                if changed and changed <= floats and all(old[i][0] == "float" for i in changed):
+                    logs.log("recompiles", "%s: %s now read at run time (its value changed)",
+                             self.__qualname__, ", ".join(f"float argument {i}" for i in sorted(changed)))
+                    self._dynamic_floats |= changed
+        return [guards.DYNAMIC_FLOAT if i in self._dynamic_floats and i in floats else spec
+                for i, spec in enumerate(arg_specs)]
+
     def _add_entry(self, args):
-        arg_specs = [guards.arg_guard(a) for a in args]
+        arg_specs = self._float_arguments_read_at_run_time([guards.arg_guard(a) for a in args])
         if self._guard_sets:
             logs.log("recompiles", "%s: recompiling (%s)", self.__qualname__,
                      guards.diff(self._guard_sets[-1], arg_specs, self._last_value_guards))
@@ -232,8 +254,10 @@ class CompiledFunction:
                   "started": start}
         self.compile_records.append(record)
         try:
+            dynamic_floats = frozenset(i for i, spec in enumerate(arg_specs) if spec is guards.DYNAMIC_FLOAT)
             cap = capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
-                          opaque_arguments=self._generated, structure=self._structure)
+                          opaque_arguments=self._generated, structure=self._structure,
+                          dynamic_floats=dynamic_floats)
             beyond = _beyond_kernel_limits(cap.graph)
             if beyond:
                 raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
@@ -364,6 +388,7 @@ class CompiledFunction:
             self._children.clear()
             self._dispatcher.clear()
             self._guard_sets.clear()
+            self._dynamic_floats.clear()
             self._last_value_guards = []
             self.compile_records.clear()
             self._misses = self._redispatches = 0
@@ -398,10 +423,12 @@ def _result_plan(cap, continuation):
     builder only when the return value is not simply the outputs in order (at a graph break: the
     continuation that runs the code after it, made for this capture's break point)."""
     as_scalar = [False] * len(cap.graph.outputs)
+    as_float = []
 
     def visit(node):
         if isinstance(node, OutputRef):
             as_scalar[node.index] = node.as_scalar
+            as_float.append(node.as_float)
         elif isinstance(node, (tuple, list)):
             for item in node:
                 visit(item)
@@ -423,15 +450,16 @@ def _result_plan(cap, continuation):
     n = len(as_scalar)
     result = cap.result
     writebacks = cap.writebacks
-    if not writebacks and isinstance(result, OutputRef) and n == 1 and result.index == 0:
+    plain = not writebacks and not any(as_float)    # the outputs are the result as they are
+    if plain and isinstance(result, OutputRef) and n == 1 and result.index == 0:
         return as_scalar, None
-    if (not writebacks and type(result) is tuple and len(result) == n and n != 1
+    if (plain and type(result) is tuple and len(result) == n and n != 1
             and all(isinstance(r, OutputRef) and r.index == i for i, r in enumerate(result))):
         return as_scalar, None
 
     def assemble(outputs, args, shape):
         if isinstance(shape, OutputRef):
-            return outputs[shape.index]
+            return shape.of(outputs)
         if isinstance(shape, ArgRef):
             return args[shape.index]
         if isinstance(shape, (tuple, list)):
@@ -492,7 +520,8 @@ def _warn_partial_options(options):
     if options["autoscheduler"] not in ("hcompile", "baseline"):
         notes.append(f"autoscheduler={options['autoscheduler']!r} is not wired in yet; using the baseline schedule")
     if options["dynamic"]:
-        notes.append("dynamic=True: shapes are still specialised per compiled entry in this build")
+        notes.append("dynamic=True: float arguments are read at run time, but shapes are still "
+                     "specialised per compiled entry in this build")
     for note in notes:
         if note not in _warned_options:
             _warned_options.add(note)

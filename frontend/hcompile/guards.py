@@ -66,6 +66,10 @@ def check_for(value):
     return "equal" if type(value) in (bool, int, float, str, type(None)) else "identical"
 
 
+# A float argument read at run time (a SymbolicFloat in the capture): any float matches.
+DYNAMIC_FLOAT = ("dynamic_float", float)
+
+
 def arg_guard(arg):
     kind = type(arg)
     if kind is np.ndarray:
@@ -124,6 +128,8 @@ def describe(spec):
         return f"ndarray shape={spec[3]} typenum={spec[2]} layout={_LAYOUT_NAMES[spec[4]]}"
     if kind in ("int", "float", "str", "bool", "equal"):
         return f"{spec[1].__name__} == {spec[2]!r}"
+    if kind == "dynamic_float":
+        return "any float (read at run time)"
     if kind == "identity":
         return f"is {getattr(spec[2], '__qualname__', spec[2])!r}"
     return f"type {spec[1].__name__}"

@@ -48,7 +48,7 @@ class _Rebuilder:
         if ref is NULL_REF:
             return NULL
         if isinstance(ref, OutputRef):
-            return self.outputs[ref.index]
+            return ref.of(self.outputs)
         if isinstance(ref, ArgRef):
             return self.args[ref.index]
         if isinstance(ref, ViewRef):

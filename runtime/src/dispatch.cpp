@@ -49,6 +49,7 @@ int check_arg(const ArgGuard &g, PyObject *arg) {
         return classify_layout(arg) == g.layout;
     }
     case ArgGuard::NumpyScalar:
+    case ArgGuard::DynamicFloat:
         return 1;  // the exact type fixes the dtype
     case ArgGuard::Int:
     case ArgGuard::Float:
@@ -353,6 +354,12 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
         buffer_ptrs[i] = &buffers[i];
         if (guard.kind == ArgGuard::NumpyScalar) {
             PyArray_ScalarAsCtype(arg, &scalar_storage[i]);
+            describe_scalar(&scalar_storage[i], in.dtype, buffers[i]);
+            continue;
+        }
+        if (guard.kind == ArgGuard::DynamicFloat) {
+            const double value = PyFloat_AS_DOUBLE(arg);
+            std::memcpy(&scalar_storage[i], &value, sizeof value);
             describe_scalar(&scalar_storage[i], in.dtype, buffers[i]);
             continue;
         }

@@ -28,7 +28,7 @@ from .errors import locate
 from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
 from .numpy_rules import is_supported_dtype
 from ..structure import changed_containers, rebuild
-from .values import ArrayValue, PythonObject
+from .values import ArrayValue, PythonObject, SymbolicFloat
 
 __all__ = ["Capture", "OutputRef", "ArgRef", "capture", "Unsupported"]
 
@@ -37,6 +37,12 @@ __all__ = ["Capture", "OutputRef", "ArgRef", "capture", "Unsupported"]
 class OutputRef:
     index: int          # index into graph.outputs
     as_scalar: bool     # hand back a NumPy scalar (ufunc/reduction 0-d result), not a 0-d array
+    as_float: bool = False   # hand back a Python float (a SymbolicFloat's value)
+
+    def of(self, outputs):
+        """This output among the kernel's ``outputs`` as the Python value it stands for."""
+        value = outputs[self.index]
+        return float(value) if self.as_float else value
 
 
 @dataclass(frozen=True)
@@ -69,9 +75,10 @@ def _new_graph():
     return _C.Graph()
 
 
-def _argument_value(builder, fn, index, arg, opaque=False):
+def _argument_value(builder, fn, index, arg, opaque=False, dynamic=False):
     """The interpreter's view of one argument: arrays and NumPy scalars become lazily created
-    graph inputs; Python scalars (and None/str) are specialised as constants."""
+    graph inputs; Python scalars (and None/str) are specialised as constants, except a float
+    kept ``dynamic``, a ``SymbolicFloat`` read from a float64 input."""
     loc = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
 
     def make_input(dtype, shape):
@@ -90,6 +97,10 @@ def _argument_value(builder, fn, index, arg, opaque=False):
         scalar = isinstance(arg, np.generic)
         return ArrayValue(None, arg.dtype, arg.shape, is_scalar=scalar, arg_index=index,
                           make_node=make_input(arg.dtype, arg.shape))
+    if dynamic and type(arg) is float:
+        make = make_input(np.dtype(np.float64), ())
+        return SymbolicFloat(ArrayValue(None, np.float64, (), is_scalar=True, make_node=make),
+                             arg_index=index)
     if type(arg) in RESULT_CONSTANTS or is_constant_by_value(arg) or is_constant_by_identity(arg):
         return arg            # guarded by guards.arg_guard
     if opaque:
@@ -120,6 +131,12 @@ class _ResultBuilder:
             return type(value)(self.convert(v) for v in value)
         if type(value) is dict and all(type(k) in RESULT_CONSTANTS for k in value):
             return {k: self.convert(v) for k, v in value.items()}
+        if isinstance(value, SymbolicFloat):
+            if value.arg_index is not None:
+                return ArgRef(value.arg_index)
+            self.nodes.append(value.value.node)
+            self.keep.append(value)
+            return OutputRef(len(self.nodes) - 1, True, as_float=True)
         if isinstance(value, PythonObject):    # an argument, or a global guarded by identity
             return value.obj if value.arg_index is None else ArgRef(value.arg_index)
         if type(value) in RESULT_CONSTANTS:
@@ -132,14 +149,15 @@ class _ResultBuilder:
 
 
 def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_arguments=False,
-            structure=None) -> Capture:
+            structure=None, dynamic_floats=frozenset()) -> Capture:
     """Capture ``fn(*args)`` as a graph. ``graph``: an empty graph to fill (tests); defaults to
     a new ``hcompile._C.Graph``. ``outline_loops``: long loops become a graph break whose body
     is compiled once (``loops.py``) rather than unrolled. ``opaque_arguments``: arguments of
     types the graph cannot hold are ``PythonObject``s (any use of them is a graph break) rather
     than a reason to run the whole function as Python (resume functions and loop bodies).
     ``structure``: a ``hcompile.structure.Spec``; ``args`` are then its leaves, and the
-    parameters get containers rebuilt around them."""
+    parameters get containers rebuilt around them. ``dynamic_floats``: indices of float
+    arguments read at run time rather than specialised on (``symbolic_floats.py``)."""
     if not isinstance(fn, types.FunctionType):
         raise Unsupported(f"can only compile Python functions, not {type(fn).__name__}")
     code = fn.__code__
@@ -148,7 +166,8 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
                           code.co_filename, code.co_firstlineno)
     builder = GraphBuilder(graph if graph is not None else _new_graph())
     tracer = Tracer(builder, fn, args)
-    values = [_argument_value(builder, fn, i, a, opaque_arguments) for i, a in enumerate(args)]
+    values = [_argument_value(builder, fn, i, a, opaque_arguments, i in dynamic_floats)
+              for i, a in enumerate(args)]
     mutable = []
     try:
         if structure is None:

@@ -23,13 +23,13 @@ import numpy as np
 from ..errors import Unsupported
 from .errors import locate, numpy_raises
 from . import elementwise as ew
-from . import breaks, loops, stores
+from . import breaks, loops, stores, symbolic_floats
 from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
 from .normalize import normalize
 from .reads import GuardCollector, is_guardable_constant, is_library_module_name
-from .values import (NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, contains_abstract,
-                     opaque_use)
+from .values import (NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, SymbolicFloat,
+                     contains_abstract, opaque_use)
 
 MAX_INSTRUCTIONS = 200_000     # bound on unrolled loops: beyond this, run plain Python
 MAX_INLINE_DEPTH = 32
@@ -217,6 +217,10 @@ class Frame:
         if isinstance(fn, types.FunctionType) and not is_library_module_name(fn.__module__):
             return self.inline(fn, args, kwargs)
         opaque = [a for a in (*args, *kwargs.values()) if isinstance(a, PythonObject)]
+        if opaque and all(isinstance(a, SymbolicFloat) for a in opaque):
+            result = symbolic_floats.call(self.b, fn, args, kwargs, resolve_call)
+            if result is not None:
+                return result
         if opaque:
             raise Unsupported(opaque_use(f"call to {describe(fn)}() with", opaque[0]))
         try:
@@ -485,6 +489,11 @@ def _store_attr(f, ins):
 def _binary_op(f, ins):
     right = f.pop()
     left = f.pop()
+    if symbolic_floats.involved(left, right):
+        if not (ins.extra.get("inplace") and isinstance(left, ArrayValue) and not left.is_scalar):
+            f.push(symbolic_floats.binary(f.b, ins.arg, left, right))
+            return
+        right = symbolic_floats.in_place_operand(ins.arg, right)     # `array += x`: a store
     _check_operator_operands(ins.arg, left, right)
     if ins.extra.get("inplace"):
         if isinstance(left, ArrayValue) and not left.is_scalar:
@@ -517,7 +526,9 @@ _UNARY_UFUNCS = {"UNARY_NEGATIVE": np.negative, "UNARY_POSITIVE": np.positive,
 @handles("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT")
 def _unary(f, ins):
     v = f.pop()
-    if isinstance(v, ArrayValue):
+    if isinstance(v, SymbolicFloat):
+        f.push(symbolic_floats.unary(f.b, ins.opname, v))
+    elif isinstance(v, ArrayValue):
         f.push(ew.apply_ufunc(f.b, _UNARY_UFUNCS[ins.opname], [v]))
     else:
         op = {"UNARY_NEGATIVE": operator.neg, "UNARY_POSITIVE": operator.pos,
@@ -534,6 +545,9 @@ def _unary_not(f, ins):
 def _compare_op(f, ins):
     right = f.pop()
     left = f.pop()
+    if symbolic_floats.involved(left, right):
+        f.push(symbolic_floats.compare(f.b, ins.arg, left, right))
+        return
     for v in (left, right):
         if isinstance(v, PythonObject):
             raise Unsupported(opaque_use(f"comparison {ins.arg} on", v))

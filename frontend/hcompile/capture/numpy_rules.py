@@ -61,7 +61,7 @@ def dtype_spec(operand):
     Python scalars."""
     from .values import ArrayValue
     if isinstance(operand, ArrayValue):
-        return operand.dtype
+        return float if operand.weak else operand.dtype
     if isinstance(operand, np.generic):
         return check_supported_dtype(operand.dtype, "a NumPy scalar constant")
     if isinstance(operand, bool):       # bool is the lowest kind: strong == weak here
@@ -111,10 +111,12 @@ def result_dtype_of(fn_name: str, dtypes, **kwargs) -> np.dtype:
 
 def result_type(*operands) -> np.dtype:
     """``np.result_type`` with weak Python scalars (NEP 50)."""
+    from .values import ArrayValue
     specs = []
     for o in operands:
         s = dtype_spec(o)
-        specs.append(s if isinstance(s, np.dtype) else o)   # result_type takes the scalar
+        # result_type takes the Python scalar itself (a weak operand's value does not matter)
+        specs.append(s if isinstance(s, np.dtype) else 0.0 if isinstance(o, ArrayValue) else o)
     try:
         dt = np.result_type(*specs)
     except Exception as e:

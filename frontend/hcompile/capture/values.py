@@ -55,10 +55,13 @@ class ArrayValue:
 
     __slots__ = ("_node", "_make_node", "dtype", "shape", "is_scalar", "arg_index",
                  "view_of", "has_views", "view_map", "opaque_views", "version", "_built_version",
-                 "_rebuild")
+                 "_rebuild", "weak")
 
     def __init__(self, node, dtype, shape, *, is_scalar=False, make_node=None, arg_index=None,
-                 view_of=None, view_map=None, rebuild=None):
+                 view_of=None, view_map=None, rebuild=None, weak=False):
+        # weak: a Python float's value as an operand (``SymbolicFloat.operand``): it takes part in
+        # NumPy's type resolution as the Python scalar it is (NEP 50), not as a float64.
+        self.weak = weak
         self._node = node
         self._make_node = make_node
         self.dtype = np.dtype(dtype)
@@ -158,8 +161,34 @@ class PythonObject:
         raise TypeError("PythonObject has no truth value in the capture")
 
 
+class SymbolicFloat(PythonObject):
+    """A Python float whose value is known only when the function runs: a float argument kept
+    symbolic (``dynamic``: its value changed between calls), or ``+ - *`` of one with Python
+    numbers. Its value is a float64 graph node (``value``). It enters array operations as NumPy's
+    weak Python scalar (``operand``); any other use is a graph break, as for every
+    ``PythonObject``, where Python gets the float itself (an output of the graph, or the
+    argument)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value, arg_index=None):
+        super().__init__(0.0, arg_index)     # obj: only its type is shown in break reasons
+        self.value = value                   # an ArrayValue: float64, 0-d
+
+    def operand(self):
+        value = self.value
+        return ArrayValue(None, np.float64, (), is_scalar=True, make_node=lambda: value.node,
+                          weak=True)
+
+    def __repr__(self):
+        return "<symbolic float>"
+
+
 def opaque_use(what, value) -> str:
     """The graph-break reason for using ``value``, a ``PythonObject``."""
+    if isinstance(value, SymbolicFloat):
+        return (f"{what} a Python float kept symbolic (its value changes between calls): only "
+                "arithmetic and array operations with it are compiled; this use runs as Python")
     return (f"{what} a {type(value.obj).__name__} the graph cannot hold (a mutable value read "
             "from outside cannot be guarded: this use runs as Python)")
 

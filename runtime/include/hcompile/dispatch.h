@@ -21,7 +21,9 @@ bool init_numpy_api();
 struct ArgGuard {
     // Equal: an immutable constant compared by value (tuples of ints/strings, dtypes); Identity: a
     // code-like object (function, builtin, module, class) that must be the same object.
-    enum Kind : uint8_t { Array, NumpyScalar, Int, Float, Bool, None, Str, Equal, Identity, TypeOnly };
+    // DynamicFloat: any Python float, handed to the kernel as a float64 scalar (a float argument
+    // the capture kept symbolic instead of specialising on its value).
+    enum Kind : uint8_t { Array, NumpyScalar, DynamicFloat, Int, Float, Bool, None, Str, Equal, Identity, TypeOnly };
     Kind kind = TypeOnly;
     PyObject *type = nullptr;     // exact type required (strong reference)
     int typenum = -1;             // Array/NumpyScalar: NumPy type number
