@@ -16,7 +16,7 @@ from ..errors import Unsupported
 from .errors import numpy_raises
 from . import elementwise as ew
 from . import numpy_rules as rules
-from . import shape_ops
+from . import joins, shape_ops
 from . import stores
 from .indexing import iterate_rows
 from .matmul import dot, matmul
@@ -39,6 +39,8 @@ NUMPY_FUNCTIONS = {
     np.expand_dims: shape_ops.expand_dims, np.squeeze: shape_ops.squeeze,
     np.ravel: shape_ops.ravel, np.copy: shape_ops.copy, np.swapaxes: shape_ops.swapaxes,
     np.broadcast_to: shape_ops.broadcast_to,
+    np.concatenate: joins.concatenate, np.stack: joins.stack, np.hstack: joins.hstack,
+    np.vstack: joins.vstack, np.roll: joins.roll,
     np.zeros: shape_ops.zeros, np.ones: shape_ops.ones, np.full: shape_ops.full,
     np.empty: shape_ops.zeros,
     np.zeros_like: shape_ops.zeros_like, np.ones_like: shape_ops.ones_like,
