@@ -459,3 +459,29 @@ def round_(b, a, decimals=0, out=None):
             raise Unsupported("np.round of a bool array (float16 result)")
         return _copy(a, a.ndim == 0)
     return b.op("rint", [a], is_scalar=a.ndim == 0)
+
+
+def outer(b, ufunc, a, c, **kwargs):
+    """``ufunc.outer(a, c)``: ``ufunc`` of every element of ``a`` with every element of ``c``
+    (``a`` gets ``c.ndim`` trailing unit axes, then the two broadcast)."""
+    if ufunc.nin != 2 or ufunc not in BINARY_KINDS:
+        raise Unsupported(f"np.{ufunc.__name__}.outer is not supported")
+    if not is_abstract(a) and not is_abstract(c):
+        return run_concrete(ufunc.outer, a, c, **kwargs)
+    for v in (a, c):
+        check_operand(v)
+    # outer converts its operands to arrays first: a Python scalar is a strong int64/float64.
+    a, c = (v if is_abstract(v) else run_concrete(lambda: np.asarray(v)[()]) for v in (a, c))
+    if is_abstract(a):
+        a = ArrayValue(b.reshape(a, a.shape + (1,) * len(shape_of(c))).node, a.dtype,
+                       a.shape + (1,) * len(shape_of(c)))
+    return apply_ufunc(b, ufunc, [a, c], **kwargs)
+
+
+def numpy_outer(b, a, c, out=None):
+    """``np.outer``: the product of the flattened operands as a column times a row."""
+    if out is not None:
+        raise Unsupported("np.outer(out=...) is not supported")
+    if not is_abstract(a) or not is_abstract(c):
+        raise Unsupported("np.outer of a constant builds a constant array")
+    return outer(b, np.multiply, b.reshape(a, (a.size,)), b.reshape(c, (c.size,)))

@@ -40,7 +40,8 @@ NUMPY_FUNCTIONS = {
     np.ravel: shape_ops.ravel, np.copy: shape_ops.copy, np.swapaxes: shape_ops.swapaxes,
     np.broadcast_to: shape_ops.broadcast_to,
     np.concatenate: joins.concatenate, np.stack: joins.stack, np.hstack: joins.hstack,
-    np.vstack: joins.vstack, np.roll: joins.roll,
+    np.vstack: joins.vstack, np.roll: joins.roll, np.outer: ew.numpy_outer,
+    np.eye: shape_ops.eye, np.identity: shape_ops.identity,
     np.zeros: shape_ops.zeros, np.ones: shape_ops.ones, np.full: shape_ops.full,
     np.empty: shape_ops.zeros,
     np.zeros_like: shape_ops.zeros_like, np.ones_like: shape_ops.ones_like,
@@ -318,6 +319,9 @@ def resolve_call(b, fn, args, kwargs):
         return result
     if isinstance(fn, np.ufunc):
         return _call_ufunc(b, fn, list(args), kwargs)
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(getattr(fn, "__self__", None), np.ufunc) \
+            and fn.__name__ == "outer":
+        return ew.outer(b, fn.__self__, *args, **kwargs)
     handler = _lookup(BUILTINS, fn)
     if handler is not None:
         return handler(b, *args, **kwargs)

@@ -245,3 +245,27 @@ zeros_like = _like("zeros_like", 0)
 ones_like = _like("ones_like", 1)
 empty_like = _like("empty_like", 0)     # any contents are valid for empty; zeros are simplest
 full_like = _like("full_like", None)
+
+
+def eye(b, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    """``np.eye``: ones on diagonal ``k``, written into the flattened zero array as one stepped
+    slice (element (i, i + k) is at i * M + i + k: a step of M + 1)."""
+    n = rules.int_index(N)
+    m = n if M is None else rules.int_index(M)
+    k = rules.int_index(k)
+    dtype = _creation_dtype(dtype, float)
+    if n < 0 or m < 0:
+        raise numpy_raises(ValueError, f"negative dimensions are not allowed")
+    first_row, first_col = (0, k) if k >= 0 else (-k, 0)
+    count = max(0, min(n - first_row, m - first_col))
+    result = b.full(0, dtype, (n * m,))
+    if count:
+        start = first_row * m + first_col
+        ones = b.full(1, dtype, (count,))
+        result = b.op("slice_update", [result, ones], {
+            "starts": [start], "stops": [start + (count - 1) * (m + 1) + 1], "steps": [m + 1]})
+    return copy_of(b.reshape(result, (n, m)))
+
+
+def identity(b, n, dtype=None, *, like=None):
+    return eye(b, n, dtype=dtype)
