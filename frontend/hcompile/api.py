@@ -20,7 +20,7 @@ import numpy as np
 from . import _C, debug_dump, eager, guards, logs, structure
 from .config import config
 from .capture import ArgRef, OutputRef, capture
-from .capture.breaks import ContainerRef, MethodRef, ViewRef
+from .capture.breaks import ContainerRef, MaskRef, MethodRef, ViewRef
 from .capture.errors import locate
 from .capture.interpreter import _normalized, bind_arguments
 from .errors import CompileError, Unsupported
@@ -438,6 +438,8 @@ def _result_plan(cap, continuation):
             visit(node.root)
         elif isinstance(node, MethodRef):
             visit(node.owner)
+        elif isinstance(node, MaskRef):
+            visit([node.values, node.mask])
         elif isinstance(node, ContainerRef):
             visit([v for _, v in node.items] if node.kind is dict else node.items)
 
@@ -462,6 +464,8 @@ def _result_plan(cap, continuation):
             return shape.of(outputs)
         if isinstance(shape, ArgRef):
             return args[shape.index]
+        if isinstance(shape, MaskRef):
+            return assemble(outputs, args, shape.values)[assemble(outputs, args, shape.mask)]
         if isinstance(shape, (tuple, list)):
             return type(shape)(assemble(outputs, args, s) for s in shape)
         if isinstance(shape, dict):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .capture.breaks import LIVE_PREFIX, NULL_REF, ContainerRef, MethodRef, ViewRef
+from .capture.breaks import LIVE_PREFIX, NULL_REF, ContainerRef, MaskRef, MethodRef, ViewRef
 from .capture.elementwise import PYTHON_BINARY, PYTHON_COMPARE
 from .capture import ArgRef, OutputRef
 from .capture.values import NULL
@@ -55,6 +55,10 @@ class _Rebuilder:
             return view_of(self.get(ref.root), ref.index, ref.perm, ref.shape)
         if isinstance(ref, MethodRef):
             return getattr(self.get(ref.owner), ref.name)
+        if isinstance(ref, MaskRef):
+            if ref.ident not in self.containers:
+                self.containers[ref.ident] = self.get(ref.values)[self.get(ref.mask)]
+            return self.containers[ref.ident]
         if isinstance(ref, ContainerRef):
             if ref.ident not in self.containers:
                 if ref.kind is dict:

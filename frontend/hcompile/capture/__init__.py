@@ -22,13 +22,13 @@ import numpy as np
 from ..errors import Unsupported
 from ..guards import is_constant_by_identity, is_constant_by_value
 from . import breaks
-from .breaks import BreakPoint
+from .breaks import BreakPoint, MaskRef
 from .builder import GraphBuilder
 from .errors import locate
 from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
 from .numpy_rules import is_supported_dtype
 from ..structure import changed_containers, rebuild
-from .values import ArrayValue, PythonObject, SymbolicFloat
+from .values import ArrayValue, MaskedSelection, PythonObject, SymbolicFloat
 
 __all__ = ["Capture", "OutputRef", "ArgRef", "capture", "Unsupported"]
 
@@ -131,6 +131,8 @@ class _ResultBuilder:
             return type(value)(self.convert(v) for v in value)
         if type(value) is dict and all(type(k) in RESULT_CONSTANTS for k in value):
             return {k: self.convert(v) for k, v in value.items()}
+        if isinstance(value, MaskedSelection):
+            return MaskRef(self.convert(value.values), self.convert(value.mask), id(value))
         if isinstance(value, SymbolicFloat):
             if value.arg_index is not None:
                 return ArgRef(value.arg_index)

@@ -13,6 +13,7 @@ rebuilds from the kernel's outputs and the call's arguments:
 * ``ViewRef``: a view of an argument or of a computed array, rebuilt by basic indexing of that
   root so that writes through it after the break still reach the root, as in NumPy;
 * ``MethodRef``: ``x.item`` before it is called; ``NULL_REF``: CPython's NULL stack entry;
+* ``MaskRef``: a boolean-mask selection (``masks.py``), compacted as ``values[mask]``;
 * ``ContainerRef``: a tuple/list/dict holding any of these (one object per container, so that
   two names for one list stay one list); anything else is passed as the Python object it is.
 
@@ -26,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import Unsupported
-from .values import NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, contains_abstract
+from .values import (NULL, ArrayValue, BoundArrayMethod, MaskedSelection, Mutations, PythonObject,
+                     contains_abstract)
 
 # Canonical instructions the runtime knows how to run for real at a break (resume.execute).
 REPLAYABLE = frozenset({
@@ -53,6 +55,13 @@ class ViewRef:
 class MethodRef:
     owner: object
     name: str
+
+
+@dataclass(frozen=True)
+class MaskRef:
+    values: object      # ref of the full-shape values
+    mask: object        # ref of the boolean mask
+    ident: int          # rebuilt once per identity: ``values[mask]``, a new array (masks.py)
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,8 @@ class LiveState:
             return self._array(value)
         if isinstance(value, BoundArrayMethod):
             return MethodRef(self._array(value.array), value.name)
+        if isinstance(value, MaskedSelection):
+            return MaskRef(self._array(value.values), self._array(value.mask), id(value))
         if isinstance(value, PythonObject):
             return self.results.convert(value)     # the global itself, or the argument
         if type(value) in (tuple, list, dict):

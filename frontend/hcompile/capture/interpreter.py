@@ -23,13 +23,13 @@ import numpy as np
 from ..errors import Unsupported
 from .errors import locate, numpy_raises
 from . import elementwise as ew
-from . import breaks, loops, stores, symbolic_floats
+from . import breaks, loops, masks, stores, symbolic_floats
 from .indexing import ArrayRows, getitem, iterate_rows
 from .lookaside import SAFE_CONSTANT_TYPES, array_attribute, describe, resolve_call
 from .normalize import normalize
 from .reads import GuardCollector, is_guardable_constant, is_library_module_name
-from .values import (NULL, ArrayValue, BoundArrayMethod, Mutations, PythonObject, SymbolicFloat,
-                     contains_abstract, opaque_use)
+from .values import (NULL, ArrayValue, BoundArrayMethod, MaskedSelection, Mutations, PythonObject,
+                     SymbolicFloat, contains_abstract, opaque_use)
 
 MAX_INSTRUCTIONS = 200_000     # bound on unrolled loops: beyond this, run plain Python
 MAX_INLINE_DEPTH = 32
@@ -221,6 +221,10 @@ class Frame:
         opaque = [a for a in (*args, *kwargs.values()) if isinstance(a, PythonObject)]
         if opaque and all(isinstance(a, SymbolicFloat) for a in opaque):
             result = symbolic_floats.call(self.b, fn, args, kwargs, resolve_call)
+            if result is not None:
+                return result
+        if masks.involved(*opaque) and all(isinstance(a, (SymbolicFloat, MaskedSelection)) for a in opaque):
+            result = masks.call(self.b, fn, args, kwargs)
             if result is not None:
                 return result
         if opaque:
@@ -491,6 +495,9 @@ def _store_attr(f, ins):
 def _binary_op(f, ins):
     right = f.pop()
     left = f.pop()
+    if masks.involved(left, right):
+        f.push(masks.binary(f.b, ins.arg, left, right, in_place=bool(ins.extra.get("inplace"))))
+        return
     if symbolic_floats.involved(left, right):
         if not (ins.extra.get("inplace") and isinstance(left, ArrayValue) and not left.is_scalar):
             f.push(symbolic_floats.binary(f.b, ins.arg, left, right))
@@ -528,7 +535,9 @@ _UNARY_UFUNCS = {"UNARY_NEGATIVE": np.negative, "UNARY_POSITIVE": np.positive,
 @handles("UNARY_NEGATIVE", "UNARY_POSITIVE", "UNARY_INVERT")
 def _unary(f, ins):
     v = f.pop()
-    if isinstance(v, SymbolicFloat):
+    if isinstance(v, MaskedSelection):
+        f.push(masks.unary(f.b, _UNARY_UFUNCS[ins.opname], v))
+    elif isinstance(v, SymbolicFloat):
         f.push(symbolic_floats.unary(f.b, ins.opname, v))
     elif isinstance(v, ArrayValue):
         f.push(ew.apply_ufunc(f.b, _UNARY_UFUNCS[ins.opname], [v]))
@@ -547,6 +556,9 @@ def _unary_not(f, ins):
 def _compare_op(f, ins):
     right = f.pop()
     left = f.pop()
+    if masks.involved(left, right):
+        f.push(masks.compare(f.b, ins.arg, left, right))
+        return
     if symbolic_floats.involved(left, right):
         f.push(symbolic_floats.compare(f.b, ins.arg, left, right))
         return
@@ -587,6 +599,9 @@ def _binary_subscr(f, ins):
     for v in (container, key):
         if isinstance(v, PythonObject):
             raise Unsupported(opaque_use("subscript of", v))
+    if masks.is_full_mask(container, key):
+        f.push(masks.select(container, key))
+        return
     if isinstance(container, ArrayValue):
         f.push(getitem(f.b, container, key))
         return
@@ -602,6 +617,9 @@ def _store_subscr(f, ins):
     key = f.pop()
     container = f.pop()
     value = f.pop()
+    if isinstance(value, MaskedSelection) and isinstance(container, ArrayValue):
+        masks.store(f.b, container, key, value)
+        return
     for v in (container, key, value):
         if isinstance(v, PythonObject):
             raise Unsupported(opaque_use("item assignment with", v))

@@ -30,7 +30,27 @@ def setitem(b, target: ArrayValue, key, value):
     if target.is_scalar:
         raise numpy_raises(TypeError, f"'{target.dtype.type.__name__}' object does not support item "
                                       "assignment")
+    if isinstance(key, ArrayValue) and key.dtype == np.bool_ and not key.is_scalar:
+        masked_write(b, target, key, value)
+        return
     write(b, target, BasicIndex(target.shape, key), value)
+
+
+def masked_write(b, target: ArrayValue, mask: ArrayValue, value):
+    """``target[mask] = value`` for a boolean mask of the target's shape and one value for every
+    selected element (a scalar or a one-element array): ``where(mask, value, target)``. A value
+    of one element per selected element has a size only the data knows: not captured."""
+    if mask.shape != target.shape or target.ndim == 0:
+        if mask.ndim <= target.ndim and mask.shape == target.shape[:mask.ndim]:
+            raise Unsupported(f"boolean mask of shape {mask.shape} for an array of shape "
+                              f"{target.shape} (over the leading axes)")
+        raise numpy_raises(IndexError, f"boolean index of shape {mask.shape} does not match the "
+                                       f"indexed array of shape {target.shape}")
+    if isinstance(value, ArrayValue) and value.size != 1:
+        raise Unsupported("storing an array through a boolean mask (its size must match the "
+                          "number of selected elements, which only the data knows)")
+    v = _stored_value(b, value, target.dtype, target.shape)
+    write_all(b, target, b.op("where", [mask, v, target]))
 
 
 def write_all(b, target: ArrayValue, value):

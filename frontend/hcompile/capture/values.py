@@ -184,8 +184,26 @@ class SymbolicFloat(PythonObject):
         return "<symbolic float>"
 
 
+class MaskedSelection(PythonObject):
+    """``x[mask]`` (``masks.py``): ``values`` (an ArrayValue of the mask's shape) at the elements
+    where ``mask`` is True, a 1-D array whose length only the data knows."""
+
+    __slots__ = ("values", "mask")
+
+    def __init__(self, values, mask):
+        super().__init__(None)
+        self.values = values
+        self.mask = mask
+
+    def __repr__(self):
+        return f"<selection of {self.values!r} by {self.mask!r}>"
+
+
 def opaque_use(what, value) -> str:
     """The graph-break reason for using ``value``, a ``PythonObject``."""
+    if isinstance(value, MaskedSelection):
+        return (f"{what} a boolean-mask selection (its length only the data knows: only "
+                "elementwise operations with scalars and stores through the same mask are compiled)")
     if isinstance(value, SymbolicFloat):
         return (f"{what} a Python float kept symbolic (its value changes between calls): only "
                 "arithmetic and array operations with it are compiled; this use runs as Python")
