@@ -95,7 +95,8 @@ def arg_guard(arg):
 
 # Constant arguments besides Python scalars (a shape tuple, a dtype, a ufunc or helper passed in;
 # the locals a resume function receives): the capture specialises on them, the guard keeps them.
-_CODE_LIKE = (type, type(np), type(lambda: 0), type(len), np.ufunc)
+# NumPy's own functions (np.sum, np.where ...) are _ArrayFunctionDispatcher objects in NumPy 2.
+_CODE_LIKE = (type, type(np), type(lambda: 0), type(len), np.ufunc, type(np.sum))
 
 
 def is_constant_by_value(arg, _depth=0) -> bool:

@@ -46,7 +46,7 @@ def _take(b, a, axis, start, stop):
     return b.op("slice", [a], _slice_attrs(a.shape, axis, start, stop))
 
 
-def _join(b, arrays, axis, dtype):
+def join(b, arrays, axis, dtype):
     """The pieces (already checked) laid end to end along ``axis``, as ``dtype``."""
     shape = list(arrays[0].shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
@@ -87,7 +87,7 @@ def concatenate(b, arrays, axis=0, out=None, dtype=None, casting="same_kind"):
                                                f"has size {a.shape[d]}")
     result_dtype = rules.check_supported_dtype(np.result_type(*(a.dtype for a in arrays)),
                                                "result of np.concatenate")
-    return _join(b, arrays, axis, result_dtype)
+    return join(b, arrays, axis, result_dtype)
 
 
 def stack(b, arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -134,6 +134,6 @@ def roll(b, a, shift, axis=None):
         n = a.shape[ax]
         s = s % n if n else 0
         if s:
-            result = _join(b, [_take(b, result, ax, n - s, n), _take(b, result, ax, 0, n - s)], ax,
+            result = join(b, [_take(b, result, ax, n - s, n), _take(b, result, ax, 0, n - s)], ax,
                            a.dtype)
     return copy_of(result)

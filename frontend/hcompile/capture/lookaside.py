@@ -16,7 +16,7 @@ from ..errors import Unsupported
 from .errors import numpy_raises
 from . import elementwise as ew
 from . import numpy_rules as rules
-from . import joins, shape_ops
+from . import joins, ranges, shape_ops
 from . import stores
 from .indexing import iterate_rows
 from .matmul import dot, matmul
@@ -41,7 +41,8 @@ NUMPY_FUNCTIONS = {
     np.broadcast_to: shape_ops.broadcast_to,
     np.concatenate: joins.concatenate, np.stack: joins.stack, np.hstack: joins.hstack,
     np.vstack: joins.vstack, np.roll: joins.roll, np.outer: ew.numpy_outer,
-    np.eye: shape_ops.eye, np.identity: shape_ops.identity,
+    np.eye: shape_ops.eye, np.identity: shape_ops.identity, np.arange: ranges.arange,
+    np.linspace: ranges.linspace, np.tri: ranges.tri, np.tril: ranges.tril, np.triu: ranges.triu,
     np.zeros: shape_ops.zeros, np.ones: shape_ops.ones, np.full: shape_ops.full,
     np.empty: shape_ops.zeros,
     np.zeros_like: shape_ops.zeros_like, np.ones_like: shape_ops.ones_like,
