@@ -24,8 +24,11 @@ UNARY_KINDS = {
     np.sinh: "sinh", np.cosh: "cosh", np.arcsin: "arcsin", np.arccos: "arccos",
     np.arctan: "arctan", np.reciprocal: "reciprocal", np.floor: "floor", np.ceil: "ceil",
     np.rint: "rint", np.trunc: "trunc", np.isnan: "isnan", np.isfinite: "isfinite",
-    np.isinf: "isinf", np.invert: "invert", np.positive: None,
+    np.isinf: "isinf", np.invert: "invert", np.positive: None, np.deg2rad: "mul_by",
+    np.radians: "mul_by",
 }
+# Unary ufuncs NumPy's loops compute as one multiply by a constant of the loop dtype.
+_MULTIPLIERS = {np.deg2rad: np.pi / 180.0, np.radians: np.pi / 180.0}
 BINARY_KINDS = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
@@ -259,6 +262,8 @@ def _unary(b, ufunc, x, dtype, out_dtype, shape, scalar):
         return _copy(x, scalar)                   # identities (abs of unsigned, floor of int)
     if kind in ("isnan", "isinf", "isfinite") and int_like:
         return _copy(b.full(kind == "isfinite", np.bool_, shape), scalar)   # ints are finite
+    if kind == "mul_by":
+        return b.op("mul", [x, b.full(dtype.type(_MULTIPLIERS[ufunc]), dtype, shape)], is_scalar=scalar)
     return b.op(kind, [x], is_scalar=scalar)
 
 

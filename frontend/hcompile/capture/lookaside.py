@@ -16,7 +16,7 @@ from ..errors import Unsupported
 from .errors import numpy_raises
 from . import elementwise as ew
 from . import numpy_rules as rules
-from . import joins, ranges, shape_ops
+from . import array_functions, joins, ranges, shape_ops
 from . import stores
 from .indexing import iterate_rows
 from .matmul import dot, matmul
@@ -43,6 +43,8 @@ NUMPY_FUNCTIONS = {
     np.vstack: joins.vstack, np.roll: joins.roll, np.outer: ew.numpy_outer,
     np.eye: shape_ops.eye, np.identity: shape_ops.identity, np.arange: ranges.arange,
     np.linspace: ranges.linspace, np.tri: ranges.tri, np.tril: ranges.tril, np.triu: ranges.triu,
+    np.diff: array_functions.diff, np.diag: array_functions.diag, np.diagonal: array_functions.diagonal,
+    np.trace: array_functions.trace, np.linalg.norm: array_functions.norm,
     np.zeros: shape_ops.zeros, np.ones: shape_ops.ones, np.full: shape_ops.full,
     np.empty: shape_ops.zeros,
     np.zeros_like: shape_ops.zeros_like, np.ones_like: shape_ops.ones_like,
@@ -79,7 +81,7 @@ def _data_dependent(name):
 
 ARRAY_METHODS = {
     **{name: fn for name, fn in REDUCTIONS.items()},
-    "astype": _astype,
+    "astype": _astype, "diagonal": array_functions.diagonal, "trace": array_functions.trace,
     "reshape": shape_ops.method_reshape, "transpose": shape_ops.method_transpose,
     "squeeze": shape_ops.squeeze, "ravel": shape_ops.ravel, "flatten": shape_ops.flatten,
     "swapaxes": shape_ops.swapaxes, "copy": shape_ops.method_copy,

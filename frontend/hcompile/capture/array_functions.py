@@ -1,0 +1,114 @@
+"""NumPy functions written in terms of others, captured the way NumPy computes them: ``np.diff``,
+``np.diag`` / ``ndarray.diagonal``, ``np.trace`` and ``np.linalg.norm`` (the orders that are sums
+of squares; the others break)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import Unsupported
+from . import elementwise as ew
+from . import numpy_rules as rules
+from .errors import numpy_raises
+from .matmul import dot
+from .reductions import REDUCTIONS
+from .values import ArrayValue
+from .views import make_view
+
+
+def _array(name, a) -> ArrayValue:
+    if not isinstance(a, ArrayValue):
+        raise Unsupported(f"np.{name} of a {type(a).__name__} (a constant array)")
+    return a
+
+
+def _along(b, a, axis, start, stop):
+    start, stop = min(start, a.shape[axis]), max(min(stop, a.shape[axis]), 0)
+    start = min(start, stop)
+    starts = [start if d == axis else 0 for d in range(a.ndim)]
+    stops = [stop if d == axis else s for d, s in enumerate(a.shape)]
+    return ArrayValue(b.op("slice", [a], {"starts": starts, "stops": stops, "steps": [1] * a.ndim}).node,
+                      a.dtype, tuple(stops[d] - starts[d] for d in range(a.ndim)))
+
+
+def diff(b, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    """``a[1:] - a[:-1]`` along ``axis``, ``n`` times (``!=`` for booleans, as NumPy does)."""
+    if prepend is not np._NoValue or append is not np._NoValue:
+        raise Unsupported("np.diff(prepend=/append=) is not supported")
+    a = _array("diff", a)
+    n = rules.int_index(n)
+    if n < 0:
+        raise numpy_raises(ValueError, f"order must be non-negative but got {n}")
+    if a.ndim == 0:
+        raise numpy_raises(ValueError, "diff requires input that is at least one dimensional")
+    axis = rules.normalize_axis(axis, a.ndim)
+    op = np.not_equal if a.dtype == np.bool_ else np.subtract
+    result = a                  # n == 0: NumPy hands back the argument itself
+    for _ in range(n):
+        size = result.shape[axis]
+        result = ew.apply_ufunc(b, op, [_along(b, result, axis, 1, size), _along(b, result, axis, 0, size - 1)])
+    return result
+
+
+def diagonal(b, a, offset=0, axis1=0, axis2=1):
+    """``a.diagonal()`` of a 2-D array: a stepped slice of the flattened array, read-only in
+    NumPy (an opaque view here: writes through it run as Python, where NumPy raises)."""
+    a = _array("diagonal", a)
+    if a.ndim != 2 or {rules.normalize_axis(axis1, 2), rules.normalize_axis(axis2, 2)} != {0, 1}:
+        raise Unsupported("diagonal of other than a 2-d array's two axes")
+    if rules.normalize_axis(axis1, 2) != 0:
+        a = ArrayValue(b.op("transpose", [a], {"perm": [1, 0]}).node, a.dtype, a.shape[::-1])
+    k = rules.int_index(offset)
+    n, m = a.shape
+    first_row, first_col = (0, k) if k >= 0 else (-k, 0)
+    count = max(0, min(n - first_row, m - first_col))
+    flat = b.reshape(a, (n * m,))
+    start = first_row * m + first_col if count else 0
+    picked = b.op("slice", [flat], {"starts": [start], "stops": [start + (count - 1) * (m + 1) + 1 if count else 0],
+                                    "steps": [m + 1]})
+    return make_view(b, picked, a)
+
+
+def diag(b, v, k=0):
+    """``np.diag``: the diagonal of a 2-D array, or a 2-D array with a 1-D one on diagonal k."""
+    v = _array("diag", v)
+    if v.ndim == 2:
+        return diagonal(b, v, k)
+    if v.ndim != 1:
+        raise numpy_raises(ValueError, "Input must be 1- or 2-d.")
+    k = rules.int_index(k)
+    n = v.shape[0] + abs(k)
+    result = b.full(0, v.dtype, (n * n,))
+    if v.shape[0]:
+        start = k if k >= 0 else -k * n
+        result = b.op("slice_update", [result, v], {
+            "starts": [start], "stops": [start + (v.shape[0] - 1) * (n + 1) + 1], "steps": [n + 1]})
+    return ArrayValue(b.reshape(result, (n, n)).node, v.dtype, (n, n))
+
+
+def trace(b, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    if out is not None:
+        raise Unsupported("np.trace(out=...) is not supported")
+    return REDUCTIONS["sum"](b, diagonal(b, _array("trace", a), offset, axis1, axis2), dtype=dtype)
+
+
+def norm(b, x, ord=None, axis=None, keepdims=False):
+    """``np.linalg.norm`` for the 2-norm of vectors and the Frobenius norm (``ord`` None, or 2 /
+    'fro' where NumPy treats them alike): ``sqrt(x @ x)`` over the flattened array for
+    ``axis=None``, else ``sqrt(sum(x * x, axis))``, as NumPy computes them."""
+    x = _array("linalg.norm", x)
+    if x.dtype.kind not in "f":
+        x = ew.astype(b, x, np.float64)
+    if axis is None and (ord is None or (ord in ("f", "fro") and x.ndim == 2) or (ord == 2 and x.ndim == 1)):
+        flat = b.reshape(x, (x.size,))
+        flat = ArrayValue(flat.node, x.dtype, (x.size,))
+        result = ew.apply_ufunc(b, np.sqrt, [dot(b, flat, flat)])
+        if keepdims:
+            result = ArrayValue(b.reshape(result, (1,) * x.ndim).node, result.dtype, (1,) * x.ndim)
+        return result
+    axes = tuple(range(x.ndim)) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    if len(axes) > 2:
+        raise numpy_raises(ValueError, "Improper number of dimensions to norm.")
+    if ord not in ((None, 2) if len(axes) == 1 else (None, "fro", "f")):
+        raise Unsupported(f"np.linalg.norm(ord={ord!r}) over {len(axes)} axes is not supported")
+    squares = ew.apply_ufunc(b, np.multiply, [x, x])
+    return ew.apply_ufunc(b, np.sqrt, [REDUCTIONS["sum"](b, squares, axis=axes, keepdims=keepdims)])
