@@ -1,16 +1,19 @@
 #include "hcompile/printer.h"
 
-#include <sstream>
+#include <charconv>
+#include <string>
 
 namespace hc {
 
 namespace {
 
+// %.17g through to_chars: independent of the global locale (an iostream prints "1,5" under
+// some), and no iostream in this library at all (on the GPU machine's toolchain, an
+// ostringstream of a double crashed inside the module).
 std::string format_double(double v) {
-    std::ostringstream os;
-    os.precision(17);
-    os << v;
-    std::string s = os.str();
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);
+    std::string s(buf, ec == std::errc() ? end : buf);
     // Keep floats visibly floats ("2.0", not "2").
     if (s.find_first_of(".eE") == std::string::npos && s.find_first_of("ni") == std::string::npos) s += ".0";
     return s;

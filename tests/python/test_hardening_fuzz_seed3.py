@@ -192,3 +192,21 @@ def test_signed_and_uint64_compare_exactly(op, left, right):
     f = O.fn_from_src(f"def f(a, b):\n    return a {op} b, a[3] {op} b, np.uint64(2**63) {op} b\n")
     O.check(f, a, b)
     O.check(f, a[::-1], b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("body", [
+    "t1 = a - a\n    return np.where(t1 <= -0.0, np.any(t1, axis=0, keepdims=True), 2.0)",
+    "t1 = a - a\n    return np.where(t1 <= 0, np.any(t1), 2.0)",
+    "t1 = a - a\n    return np.where(t1 != 0, a.max(), 2.0)",
+    "t1 = np.log(a)\n    return np.where(t1 >= 0, a.sum(), -1.0)",
+    "t1 = a % a\n    return np.where(t1 == 0, np.all(a > -1), False)",
+    "t1 = np.where(a > 1, np.nan, 0.0)\n    return np.where(t1 != 0, np.any(a < -1), 2.0)",
+    "t1 = np.maximum.outer(a[:, 0], a[:, 0]).max(axis=0)\n    return np.where(t1 > 0, a.sum(), 0.0)",
+])
+def test_a_nan_arm_does_not_skip_a_stage_that_is_used(body, dtype):
+    # program 167992: Halide's interval of select(c, NaN, 0) was [NaN, NaN], and skip_stages
+    # concluded from it that the reduction read under `where` was never used: its value was
+    # garbage (0.0 for NumPy's 1.0). Float scalars now reach Halide as bit patterns.
+    a = np.array([[4.2e-45], [1e-30], [-2.5], [-np.inf], [0.0135], [1.0000001], [np.inf], [np.nan]], dtype)
+    O.check(O.fn_from_src(f"def f(a):\n    {body}\n"), a)

@@ -5,6 +5,7 @@
 // pipeline: quadratic in the length of a chain. Inputs become ImageParams specialised on the
 // static shapes and layouts the runtime guards.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -138,7 +139,7 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         }
         operands.push_back(e);
     }
-    Halide::Expr value = (*rule)(n, operands);
+    Halide::Expr value = without_nan_immediates((*rule)(n, operands));
     // Halide folds operations on immediates as it builds them (the cast of an integer array's
     // constant isnan to float64 is 0.0), and its simplifier folds the rest later; a float constant
     // that reached a division would then be a division by a constant zero, which Halide's code
@@ -161,13 +162,38 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
     return value;
 }
 
+Halide::Param<> float_scalar_param(DType dtype, const std::string &name) {
+    return Halide::Param<>(Halide::UInt(halide_type(dtype).bits()), name);
+}
+
+Halide::Expr float_scalar_value(DType dtype, const Halide::Param<> &param) {
+    return Halide::reinterpret(halide_type(dtype), param);
+}
+
 Halide::Expr LowerContext::scalar_argument(DType dtype, double value) const {
     for (const LoweredScalar &s : scalars_) {
-        if (s.dtype == dtype && std::memcmp(&s.value, &value, sizeof value) == 0) return s.param;
+        if (s.dtype == dtype && std::memcmp(&s.value, &value, sizeof value) == 0) return float_scalar_value(dtype, s.param);
     }
-    LoweredScalar scalar{dtype, value, Halide::Param<>(halide_type(dtype), "folded" + std::to_string(scalars_.size()))};
+    LoweredScalar scalar{dtype, value, float_scalar_param(dtype, "folded" + std::to_string(scalars_.size()))};
     scalars_.push_back(scalar);
-    return scalar.param;
+    return float_scalar_value(dtype, scalar.param);
+}
+
+Halide::Expr LowerContext::without_nan_immediates(const Halide::Expr &value) const {
+    class ReplaceNaNs : public Halide::Internal::IRMutator {
+    public:
+        explicit ReplaceNaNs(const LowerContext &ctx) : ctx_(ctx) {}
+        using IRMutator::visit;
+        Halide::Expr visit(const Halide::Internal::FloatImm *op) override {
+            if (!std::isnan(op->value)) return op;
+            return ctx_.scalar_argument(op->type.bits() == 32 ? DType::Float32 : DType::Float64, op->value);
+        }
+
+    private:
+        const LowerContext &ctx_;
+    };
+    ReplaceNaNs replace(*this);
+    return replace.mutate(value);
 }
 
 Halide::Expr halide_constant(const Node &c) {
@@ -277,8 +303,8 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                 out.inputs.push_back(input);
             } else if (is_float(n.dtype)) {
                 LoweredScalar scalar{n.dtype, constant_value(n),
-                                     Halide::Param<>(halide_type(n.dtype), "c" + std::to_string(n.id))};
-                ctx.set_constant(n.id, scalar.param);
+                                     lowering::float_scalar_param(n.dtype, "c" + std::to_string(n.id))};
+                ctx.set_constant(n.id, lowering::float_scalar_value(n.dtype, scalar.param));
                 out.scalars.push_back(scalar);
             } else {
                 ctx.set_constant(n.id, lowering::halide_constant(n));

@@ -332,7 +332,7 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
             acc(lhs) = Halide::Tuple(is_max ? lowest(t) : highest(t), Halide::cast(Halide::Bool(), false));
             acc(lhs) = Halide::Tuple(is_max ? Halide::max(acc(lhs)[0], v) : Halide::min(acc(lhs)[0], v),
                                      acc(lhs)[1] || Halide::is_nan(v));
-            f(lhs) = select(acc(lhs)[1], Halide::Internal::make_const(t, std::numeric_limits<double>::quiet_NaN()),
+            f(lhs) = select(acc(lhs)[1], ctx.scalar_argument(n.dtype, std::numeric_limits<double>::quiet_NaN()),
                             acc(lhs)[0]);
         } else if (t.is_bool()) {
             acc(lhs) = Halide::cast(Halide::Bool(), !is_max);

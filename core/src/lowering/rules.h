@@ -15,6 +15,15 @@
 namespace hc::lowering {
 
 // What a rule can ask about the graph being lowered. Implemented in lower.cpp.
+// A float kernel scalar is declared as an unsigned integer Param holding its bits, read through a
+// reinterpret. Halide's interval analysis treats a reinterpret as the whole type, so it never
+// reasons with the value: its intervals assume ordered values, and a NaN (an immediate, or a
+// Param at run time) made a select's interval [NaN, NaN], from which skip_stages derived that a
+// stage was never used and skipped it (fuzz seed 3, program 167992). The scalar's storage is
+// the float's bits either way (KernelScalar).
+Halide::Param<> float_scalar_param(DType dtype, const std::string &name);
+Halide::Expr float_scalar_value(DType dtype, const Halide::Param<> &param);
+
 class LowerContext {
 public:
     LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs,
@@ -41,6 +50,9 @@ public:
     // value, so it cannot fold it into a division by a constant zero, which its code generator
     // refuses although IEEE (and NumPy) define it.
     Halide::Expr scalar_argument(DType dtype, double value) const;
+
+    // `value` with every NaN immediate replaced by a kernel scalar (see float_scalar_param).
+    Halide::Expr without_nan_immediates(const Halide::Expr &value) const;
 
     // Op units of fused expressions built so far (each distinct (node, index) counted once).
     int64_t inlined_units() const { return inlined_units_; }
