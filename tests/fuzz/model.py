@@ -15,7 +15,7 @@ s is True. The tolerance of each op class is stated once, here:
 | ieee   | + - * / sqrt square reciprocal | 0 when the operands are exact and not themselves results of rounded arithmetic (nothing a compiler may contract into an FMA or reassociate), else 1 ulp |
 | math   | exp log log1p expm1 sin cos tan tanh sinh cosh arcsin arccos arctan arctan2 power | 8 ulp: NumPy's own SIMD/libm error (<= 4 ulp) plus the foundation's (<= 5 ulp, apps/mathbench) |
 | sum    | sum mean var std (reassociated: vector lanes, pairwise) | (n-1) eps sum|x_i| for any summation order, plus 1 ulp |
-| prod   | prod | (n-1) eps |result|, unchecked where a partial product could overflow |
+| prod   | prod | (n-1) eps |result|, plus n · (smallest subnormal) · (product of factors ≥ 1) where a partial product can be subnormal; unchecked where one could overflow |
 | matmul | @ matmul dot | k eps (|A| @ |B|), plus 1 ulp |
 
 The operands' error propagates through each op by evaluating it at the corners of the operands'
@@ -382,7 +382,10 @@ def r_prod(p, ops, out):
         err = err + _ulp(out).reshape(np.shape(rel))
         s = (big * (1 + n * LD(fi.eps)) < LD(fi.max)) & np.isfinite(rel) \
             & ~(has_inf & (small < LD(fi.tiny)))
-        err = np.where(small < LD(fi.tiny), err + LD(fi.tiny), err)
+        # A partial product below the normal range rounds to a multiple of the smallest
+        # subnormal, in an order-dependent way, and later factors (at most `big`) scale it.
+        subnormal = LD(fi.smallest_subnormal) * big * n
+        err = np.where(small < LD(fi.tiny), err + LD(fi.tiny) + subnormal, err)
     err = np.reshape(np.where(np.isfinite(err), err, 0), out.shape)
     return M(out, err, allsure & np.reshape(s, out.shape), rounded=True)
 

@@ -373,20 +373,24 @@ def where(b, cond, x=None, y=None):
         check_operand(v)
     if not any(is_abstract(v) for v in (cond, x, y)):
         return run_concrete(np.where, cond, x, y)
-    dtype = rules.result_type(x, y)
+    # NumPy's own where on 0-d stand-ins for the arrays gives the result dtype and the value of
+    # a scalar operand as NumPy converts it, or NumPy's error: the rule changed between
+    # versions (np.where(int8_x > 0, int8_x, 300) holds 44 in NumPy 2.4 and raises
+    # OverflowError in 2.5).
+    x_st, y_st = (np.zeros((), v.dtype) if is_abstract(v) else v for v in (x, y))
+    dtype = rules.check_supported_dtype(run_concrete(lambda: np.where(True, x_st, y_st).dtype))
     shape = rules.broadcast_shapes(shape_of(cond), shape_of(x), shape_of(y))
     c = b.broadcast(to_array(b, cond, np.bool_), shape)
-    xs = b.broadcast(_where_operand(b, x, dtype), shape)
-    ys = b.broadcast(_where_operand(b, y, dtype), shape)
+    xs = b.broadcast(_where_operand(b, x, dtype, lambda: np.where(True, x_st, y_st)), shape)
+    ys = b.broadcast(_where_operand(b, y, dtype, lambda: np.where(False, x_st, y_st)), shape)
     return b.op("where", [c, xs, ys])          # np.where returns an array even when 0-d
 
 
-def _where_operand(b, v, dtype):
-    """np.where makes a scalar operand an array of its own dtype first (a Python int: int64),
-    then casts it unsafely: np.where(int8_x > 0, int8_x, 300) holds 44, not OverflowError."""
+def _where_operand(b, v, dtype, picked):
+    """An operand of np.where as ``dtype``; a scalar is the value NumPy's where picks for it."""
     if is_abstract(v):
         return b.cast(v, dtype)
-    return b.constant(run_concrete(lambda: np.asarray(v).astype(dtype)[()]), dtype)
+    return b.constant(run_concrete(lambda: picked()[()]), dtype)
 
 
 def clip(b, a, a_min=None, a_max=None, **kwargs):
