@@ -210,3 +210,16 @@ def test_a_nan_arm_does_not_skip_a_stage_that_is_used(body, dtype):
     # garbage (0.0 for NumPy's 1.0). Float scalars now reach Halide as bit patterns.
     a = np.array([[4.2e-45], [1e-30], [-2.5], [-np.inf], [0.0135], [1.0000001], [np.inf], [np.nan]], dtype)
     O.check(O.fn_from_src(f"def f(a):\n    {body}\n"), a)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bounds", ["5e-324, 1e-300", "0.0, 0.0", "-0.0, -0.0", "-0.0, 1.0", "-1.0, -0.0",
+                                    "np.nan, 1.0", "0.0, np.nan", "np.zeros(1), np.zeros((1, 1))",
+                                    "np.zeros(b.shape), np.zeros(b.shape)", "0.0, np.zeros(b.shape)",
+                                    "2.0, 1.0", "-np.inf, np.inf"])
+def test_clip_keeps_an_element_equal_to_a_one_element_bound(bounds, dtype):
+    # program 323961 (device run): np.clip(-0.0, 0.0, 0.0) is -0.0 in NumPy (its loop for
+    # one-element bounds keeps x on a tie) and was 0.0 compiled (maximum, then minimum).
+    b = np.array([-0.0, 0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 5e-324], dtype)
+    O.check(O.fn_from_src(f"def f(b):\n    return np.clip(b, {bounds})\n"), b)
+    O.check(O.fn_from_src(f"def f(b):\n    return np.clip(b[3], {bounds})\n"), b)

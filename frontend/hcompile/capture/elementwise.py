@@ -415,12 +415,26 @@ def clip(b, a, a_min=None, a_max=None, **kwargs):
     dtype = rules.result_type(a, *bounds)
     shape = rules.broadcast_shapes(*(shape_of(v) for v in (a, *bounds)))
     out = b.broadcast(to_array(b, a, dtype), shape)
+    if len(bounds) == 2 and dtype.kind == "f" and all(np.prod(shape_of(v)) == 1 for v in bounds):
+        out = _clip_by_constant_bounds(b, out, *(b.broadcast(to_array(b, v, dtype), shape) for v in bounds))
+        out.is_scalar = shape == ()
+        return out
     if a_min is not None:
         out = b.op("maximum", [out, b.broadcast(to_array(b, a_min, dtype), shape)])
     if a_max is not None:
         out = b.op("minimum", [out, b.broadcast(to_array(b, a_max, dtype), shape)])
     out.is_scalar = shape == ()
     return out
+
+
+def _clip_by_constant_bounds(b, x, lo, hi):
+    """NumPy's loop for one-element bounds (its common case): an element equal to a bound is
+    kept (clip(-0.0, 0.0, 0.0) is -0.0; with array bounds, maximum/minimum give the bound), and
+    a NaN bound makes every element NaN."""
+    out = b.op("where", [b.op("lt", [x, lo]), lo, x])
+    out = b.op("where", [b.op("gt", [out, hi]), hi, out])
+    nan_bound = b.op("bitwise_or", [b.op("isnan", [lo]), b.op("isnan", [hi])])
+    return b.op("where", [nan_bound, b.op("add", [lo, hi]), out])
 
 
 def _clip_bounds_numpy_keeps(a, a_min, a_max):
