@@ -3,7 +3,7 @@
 ``python -m apps.frontend_bench [--repeat N] [--steps N] [--write apps/RESULTS.md]``
 
 Time-stepped stencils written as NumPy code that stores into its arguments (Jacobi 1-D and 2-D,
-heat 3-D, FDTD 2-D) and gemm with ``C[:] = alpha * A @ B + beta * C``, run by plain NumPy,
+heat 3-D, FDTD 2-D, horizontal diffusion) and gemm with ``C[:] = alpha * A @ B + beta * C``, run by plain NumPy,
 hcompile (the loop's body compiled once), numba (``@njit`` on the same source where numba takes
 it) and jax.jit (a functional rewrite with ``.at[].set`` and ``lax.fori_loop``, jax's own idiom);
 a peer that does not import is skipped. Then graph breaks: a function with one break against its
@@ -66,6 +66,24 @@ def fdtd_2d(ex, ey, hz, fict, steps):
     return hz
 
 
+def hdiff(in_field, out_field, coeff, steps):
+    # Horizontal diffusion (COSMO, as in npbench), stepped: each step's output is the next
+    # step's interior input.
+    I, J, K = out_field.shape
+    for _ in range(steps):
+        lap = 4.0 * in_field[1:I + 3, 1:J + 3, :] - (
+            in_field[2:I + 4, 1:J + 3, :] + in_field[0:I + 2, 1:J + 3, :] +
+            in_field[1:I + 3, 2:J + 4, :] + in_field[1:I + 3, 0:J + 2, :])
+        res = lap[1:, 1:J + 1, :] - lap[:-1, 1:J + 1, :]
+        flx = np.where((res * (in_field[2:I + 3, 2:J + 2, :] - in_field[1:I + 2, 2:J + 2, :])) > 0, 0, res)
+        res = lap[1:I + 1, 1:, :] - lap[1:I + 1, :-1, :]
+        fly = np.where((res * (in_field[2:I + 2, 2:J + 3, :] - in_field[2:I + 2, 1:J + 2, :])) > 0, 0, res)
+        out_field[:, :, :] = in_field[2:I + 2, 2:J + 2, :] - coeff[:, :, :] * (
+            flx[1:, :, :] - flx[:-1, :, :] + fly[:, 1:, :] - fly[:, :-1, :])
+        in_field[2:I + 2, 2:J + 2, :] = out_field
+    return out_field
+
+
 def gemm(alpha, beta, C, A, B):
     C[:] = alpha * A @ B + beta * C
     return C
@@ -82,12 +100,15 @@ def _inputs(name, steps, rng):
     if name == "fdtd_2d":
         return (rng.random((200, 240), dtype=f), rng.random((200, 240), dtype=f),
                 rng.random((200, 240), dtype=f), np.full(1, 0.5), steps)
+    if name == "hdiff":
+        return (rng.random((68, 68, 40), dtype=f), np.zeros((64, 64, 40)),
+                rng.random((64, 64, 40), dtype=f) * 0.025, max(1, steps // 10))
     return (1.5, 1.2, rng.random((400, 450), dtype=f), rng.random((400, 500), dtype=f),
             rng.random((500, 450), dtype=f))
 
 
 WORKLOADS = {"jacobi_1d": jacobi_1d, "jacobi_2d": jacobi_2d, "heat_3d": heat_3d, "fdtd_2d": fdtd_2d,
-             "gemm": gemm}
+             "hdiff": hdiff, "gemm": gemm}
 
 
 # -- peers ------------------------------------------------------------------------------------------
@@ -141,10 +162,25 @@ def _jax_versions():
         hz = hz.at[:-1, :-1].set(hz[:-1, :-1] - 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1]))
         return hz, ex, ey, fict
 
+    def hd(in_field, out_field, coeff):
+        I, J, _ = out_field.shape
+        lap = 4.0 * in_field[1:I + 3, 1:J + 3, :] - (
+            in_field[2:I + 4, 1:J + 3, :] + in_field[0:I + 2, 1:J + 3, :] +
+            in_field[1:I + 3, 2:J + 4, :] + in_field[1:I + 3, 0:J + 2, :])
+        res = lap[1:, 1:J + 1, :] - lap[:-1, 1:J + 1, :]
+        flx = jnp.where((res * (in_field[2:I + 3, 2:J + 2, :] - in_field[1:I + 2, 2:J + 2, :])) > 0, 0, res)
+        res = lap[1:I + 1, 1:, :] - lap[1:I + 1, :-1, :]
+        fly = jnp.where((res * (in_field[2:I + 2, 2:J + 3, :] - in_field[2:I + 2, 1:J + 2, :])) > 0, 0, res)
+        out_field = in_field[2:I + 2, 2:J + 2, :] - coeff * (
+            flx[1:, :, :] - flx[:-1, :, :] + fly[:, 1:, :] - fly[:, :-1, :])
+        return in_field.at[2:I + 2, 2:J + 2, :].set(out_field), out_field, coeff
+
+    hd_loop = jax.jit(lambda i, o, c, steps: jax.lax.fori_loop(0, steps, lambda _, s: hd(*s), (i, o, c))[1])
     fd_loop = stencil_loop(fd)
     return {
         "jacobi_1d": stencil_loop(j1), "jacobi_2d": stencil_loop(j2), "heat_3d": stencil_loop(h3),
         "fdtd_2d": lambda ex, ey, hz, fict, steps: fd_loop(hz, ex, ey, fict, steps),
+        "hdiff": hd_loop,
         "gemm": jax.jit(lambda alpha, beta, C, A, B: alpha * A @ B + beta * C),
     }
 
