@@ -122,6 +122,17 @@ def _slow_cases(queue):
                             ("pow_size1_uint64", "return (a[:, :1] ** a[:, 1:2]) + a", (np.array([[3, 2**40 + 5]], np.uint64),))]:
         g = fn_from_src(f"def f(a):\n    {src}\n")
         queue.put((name, bool(np.array_equal(hcompile.hcompile(g, fullgraph=True)(*args), g(*args)))))
+    # A run-time exponent on a base with narrow value bounds (a reciprocal: 0 or 1, cast to
+    # uint64): the simplifier peeled the inlined base into the squaring chain and walked it as a
+    # tree (device fuzz, program 616503); the base of such a power is stored now (fusion.cpp).
+    b = np.array([0, 1, 2, 4294967295, 7], np.uint32)
+    for name, src in [("pow_runtime_exp_reciprocal_u64", "return np.reciprocal(b).astype(np.uint64) ** s"),
+                      ("pow_runtime_exp_or", "return 0 | np.reciprocal(b) ** s"),
+                      ("pow_runtime_exp_mod", "return (b % 2).astype(np.uint64) ** s")]:
+        g = fn_from_src(f"def f(b, s):\n    {src}\n")
+        with np.errstate(all="ignore"):
+            got, want = hcompile.hcompile(g, fullgraph=True)(b, np.uint64(3)), g(b, np.uint64(3))
+        queue.put((name, bool(np.array_equal(got, want))))
     queue.put(("done", True))
 
 
