@@ -8,8 +8,7 @@ namespace hc {
 namespace {
 
 // %.17g through to_chars: independent of the global locale (an iostream prints "1,5" under
-// some), and no iostream in this library at all (on the GPU machine's toolchain, an
-// ostringstream of a double crashed inside the module).
+// some).
 std::string format_double(double v) {
     char buf[64];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, 17);

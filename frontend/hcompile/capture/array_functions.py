@@ -9,6 +9,7 @@ from ..errors import Unsupported
 from . import elementwise as ew
 from . import numpy_rules as rules
 from .errors import numpy_raises
+from .joins import take_along
 from .matmul import dot
 from .reductions import REDUCTIONS
 from .values import ArrayValue
@@ -19,15 +20,6 @@ def _array(name, a) -> ArrayValue:
     if not isinstance(a, ArrayValue):
         raise Unsupported(f"np.{name} of a {type(a).__name__} (a constant array)")
     return a
-
-
-def _along(b, a, axis, start, stop):
-    start, stop = min(start, a.shape[axis]), max(min(stop, a.shape[axis]), 0)
-    start = min(start, stop)
-    starts = [start if d == axis else 0 for d in range(a.ndim)]
-    stops = [stop if d == axis else s for d, s in enumerate(a.shape)]
-    return ArrayValue(b.op("slice", [a], {"starts": starts, "stops": stops, "steps": [1] * a.ndim}).node,
-                      a.dtype, tuple(stops[d] - starts[d] for d in range(a.ndim)))
 
 
 def diff(b, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
@@ -45,7 +37,8 @@ def diff(b, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     result = a                  # n == 0: NumPy hands back the argument itself
     for _ in range(n):
         size = result.shape[axis]
-        result = ew.apply_ufunc(b, op, [_along(b, result, axis, 1, size), _along(b, result, axis, 0, size - 1)])
+        result = ew.apply_ufunc(b, op, [take_along(b, result, axis, 1, size),
+                                        take_along(b, result, axis, 0, max(size - 1, 0))])
     return result
 
 

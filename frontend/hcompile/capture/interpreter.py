@@ -220,7 +220,7 @@ class Frame:
             return self.inline(fn, args, kwargs)
         opaque = [a for a in (*args, *kwargs.values()) if isinstance(a, PythonObject)]
         if opaque and all(isinstance(a, SymbolicFloat) for a in opaque):
-            result = symbolic_floats.call(self.b, fn, args, kwargs, resolve_call)
+            result = symbolic_floats.call(self.b, fn, args, kwargs)
             if result is not None:
                 return result
         if masks.involved(*opaque) and all(isinstance(a, (SymbolicFloat, MaskedSelection)) for a in opaque):

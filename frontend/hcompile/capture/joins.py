@@ -39,8 +39,11 @@ def _slice_attrs(shape, axis, start, stop):
             "steps": [1] * len(shape)}
 
 
-def _take(b, a, axis, start, stop):
-    """``a[..., start:stop, ...]`` along ``axis`` (0 <= start <= stop <= size)."""
+def take_along(b, a, axis, start, stop):
+    """``a[..., start:stop, ...]`` along ``axis`` (``start`` and ``stop`` non-negative; past the
+    end they stop there, as a slice does)."""
+    stop = min(stop, a.shape[axis])
+    start = min(start, stop)
     if start == 0 and stop == a.shape[axis]:
         return a
     return b.op("slice", [a], _slice_attrs(a.shape, axis, start, stop))
@@ -134,6 +137,6 @@ def roll(b, a, shift, axis=None):
         n = a.shape[ax]
         s = s % n if n else 0
         if s:
-            result = join(b, [_take(b, result, ax, n - s, n), _take(b, result, ax, 0, n - s)], ax,
+            result = join(b, [take_along(b, result, ax, n - s, n), take_along(b, result, ax, 0, n - s)], ax,
                            a.dtype)
     return copy_of(result)

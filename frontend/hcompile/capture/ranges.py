@@ -17,6 +17,7 @@ from ..errors import Unsupported
 from . import elementwise as ew
 from . import numpy_rules as rules
 from .errors import numpy_raises
+from .joins import take_along
 from .shape_ops import copy_of
 from .values import ArrayValue
 
@@ -39,10 +40,7 @@ def ramp(b, n: int) -> ArrayValue:
     high = b.op("mul", [b.reshape(ramp(b, rows), (rows, 1)), b.full(_DIGITS, np.int64, (rows, 1))])
     low = b.reshape(ramp(b, _DIGITS), (1, _DIGITS))
     grid = b.op("add", [b.broadcast(high, (rows, _DIGITS)), b.broadcast(low, (rows, _DIGITS))])
-    r = b.reshape(grid, (rows * _DIGITS,))
-    if rows * _DIGITS != n:
-        r = b.op("slice", [r], {"starts": [0], "stops": [n], "steps": [1]})
-    return r
+    return take_along(b, b.reshape(grid, (rows * _DIGITS,)), 0, 0, n)
 
 
 def _python_int(v, what):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from . import elementwise as ew
+from .lookaside import resolve_call
 from .values import ArrayValue, SymbolicFloat, opaque_use
 
 _PYTHON_ARITHMETIC = {"+": "add", "-": "sub", "*": "mul"}
@@ -80,9 +81,9 @@ def unary(b, opname, value):
     raise Unsupported(opaque_use("unary operator on", value))
 
 
-def call(b, fn, args, kwargs, resolve):
+def call(b, fn, args, kwargs):
     """``fn(*args, **kwargs)`` with a SymbolicFloat among the arguments, or None where that is a
-    graph break. ``resolve`` resolves a call whose arguments the graph holds."""
+    graph break."""
     if kwargs:
         return None
     if fn is float and len(args) == 1:
@@ -90,5 +91,5 @@ def call(b, fn, args, kwargs, resolve):
     if fn is abs and len(args) == 1:
         return SymbolicFloat(b.op("abs", [args[0].value], is_scalar=True))
     if isinstance(fn, np.ufunc) and fn not in _VALUE_DEPENDENT_UFUNCS:
-        return resolve(b, fn, _operands(args), kwargs)
+        return resolve_call(b, fn, _operands(args), kwargs)
     return None
