@@ -25,14 +25,15 @@ struct ScheduleLog {
 // would then read its producers, and the inputs, out of bounds (fuzz seed 3).
 constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
 
-// Vectorize the innermost dimension and parallelize the outermost non-trivial one.
-void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &log) {
+// Vectorize the innermost dimension and parallelize the outermost non-trivial one. Returns the
+// loop that runs once per vector (or per element, unvectorized) of the innermost dimension.
+Halide::LoopLevel schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &log) {
     f.compute_root();
     const auto &vars = r.vars;
     const auto &ext = r.extents;
     if (vars.empty()) {
         log.add(f, "compute_root (0-d)");
-        return;
+        return Halide::LoopLevel::root();
     }
     std::string what = "compute_root";
     // A row-fused region runs inside its root's parallel row loop already.
@@ -43,7 +44,7 @@ void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &
         int chunk = static_cast<int>(std::max<int64_t>(width, ext[0] / 64 / width * width));
         f.split(vars[0], outer, inner, chunk, kTail).parallel(outer).vectorize(inner, width, kTail);
         log.add(f, what + ", split x by " + std::to_string(chunk) + ", parallel chunks, vectorize " + std::to_string(width));
-        return;
+        return Halide::LoopLevel(f, inner);
     }
     if (ext[0] >= width) {
         f.vectorize(vars[0], width, kTail);
@@ -54,6 +55,17 @@ void schedule_pure(Halide::Func f, const RegionFunc &r, int width, ScheduleLog &
         what += ", parallel " + vars.back().name();
     }
     log.add(f, what);
+    return Halide::LoopLevel(f, vars[0]);
+}
+
+// An elementwise region; its staged operand (lowering.h) is computed per vector of it.
+void schedule_elementwise(const RegionFunc &r, int width, ScheduleLog &log) {
+    Halide::LoopLevel per_vector = schedule_pure(r.func, r, width, log);
+    if (!r.staged_operand.defined()) return;
+    Halide::Func operand = r.staged_operand;
+    operand.compute_at(per_vector);
+    if (!r.vars.empty() && r.extents[0] >= width) operand.vectorize(r.vars[0], width, kTail);
+    log.add(operand, "compute_at " + r.func.name() + ", per vector");
 }
 
 // Whether Halide's rfactor will accept the accumulator's update. The lowering builds plain
@@ -232,7 +244,7 @@ std::string apply_baseline_schedule(LoweredPipeline &lowered, const Halide::Targ
             }
             break;
         default:
-            schedule_pure(r.func, r, width, log);
+            schedule_elementwise(r, width, log);
         }
     }
     if (lowered.row_root >= 0) schedule_row_fusion(lowered, log);

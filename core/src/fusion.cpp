@@ -156,18 +156,7 @@ Partition partition_with_budget(const Graph &graph, int budget) {
         // consumer that reads its operand several times (tanh of it), Halide's bounds
         // inference expanded the chain's symbolic bounds as a tree: `np.tanh(b ** 4095)`
         // compiled for 24 s, `** 65535` for hours. Stored, its consumers see a Func's range.
-        if (node.kind == OpKind::Pow && !is_float(node.dtype)) {
-            p.materialized[node.id] = true;
-            // With a run-time exponent its base is stored too: inlined, a base with narrow
-            // value bounds (a reciprocal's 0 or 1, cast to uint64) let Halide's simplifier peel
-            // it into every use of the squaring chain, which it then walked as a tree for
-            // minutes (device fuzz, seed 3, program 616503).
-            const Node &base = graph.node(node.inputs[0]);
-            const Node &exponent = graph.node(node.inputs[1]);
-            if (exponent.kind != OpKind::Constant && op_class(base.kind) == OpClass::Elementwise) {
-                p.materialized[base.id] = true;
-            }
-        }
+        if (node.kind == OpKind::Pow && !is_float(node.dtype)) p.materialized[node.id] = true;
         if (cls == OpClass::Matmul) {
             for (NodeId in : node.inputs) {
                 if (op_class(graph.node(in).kind) == OpClass::Elementwise) p.materialized[in] = true;

@@ -8,8 +8,9 @@ The classes that compiled for minutes:
   in size, and a whole graph past the compile-size budget runs as Python
   (core/src/compile_graph.cpp, check_compile_budget);
 - integer powers of 0-d unsigned arrays: the repeated-squaring tree doubled with every exponent
-  bit; steps are now named (core/src/lowering/elementwise_rules.cpp), and a value read on axes of
-  extent 1 is read at index 0 (core/src/lowering/lower.cpp, definition_index).
+  bit; steps are now named (core/src/lowering/elementwise_rules.cpp), a value read on axes of
+  extent 1 is read at index 0 (core/src/lowering/lower.cpp, definition_index), and a power reads
+  its base back through its own Func, whose value has no bounds (define_integer_power).
 Each case must also give NumPy's answer. A hang would stop the suite, so the slow cases run in a
 worker with a generous limit (a watchdog for minutes-long compiles, not a speed assertion).
 """
@@ -124,7 +125,8 @@ def _slow_cases(queue):
         queue.put((name, bool(np.array_equal(hcompile.hcompile(g, fullgraph=True)(*args), g(*args)))))
     # A run-time exponent on a base with narrow value bounds (a reciprocal: 0 or 1, cast to
     # uint64): the simplifier peeled the inlined base into the squaring chain and walked it as a
-    # tree (device fuzz, program 616503); the base of such a power is stored now (fusion.cpp).
+    # tree (device fuzz, program 616503). An integer power now reads its base back through its
+    # own Func, in an update, whose value has no bounds to Halide (lower.cpp).
     b = np.array([0, 1, 2, 4294967295, 7], np.uint32)
     for name, src in [("pow_runtime_exp_reciprocal_u64", "return np.reciprocal(b).astype(np.uint64) ** s"),
                       ("pow_runtime_exp_or", "return 0 | np.reciprocal(b) ** s"),
@@ -133,6 +135,18 @@ def _slow_cases(queue):
         with np.errstate(all="ignore"):
             got, want = hcompile.hcompile(g, fullgraph=True)(b, np.uint64(3)), g(b, np.uint64(3))
         queue.put((name, bool(np.array_equal(got, want))))
+    # One element of an integer power (a slice, an index): the power runs at one point, and
+    # box_touched expanded the squaring chain of an element read there as a tree (device fuzz,
+    # program 873732: `np.ceil(a ** a)[2:0:-1]`), with a run-time or a 64-bit constant exponent.
+    a = np.array([7, 9], np.uint64)
+    m = np.arange(1, 7, dtype=np.uint64).reshape(2, 3)
+    for name, src, args in [("pow_one_element_reversed", "return np.ceil(a ** a)[2:0:-1]", (a,)),
+                            ("pow_one_element_index", "return (a ** a)[1]", (a,)),
+                            ("pow_one_element_layout_base", "return (a[::-1] ** (a + 1))[1:2]", (a,)),
+                            ("pow_one_element_2d", "return (a ** a)[1:2, 0:1]", (m,)),
+                            ("pow_one_element_max_exponent", "return (a ** np.uint64(2**64 - 1))[1:2]", (a,))]:
+        g = fn_from_src(f"def f(a):\n    {src}\n")
+        queue.put((name, bool(np.array_equal(hcompile.hcompile(g, fullgraph=True)(*args), g(*args)))))
     queue.put(("done", True))
 
 

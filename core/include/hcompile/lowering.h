@@ -63,6 +63,7 @@ struct RegionFunc {
     Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads it
     bool row_fused = false;             // computed per row of the pipeline's row root (Partition)
     std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure
+    Halide::Func staged_operand;        // an integer power's base: computed per vector of `func`
 };
 
 struct LoweredPipeline {

@@ -313,7 +313,11 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             break;
         case OpClass::Elementwise:
         case OpClass::Layout:
-            f(lhs) = without_value_bounds(ctx.compute(n, definition_index(n, axes)));
+            if (n.kind == OpKind::Pow && !is_float(n.dtype)) {
+                region.staged_operand = lowering::define_integer_power(ctx, n, f, definition_index(n, axes), lhs);
+            } else {
+                f(lhs) = without_value_bounds(ctx.compute(n, definition_index(n, axes)));
+            }
             break;
         case OpClass::Reduction:
         case OpClass::Matmul: {

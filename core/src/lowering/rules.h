@@ -99,6 +99,11 @@ const LayoutRule *find_layout_rule(OpKind kind);
 // slice_update's value at `index` (update_rules.cpp).
 Halide::Expr slice_update(const LowerContext &ctx, const Node &node, const std::vector<Halide::Expr> &index);
 
+// An integer power defines `f` from its base's own Func, returned for the scheduler
+// (elementwise_rules.cpp).
+Halide::Func define_integer_power(const LowerContext &ctx, const Node &node, Halide::Func &f,
+                          const std::vector<Halide::Expr> &index, const std::vector<Halide::Expr> &lhs);
+
 // Reductions and matmul define `func` (pure + update) over `axes` (NumPy order), returning the
 // reduction domain they used and whether the update is safe to reassociate.
 struct ReductionLowering {
