@@ -4,7 +4,7 @@
 # halide/ folder, as for build_on_gpu_machine.sh), bytecode/ (the pure-Python package), and
 # spdlog_prefix/ (only used where the machine lacks libspdlog-dev; real files, since carried
 # symlinks are dropped).
-# Usage: bash apps/device/fuzz_on_gpu_machine.sh build | fuzz START COUNT [SECONDS]
+# Usage: bash apps/device/fuzz_on_gpu_machine.sh build | fuzz START COUNT [SECONDS] | repro FILE.py...
 set -euo pipefail
 root=$PWD
 [ -d devdeps/halide ] || (cd devdeps && tar -xJf halide312.tar.xz)
@@ -30,6 +30,9 @@ import numpy as np, hcompile as hc
 f = hc.hcompile(lambda x: np.sin(x) * 2 + x.sum(), fullgraph=True)
 x = np.linspace(0, 1, 1000)
 print('smoke', np.allclose(f(x), np.sin(x) * 2 + x.sum()))"
+elif [ "$1" = repro ]; then
+  shift
+  for f in "$@"; do echo "== $f"; timeout 120 python3 "$f" 2>&1 | tail -5 || true; done
 else
   timeout "${4:-560}" python3 -u -m tests.fuzz --seed 3 --start "$2" --programs "$3" --jobs "$(nproc)" \
     --out "$OUT/fuzz" --timeout 120 --shrink-budget 0 > "$OUT/fuzz_log.txt" 2>&1 || true
