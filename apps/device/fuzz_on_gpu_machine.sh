@@ -31,6 +31,8 @@ f = hc.hcompile(lambda x: np.sin(x) * 2 + x.sum(), fullgraph=True)
 x = np.linspace(0, 1, 1000)
 print('smoke', np.allclose(f(x), np.sin(x) * 2 + x.sum()))"
 elif [ "$1" = repro ]; then
+  # Runs fuzz repro scripts (the machine has no gdb: HL_DEBUG_CODEGEN=1 in the environment shows
+  # the Halide step a crash happens in).
   shift
   for f in "$@"; do echo "== $f"; timeout 120 python3 "$f" 2>&1 | tail -5 || true; done
 else

@@ -58,22 +58,15 @@ Halide::LoopLevel schedule_pure(Halide::Func f, const RegionFunc &r, int width, 
     return Halide::LoopLevel(f, vars[0]);
 }
 
-// An elementwise region; its staged operand (lowering.h) is computed per vector of it, or first
-// where the region is not vectorized. Computed per element, LLVM saw the operand's value itself
-// and, in `x ** x`, learned from the exponent's bit tests which squares are even; its known
-// bits of a self-multiply then ran past the type's width (APInt::setBits, an assertion in an
-// LLVM built with them; device fuzz, seed 3, programs 907270, 920629 and 1026763).
+// An elementwise region; its staged operand (lowering.h) is computed per vector of it (per
+// element where it is not vectorized), inside whatever loop the region itself runs in.
 void schedule_elementwise(const RegionFunc &r, int width, ScheduleLog &log) {
     Halide::LoopLevel per_vector = schedule_pure(r.func, r, width, log);
     if (!r.staged_operand.defined()) return;
     Halide::Func operand = r.staged_operand;
-    if (!r.vars.empty() && r.extents[0] >= width) {
-        operand.compute_at(per_vector).vectorize(r.vars[0], width, kTail);
-        log.add(operand, "compute_at " + r.func.name() + ", per vector");
-    } else {
-        operand.compute_root();
-        log.add(operand, "compute_root (" + r.func.name() + " is not vectorized)");
-    }
+    operand.compute_at(per_vector);
+    if (!r.vars.empty() && r.extents[0] >= width) operand.vectorize(r.vars[0], width, kTail);
+    log.add(operand, "compute_at " + r.func.name() + ", per vector");
 }
 
 // Whether Halide's rfactor will accept the accumulator's update. The lowering builds plain
