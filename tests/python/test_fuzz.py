@@ -126,3 +126,15 @@ def test_oracle_passes_numpy_itself():
     for i in range(400):
         o = runner.run(gen.program(CI_SEED + 1, i), ident)
         assert o.status == "ok", (o, gen.program(CI_SEED + 1, i).source())
+
+
+def test_model_leaves_a_quotient_unchecked_where_the_divisor_box_holds_zero():
+    """A divisor known only to within more than its own size (the sine of a huge variance) may
+    be zero: the quotient is unbounded there, not bounded by its finite corners (device fuzz,
+    seed 3, program 1239277)."""
+    from tests.fuzz import model
+    num = model.leaf(np.array([0.69, 43.2]))
+    divisor = model.M(np.array([-0.856, -0.856]), np.array([2.0, 0.1], dtype=model.LD), np.ones(2, bool), True)
+    out = num.v / divisor.v
+    m = model.r_ieee({"op": "true_divide"}, [num, divisor], out)
+    assert m.s.tolist() == [False, True]
