@@ -454,6 +454,13 @@ compiled peers (for NumPy and torch eager just a cold call).
 """
 
 
+def publish(section: str, path, key: str):
+    """Print a results section and, given a path, add or replace it there (write_results)."""
+    print(section)
+    if path:
+        write_results(Path(path), key, section)
+
+
 def write_results(path: Path, key: str, section: str):
     begin, end = f"<!-- bench:{key} -->", f"<!-- /bench:{key} -->"
     block = f"{begin}\n{section}{end}\n"

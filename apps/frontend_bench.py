@@ -324,10 +324,8 @@ def main(argv=None):
                f"- command: `{command}`\n- {opts.steps} time steps per stencil call; float64; median of {opts.repeat} calls on fresh copies\n\n"
                f"**Time-stepped stencils and gemm, median ms per call**\n\n{stencils}\n"
                f"**Graph breaks and per-call overhead**\n\n{breaks}")
-    print(section)
-    if opts.write:
-        from apps.bench import write_results
-        write_results(opts.write, "frontend", section)
+    from apps.bench import publish
+    publish(section, opts.write, "frontend")
 
 
 if __name__ == "__main__":

@@ -63,10 +63,8 @@ def main(argv=None):
     section = (f"## Integer powers ({datetime.date.today()}, {platform.processor() or platform.machine()})\n\n"
                f"- command: `{command}`\n- 10^6 elements, base in [0, 50), exponent in [0, 9); best of {opts.repeat} calls\n\n"
                f"{table(opts.repeat)}")
-    print(section)
-    if opts.write:
-        from apps.bench import write_results
-        write_results(opts.write, "int_power", section)
+    from apps.bench import publish
+    publish(section, opts.write, "int_power")
 
 
 if __name__ == "__main__":
