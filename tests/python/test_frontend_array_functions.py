@@ -1,5 +1,5 @@
-"""np.diff, np.diag / diagonal, np.trace, np.linalg.norm and np.deg2rad, compiled (fullgraph)
-against NumPy."""
+"""np.diff, np.diag / diagonal, np.trace, np.linalg.norm, np.deg2rad and np.isclose, compiled
+(fullgraph) against NumPy."""
 import numpy as np
 import pytest
 
@@ -41,3 +41,47 @@ def test_writing_into_a_diagonal_raises_as_numpy(rng):
     # NumPy's diagonal is a read-only view: the write breaks to Python, which raises.
     f = O.fn_from_src("def f(a):\n    d = np.diag(a)\n    d[0] = 1\n    return d\n")
     O.check_raises_same(f, O.make(rng, (3, 3), "float64"), cfn=hc.hcompile(f))
+
+
+def _near(rng, a):
+    """`a` with about half its elements nudged by up to 2e-5 relative, some copied exactly."""
+    if a.dtype.kind not in "f":
+        return a.copy()
+    with np.errstate(invalid="ignore"):  # inf * 0 where an inf is left alone
+        nudge = (rng.random(a.shape) - 0.5) * 4e-5 * np.abs(a) * (rng.random(a.shape) < 0.5)
+        return (a + np.nan_to_num(nudge).astype(a.dtype)).astype(a.dtype)
+
+
+@pytest.mark.parametrize("dtype", O.DTYPES)
+@pytest.mark.parametrize("call", [
+    "np.isclose(a, b)", "np.isclose(a, b, equal_nan=True)", "np.isclose(a, b, rtol=1e-3, atol=0)",
+    "np.isclose(a, b, 0.0, 0.5)", "np.isclose(a, 0.5, atol=0.6)", "np.isclose(2, a)",
+    "np.isclose(a, True)", "np.isclose(a[:, None], b[None, -1])", "np.isclose(a[::2], b[::2])",
+    "np.isclose(a, b.astype(np.float32))", "np.isclose(a.sum(), b.sum())", "np.isclose(a[0], b[0])",
+    "np.where(np.isclose(a, b), a, b)",
+])
+def test_isclose_as_numpy(call, dtype, rng):
+    f = O.fn_from_src(f"def f(a, b):\n    return {call}\n")
+    for shape in [(6,), (1,), (0,), ()]:
+        if shape == () and ("[" in call):
+            continue
+        a = O.make(rng, shape, dtype, specials=0.2 if dtype.startswith("float") else 0.0)
+        O.check(f, a, _near(rng, np.asarray(a)))
+
+
+def test_isclose_of_integer_extremes_and_scalars(rng):
+    a = np.array([np.iinfo(np.int64).min, -1, 0, 1, np.iinfo(np.int64).max])
+    O.check(O.fn_from_src("def f(a, b):\n    return np.isclose(a, b), np.isclose(b, a), np.isclose(a, 3)\n"),
+            a, a[::-1].copy())
+    O.check(O.fn_from_src("def f(a):\n    return np.isclose(1.0, 1.0 + 1e-9), np.isclose(a, a)\n"),
+            np.array([np.nan, np.inf, -np.inf, -0.0]))
+
+
+@pytest.mark.parametrize("call", ["np.isclose(a, b, rtol=np.inf)", "np.isclose(a, b, atol=np.nan)",
+                                  "np.isclose(a, b, atol=b)"])
+def test_isclose_with_tolerances_numpy_warns_about_or_arrays_runs_as_python(call, rng):
+    a = O.make(rng, (5,), "float64")
+    f = O.fn_from_src(f"def f(a, b):\n    return {call}\n")
+    compiled = hc.hcompile(f)
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal(compiled(a, a + 1e-9), f(a, a + 1e-9))

@@ -1,6 +1,6 @@
 """NumPy functions written in terms of others, captured the way NumPy computes them: ``np.diff``,
-``np.diag`` / ``ndarray.diagonal``, ``np.trace`` and ``np.linalg.norm`` (the orders that are sums
-of squares; the others break)."""
+``np.diag`` / ``ndarray.diagonal``, ``np.trace``, ``np.linalg.norm`` (the orders that are sums
+of squares; the others break) and ``np.isclose``."""
 from __future__ import annotations
 
 import numpy as np
@@ -105,3 +105,37 @@ def norm(b, x, ord=None, axis=None, keepdims=False):
         raise Unsupported(f"np.linalg.norm(ord={ord!r}) over {len(axes)} axes is not supported")
     squares = ew.apply_ufunc(b, np.multiply, [x, x])
     return ew.apply_ufunc(b, np.sqrt, [REDUCTIONS["sum"](b, squares, axis=axes, keepdims=keepdims)])
+
+
+def isclose(b, a, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``np.isclose`` step by step as NumPy computes it: ``other`` made inexact (its dtype with a
+    Python float), then ``|a - other| <= atol + rtol * |other|`` where ``other`` is finite, or
+    ``a == other``; with ``equal_nan``, two NaNs are close too. Without an array among ``a`` and
+    ``other`` the answer is NumPy's own."""
+    if not isinstance(a, ArrayValue) and not isinstance(other, ArrayValue):
+        return np.isclose(a, other, rtol, atol, equal_nan)
+    for name, value in (("a", a), ("b", other)):
+        if not isinstance(value, (ArrayValue, bool, int, float)):
+            raise Unsupported(f"np.isclose with {name} a {type(value).__name__}")
+    # Array tolerances, or ones NumPy warns about (not finite), run as Python.
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if type(value) not in (int, float) or not np.isfinite(value):
+            raise Unsupported(f"np.isclose({name}={value!r})")
+    if type(equal_nan) is not bool:
+        raise Unsupported("np.isclose with a computed equal_nan")
+    if isinstance(other, ArrayValue):
+        if other.dtype.kind == "m":
+            raise Unsupported("np.isclose of timedeltas")
+        other = ew.astype(b, other, np.result_type(other.dtype, 1.0))
+    elif isinstance(other, int):  # a Python bool stays a bool, as in NumPy
+        other = float(other)
+
+    def u(ufunc, *args):
+        return ew.apply_ufunc(b, ufunc, list(args))
+
+    within = u(np.less_equal, u(np.absolute, u(np.subtract, a, other)),
+               u(np.add, atol, u(np.multiply, rtol, u(np.absolute, other))))
+    result = u(np.bitwise_or, u(np.bitwise_and, within, u(np.isfinite, other)), u(np.equal, a, other))
+    if equal_nan:
+        result = u(np.bitwise_or, result, u(np.bitwise_and, u(np.isnan, a), u(np.isnan, other)))
+    return result

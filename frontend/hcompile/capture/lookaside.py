@@ -44,7 +44,7 @@ NUMPY_FUNCTIONS = {
     np.eye: shape_ops.eye, np.identity: shape_ops.identity, np.arange: ranges.arange,
     np.linspace: ranges.linspace, np.tri: ranges.tri, np.tril: ranges.tril, np.triu: ranges.triu,
     np.diff: array_functions.diff, np.diag: array_functions.diag, np.diagonal: array_functions.diagonal,
-    np.trace: array_functions.trace, np.linalg.norm: array_functions.norm,
+    np.trace: array_functions.trace, np.linalg.norm: array_functions.norm, np.isclose: array_functions.isclose,
     np.zeros: shape_ops.zeros, np.ones: shape_ops.ones, np.full: shape_ops.full,
     np.empty: shape_ops.zeros,
     np.zeros_like: shape_ops.zeros_like, np.ones_like: shape_ops.ones_like,
