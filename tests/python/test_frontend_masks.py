@@ -1,6 +1,8 @@
 """Boolean masks: ``x[mask] = scalar``, ``x[m] = y[m]``, ``x[m] op= v``, ``x[m] = f(x[m])``
-compiled as ``where``; other uses of ``x[mask]`` (a reduction, returning it) break and get the
-compacted array. Checked against NumPy (results and the arguments after the call)."""
+compiled as ``where``, and ``x[m].sum()``/``any()``/``all()`` as reductions with the identity
+where the mask is False; other uses of ``x[mask]`` (returning it, other reductions, reductions
+with arguments) break and get the compacted array. Checked against NumPy (results and the
+arguments after the call)."""
 import numpy as np
 import pytest
 
@@ -19,10 +21,15 @@ COMPILED = [
     "x[:, ::2][y[:, ::2] > 0.5] = 7\n    return x",
     "m = x > 0.5\n    s = x[m]\n    t = s\n    t *= 3\n    x[m] = s\n    return x",
     "x[x > 0.5] = np.maximum(x[x > 0.5], 0.75) - 0.25\n    return x",
+    "s = x[x > 0.5]\n    return s.sum() + y.mean()",
+    "return x[x < y].sum(), np.sum(x[x > 0.5] * 2), (x > 0.5)[y > 0.5].sum()",
+    "return x[x != x].sum(), x[x == 0].sum(), np.sum(-x[x > 1e9])",   # NaNs; -0.0s; none selected
+    "return x[x > 0.5].any(), np.any(x[y > 0.5] > 0.75), x[x > 0.5].all(), np.all(x[y < 0.5] < 0.75)",
+    "m = x > 0.5\n    return x[m].sum(), m.sum(), x[m].sum() + x[~m].sum()",
 ]
 BREAKING = [
     "return x[x > 0.5]",
-    "s = x[x > 0.5]\n    return s.sum() + y.mean()",
+    "return x[x > 0.5].sum(axis=0), x[x > 0.5].mean()",   # a reduction with arguments; mean
     "x[x > 0.5] = y[y > 0.5]\n    return x",         # another mask: sizes may differ
     "x[x > 0.5] = x[x > 0.5] + y[0]\n    return x",   # a row broadcast against a selection
     "x[x > 2] = y\n    return x",                      # an array through a mask

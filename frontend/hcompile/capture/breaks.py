@@ -173,7 +173,7 @@ class LiveState:
         if isinstance(value, ArrayValue):
             return self._array(value)
         if isinstance(value, BoundArrayMethod):
-            return MethodRef(self._array(value.array), value.name)
+            return MethodRef(self.ref(value.array), value.name)   # an array's, or a selection's
         if isinstance(value, MaskedSelection):
             return MaskRef(self._array(value.values), self._array(value.mask), id(value))
         if isinstance(value, PythonObject):

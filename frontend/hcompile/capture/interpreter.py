@@ -73,6 +73,8 @@ _OPAQUE_CONTAINERS = (list, dict, set)
 
 def get_attribute(tracer, obj, name):
     """``obj.name`` under the capture's rules."""
+    if isinstance(obj, MaskedSelection):
+        return masks.method(obj, name)
     if isinstance(obj, PythonObject):
         # Only for an object guarded by identity (a global): an argument's object differs per call.
         if obj.arg_index is None and isinstance(obj.obj, _OPAQUE_CONTAINERS) and hasattr(type(obj.obj), name):
@@ -204,6 +206,11 @@ class Frame:
     def call(self, fn, args, kwargs):
         if isinstance(fn, PythonObject):
             raise Unsupported(opaque_use(f"call to {describe(fn.obj)}() of", fn))
+        if isinstance(fn, masks.SelectionMethod):
+            result = masks.call(self.b, fn, args, kwargs)
+            if result is None:
+                raise Unsupported(opaque_use(f"call to ndarray.{fn.name}() with arguments on", fn.array))
+            return result
         if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
             return self.call(fn.__func__, [fn.__self__, *args], kwargs)
         if isinstance(fn, functools.partial):

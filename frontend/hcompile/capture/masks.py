@@ -6,8 +6,10 @@ data knows, so the graph cannot hold it as an array. It can hold it as the pair 
 or with selections by the same mask, apply to every element (the selected ones are the same
 values NumPy computes; the others are never looked at), and storing it back through the same mask
 is ``where(mask, values, target)``. That covers ``x[m] = y[m]``, ``x[m] *= 2`` and
-``x[m] = 1 / x[m]``. Any other use is a graph break, where Python gets ``values[mask]`` (the
-runtime compacts it: ``breaks.MaskRef``); returning a selection does the same.
+``x[m] = 1 / x[m]``. Its sum, any and all (``x[m].sum()``, ``np.any(x[m] > 0)``) are the
+reduction of the full-shape values with every unselected element replaced by the reduction's
+identity. Any other use is a graph break, where Python gets ``values[mask]`` (the runtime
+compacts it: ``breaks.MaskRef``); returning a selection does the same.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import numpy as np
 from ..errors import Unsupported
 from . import elementwise as ew
 from . import stores
-from .values import ArrayValue, MaskedSelection, SymbolicFloat, opaque_use
+from .reductions import REDUCTIONS
+from .values import ArrayValue, BoundArrayMethod, MaskedSelection, SymbolicFloat, opaque_use
 
 
 def is_full_mask(container, key) -> bool:
@@ -110,8 +113,43 @@ def unary(b, ufunc, value):
     return MaskedSelection(ew.apply_ufunc(b, ufunc, [v]), mask)
 
 
+# What a reduction over a selection puts where the mask is False: its identity. A float sum's
+# is -0.0 (x + -0.0 is x for every x, signed zeros included; +0.0 would turn a sum of -0.0s
+# positive). A bool array keeps bools (a 0 would promote it to int64).
+_IDENTITY = {"sum": lambda dt: -0.0 if dt.kind in "fc" else (False if dt == np.bool_ else 0),
+             "any": lambda dt: False, "all": lambda dt: True}
+_NUMPY_REDUCTIONS = {np.sum: "sum", np.any: "any", np.all: "all"}
+
+
+class SelectionMethod(BoundArrayMethod):
+    """``x[mask].sum`` before it is called (a reduction in ``_IDENTITY``)."""
+
+
+def method(selection: MaskedSelection, name: str):
+    """``selection.name``: its reductions; any other attribute is a graph break."""
+    if name not in _IDENTITY:
+        raise Unsupported(opaque_use(f"attribute .{name} of", selection))
+    return SelectionMethod(selection, name)
+
+
+def reduce(b, name, selection, args, kwargs):
+    """``selection.sum()`` / ``any()`` / ``all()`` with NumPy's defaults (over the one axis, its
+    dtype rules); None (a graph break) with arguments."""
+    if args or kwargs:
+        return None
+    values = selection.values
+    filled = ew.where(b, selection.mask, values, _IDENTITY[name](values.dtype))
+    return REDUCTIONS[name](b, filled)
+
+
 def call(b, fn, args, kwargs):
-    """A ufunc called on selections (no keywords), or None where that is a graph break."""
+    """A ufunc called on selections (no keywords), a selection's reduction, or None where that
+    is a graph break."""
+    if isinstance(fn, SelectionMethod):
+        return reduce(b, fn.name, fn.array, args, kwargs)
+    reduction = _NUMPY_REDUCTIONS.get(fn) if not isinstance(fn, np.ufunc) else None
+    if reduction and args and isinstance(args[0], MaskedSelection):
+        return reduce(b, reduction, args[0], args[1:], kwargs)
     if kwargs or not isinstance(fn, np.ufunc) or len(args) != fn.nin:
         return None
     operands, mask = _operands(b, args, f"call to np.{fn.__name__}() with")
