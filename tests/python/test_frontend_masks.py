@@ -21,6 +21,8 @@ COMPILED = [
     "x[:, ::2][y[:, ::2] > 0.5] = 7\n    return x",
     "m = x > 0.5\n    s = x[m]\n    t = s\n    t *= 3\n    x[m] = s\n    return x",
     "x[x > 0.5] = np.maximum(x[x > 0.5], 0.75) - 0.25\n    return x",
+]
+REDUCED = [
     "s = x[x > 0.5]\n    return s.sum() + y.mean()",
     "return x[x < y].sum(), np.sum(x[x > 0.5] * 2), (x > 0.5)[y > 0.5].sum()",
     "return x[x != x].sum(), x[x == 0].sum(), np.sum(-x[x > 1e9])",   # NaNs; -0.0s; none selected
@@ -51,6 +53,19 @@ def test_masked_updates_compile(body, dtype, rng):
     O.check(fn(body), x, np.ones_like(x))       # every element selected, or none
 
 
+@pytest.mark.parametrize("dtype", O.DTYPES)
+@pytest.mark.parametrize("body", REDUCED)
+def test_reductions_of_selections_compile(body, dtype, rng):
+    # Float sums in another order than NumPy's: within a sum's error bound, scaled by the
+    # magnitudes summed (a sum of mixed signs may cancel).
+    for shape in [(4, 6), (1, 1), (0, 4), (3, 1)]:
+        x, y = O.make(rng, shape, dtype), O.make(rng, shape, dtype, layout="F")
+        magnitude = float(np.abs(x.astype(np.float64)).sum() + np.abs(y.astype(np.float64)).sum())
+        O.check(fn(body), x, y, reduce=max(x.size, 2), scale=magnitude)
+    x = O.make(rng, (4, 6), dtype)
+    O.check(fn(body), x, np.ones_like(x), reduce=x.size, scale=float(np.abs(x.astype(np.float64)).sum()) + x.size)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
 @pytest.mark.parametrize("body", BREAKING)
 def test_other_uses_of_a_selection_give_numpys_answer(body, dtype, rng):
@@ -62,7 +77,7 @@ def test_other_uses_of_a_selection_give_numpys_answer(body, dtype, rng):
 
 
 def test_the_masked_updates_are_one_graph(rng):
-    for body in COMPILED:
+    for body in COMPILED + REDUCED:
         cf = hc.hcompile(fn(body), fullgraph=True)       # raises if anything breaks
         cf(O.make(rng, (4, 6), "float64"), O.make(rng, (4, 6), "float64"))
 
