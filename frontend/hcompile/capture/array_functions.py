@@ -127,7 +127,7 @@ def isclose(b, a, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         if other.dtype.kind == "m":
             raise Unsupported("np.isclose of timedeltas")
         other = ew.astype(b, other, np.result_type(other.dtype, 1.0))
-    elif isinstance(other, int):  # a Python bool stays a bool, as in NumPy
+    elif isinstance(other, int):  # a Python int or bool becomes a float, as in NumPy
         other = float(other)
 
     def u(ufunc, *args):

@@ -207,7 +207,7 @@ class Frame:
         if isinstance(fn, PythonObject):
             raise Unsupported(opaque_use(f"call to {describe(fn.obj)}() of", fn))
         if isinstance(fn, masks.SelectionMethod):
-            result = masks.call(self.b, fn, args, kwargs)
+            result = masks.reduce(self.b, fn.name, fn.array, args, kwargs)
             if result is None:
                 raise Unsupported(opaque_use(f"call to ndarray.{fn.name}() with arguments on", fn.array))
             return result

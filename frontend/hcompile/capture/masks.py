@@ -143,10 +143,8 @@ def reduce(b, name, selection, args, kwargs):
 
 
 def call(b, fn, args, kwargs):
-    """A ufunc called on selections (no keywords), a selection's reduction, or None where that
-    is a graph break."""
-    if isinstance(fn, SelectionMethod):
-        return reduce(b, fn.name, fn.array, args, kwargs)
+    """A ufunc called on selections (no keywords), ``np.sum``/``any``/``all`` of a selection, or
+    None where that is a graph break."""
     reduction = _NUMPY_REDUCTIONS.get(fn) if not isinstance(fn, np.ufunc) else None
     if reduction and args and isinstance(args[0], MaskedSelection):
         return reduce(b, reduction, args[0], args[1:], kwargs)
