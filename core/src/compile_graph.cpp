@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
+#include <string>
 
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/fusion.h"
@@ -26,7 +28,7 @@ class StepTimer {
 public:
     explicit StepTimer(CompileReport &report) : report_(report) {}
     template <typename F>
-    auto operator()(const char *step, F &&fn) {
+    auto operator()(const std::string &step, F &&fn) {
         auto start = std::chrono::steady_clock::now();
         auto finish = [&] {
             double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -47,19 +49,42 @@ private:
     CompileReport &report_;
 };
 
-std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide::Argument> &args,
-                              const Halide::Target &target) {
-    // Halide writes statements only to files: a private temporary one, read back and removed.
-    char path_template[] = "/tmp/hcompile_stmt_XXXXXX";
-    int fd = mkstemp(path_template);
-    if (fd < 0) return "(could not create a temporary file for the lowered statement)";
+// Runs `write(path)` on a private temporary file, which is removed afterwards (Halide writes
+// statements and objects only to files); returns the file's contents when `read_back` is set.
+template <typename Write>
+std::string through_temporary_file(const char *path_template_in, bool read_back, Write &&write) {
+    std::string path = path_template_in;
+    int fd = mkstemp(path.data());
+    if (fd < 0) throw std::runtime_error("could not create a temporary file " + path);
     close(fd);
-    std::string path = path_template;
-    lowered.pipeline.compile_to_lowered_stmt(path, args, Halide::StmtOutputFormat::Text, target);
-    std::ifstream in(path);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string text;
+    try {
+        write(path);
+        if (read_back) {
+            std::ifstream in(path);
+            text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+    } catch (...) {
+        std::remove(path.c_str());
+        throw;
+    }
     std::remove(path.c_str());
     return text;
+}
+
+std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide::Argument> &args,
+                              const Halide::Target &target) {
+    return through_temporary_file("/tmp/hcompile_stmt_XXXXXX", true, [&](const std::string &path) {
+        lowered.pipeline.compile_to_lowered_stmt(path, args, Halide::StmtOutputFormat::Text, target);
+    });
+}
+
+// Generates `target`'s machine code for the pipeline, then discards it.
+void compile_and_discard(LoweredPipeline &lowered, const std::vector<Halide::Argument> &args,
+                         const Halide::Target &target) {
+    through_temporary_file("/tmp/hcompile_object_XXXXXX", false, [&](const std::string &path) {
+        lowered.pipeline.compile_to_object(path, args, "kernel", target);
+    });
 }
 
 // Compile-time bound for a whole graph, in op units (fusion.h). Halide lowers a pipeline into
@@ -120,6 +145,9 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         report.lowered_stmt = step("lowered_stmt", [&] { return lowered_statement(lowered, args, target); });
     }
     kernel->callable = step("jit_compile", [&] { return lowered.pipeline.compile_to_callable(args, target); });
+    for (const std::string &name : options.also_compile_for) {
+        step("also_compile_for " + name, [&] { compile_and_discard(lowered, args, ieee_target(parse_target(name))); });
+    }
     std::vector<int> alias = step("outputs_written_in_place", [&] {
         return outputs_written_in_place(graph, lowered, options.writebacks, options.layouts);
     });

@@ -32,9 +32,11 @@ nb::dict report_to_dict(const CompileReport &r) {
 
 std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, const std::string &target,
                                                            const std::vector<int> &layouts, bool want_stmt,
-                                                           const std::vector<std::pair<int, int>> &writebacks) {
+                                                           const std::vector<std::pair<int, int>> &writebacks,
+                                                           const std::vector<std::string> &also_compile_for) {
     CompileOptions options;
     options.writebacks = writebacks;
+    options.also_compile_for = also_compile_for;
     options.target = target;
     for (int l : layouts) options.layouts.push_back(static_cast<InputLayout>(l));
     options.want_lowered_stmt = want_stmt;
@@ -145,12 +147,16 @@ void bind_runtime(nb::module_ &m) {
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},
+          nb::arg("also_compile_for") = std::vector<std::string>{},
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
-          "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.");
+          "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
+          "also_compile_for: targets to also generate machine code for and discard (codegen checks).");
     m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
     m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),
           "The full Halide target string for a target name; ValueError when its code cannot run here.");
+    m.def("parse_target", [](const std::string &name) { return parse_target(name).to_string(); }, nb::arg("name"),
+          "The full Halide target string for a target name, for any CPU; ValueError when it is not one.");
     m.def("classify_layout", [](nb::handle array) { return classify_layout(array.ptr()); },
           "Layout class of an ndarray: 0 C-contiguous, 1 inner-dense, 2 strided; copied at call time: 3\n"
           "(misaligned, odd strides, past 32-bit indexing), 4 (byte-swapped).");

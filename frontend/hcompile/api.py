@@ -314,7 +314,8 @@ class CompiledFunction:
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
         try:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
-                                              want_stmt, [(o, a) for a, o in cap.writebacks])
+                                              want_stmt, [(o, a) for a, o in cap.writebacks],
+                                              list(config.also_compile_for))
         except (RuntimeError, ValueError) as e:
             if self.options["fullgraph"]:
                 raise CompileError(f"{self.__qualname__}: {e}") from e

@@ -48,7 +48,7 @@ std::string platform(const Halide::Target &t) {
 
 }  // namespace
 
-Halide::Target jit_target(const std::string &name) {
+Halide::Target parse_target(const std::string &name) {
     Halide::Target host = Halide::get_host_target();
     if (name.empty() || name == "host" || name == "auto") return host;
     if (!Halide::Target::validate_target_string(name)) {
@@ -63,6 +63,12 @@ Halide::Target jit_target(const std::string &name) {
         message.erase(message.find_last_not_of(" \n") + 1);
         throw std::invalid_argument("target '" + name + "' is not valid: " + message);
     }
+    return target;
+}
+
+Halide::Target jit_target(const std::string &name) {
+    Halide::Target host = Halide::get_host_target();
+    Halide::Target target = parse_target(name);
     if (target.os != host.os || target.arch != host.arch || target.bits != host.bits) {
         throw std::invalid_argument("target '" + name + "' is for " + platform(target) +
                                     "; kernels run in this process, on " + platform(host));

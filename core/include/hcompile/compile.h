@@ -19,6 +19,9 @@ struct CompileOptions {
     // (output index, argument index): the output holds the written argument's final contents;
     // where safe (in_place.h) the kernel writes it straight into the argument.
     std::vector<std::pair<int, int>> writebacks;
+    // Targets to also generate machine code for, then discard: a code-generation failure for a
+    // CPU this machine lacks (AVX-512 on an AVX2 host) shows up here, in tests and fuzzing.
+    std::vector<std::string> also_compile_for;
 };
 
 // What each step produced, for explain(), logs and debug dumps.

@@ -134,7 +134,12 @@ Expr int_pow(const Expr &base, const Expr &exponent) {
             if (e > 1) square = bind(mul(square, square));
         }
     } else {
-        Expr e = bind(exponent);
+        // An 8-bit exponent's bits are tested in 16 bits: LLVM (Halide 21's) aborted compiling
+        // the byte-lane bit tests that its SLP vectorizer formed from a scalar loop for
+        // AVX-512BW ("APInt::setBits: hiBit out of range"; device fuzz, seed 3, programs 907270
+        // and 1026763: `c ** (np.sign(c) ^ c)`, `(True | a) ** (True | a)` on uint8). Widening
+        // keeps the low 8 bits, the only ones tested.
+        Expr e = bind(t.bits() == 8 ? Halide::cast(Halide::UInt(16), exponent) : exponent);
         for (int bit = 0; bit < t.bits(); ++bit) {
             result = bind(select((e & 1) != 0, mul(result, square), result));
             if (bit + 1 < t.bits()) {

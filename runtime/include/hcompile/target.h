@@ -7,6 +7,11 @@
 
 namespace hc {
 
+// A user's target string as a Halide target: "host", "auto" or "" is the host CPU; anything else
+// is parsed by Halide. Throws std::invalid_argument naming the problem when the string is not a
+// valid Halide target. Says nothing about whether its code can run here (see jit_target).
+Halide::Target parse_target(const std::string &name);
+
 // The target for a user's target string: "host", "auto" or "" is the host CPU; anything else is
 // parsed by Halide (so "host-no_asserts" or "x86-64-linux-avx2" work). Throws std::invalid_argument
 // naming the problem when the string is not a Halide target, or when its code could not run here:
