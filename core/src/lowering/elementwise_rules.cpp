@@ -29,6 +29,21 @@ Expr wrapping(const Expr &a, const Expr &b, F op) {
     return Halide::reinterpret(t, op(Halide::reinterpret(u, a), Halide::reinterpret(u, b)));
 }
 
+// a * b, wrapping. Halide's interval arithmetic checks a product for overflow in 32 bits, so for
+// 64-bit operands it never sees one: the interval of a chain of products of a narrow value
+// (uint8 cast to uint64, squared again and again) grew as a tree, four times per step, and a
+// proof attempt at every step walked it (`a.astype(np.uint64) ** 65535` compiled for minutes;
+// device fuzz, seed 3, program 1368471). A 64-bit operand's range is hidden behind a round trip
+// through the other signedness, free in machine code.
+Expr wrapping_multiply(const Expr &a, const Expr &b) {
+    auto opaque = [](const Expr &x) {
+        if (x.type().bits() < 64 || Halide::Internal::is_const(x)) return x;
+        Halide::Type other = x.type().is_int() ? x.type().with_code(halide_type_uint) : x.type().with_code(halide_type_int);
+        return Halide::reinterpret(x.type(), Halide::reinterpret(other, x));
+    };
+    return wrapping(opaque(a), opaque(b), [](Expr x, Expr y) { return x * y; });
+}
+
 // A signed integer's bits as the unsigned type of its width (free: a reinterpret).
 Expr as_unsigned(const Expr &e) {
     return e.type().is_int() ? Halide::reinterpret(e.type().with_code(halide_type_uint), e) : e;
@@ -117,7 +132,7 @@ std::pair<Expr, Expr> int_divmod(const Expr &a, const Expr &b) {
 // values as trees) never finished. A constant exponent needs only its own bits, and no selects.
 Expr int_pow(const Expr &base, const Expr &exponent) {
     Halide::Type t = base.type();
-    auto mul = [](const Expr &x, const Expr &y) { return wrapping(x, y, [](Expr a, Expr b) { return a * b; }); };
+    auto mul = wrapping_multiply;
     std::vector<std::pair<std::string, Expr>> lets;
     auto bind = [&lets](const Expr &value) {
         if (Halide::Internal::is_const(value) || value.as<Halide::Internal::Variable>()) return value;
@@ -277,7 +292,7 @@ Table make_table() {
         Expr negated = wrapping(Halide::Internal::make_zero(a[0].type()), a[0], [](Expr x, Expr y) { return x - y; });
         return select(a[0] < 0, negated, a[0]);
     };
-    t[OpKind::Square] = [](const Node &, const Args &a) { return wrapping(a[0], a[0], [](Expr x, Expr y) { return x * y; }); };
+    t[OpKind::Square] = [](const Node &, const Args &a) { return wrapping_multiply(a[0], a[0]); };
     t[OpKind::Sign] = [](const Node &, const Args &a) { return sign(a[0]); };
     t[OpKind::Reciprocal] = [](const Node &, const Args &a) {
         Halide::Type t = a[0].type();
@@ -307,7 +322,7 @@ Table make_table() {
         return wrapping(a[0], a[1], [](Expr x, Expr y) { return x - y; });
     };
     t[OpKind::Mul] = [](const Node &, const Args &a) {
-        return is_bool_type(a[0]) ? (a[0] && a[1]) : wrapping(a[0], a[1], [](Expr x, Expr y) { return x * y; });
+        return is_bool_type(a[0]) ? (a[0] && a[1]) : wrapping_multiply(a[0], a[1]);
     };
     t[OpKind::Div] = [](const Node &, const Args &a) { return a[0] / a[1]; };
     t[OpKind::FloorDiv] = [](const Node &, const Args &a) {
