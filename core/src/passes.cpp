@@ -133,6 +133,28 @@ bool is_noop(const Graph &g, const Node &n) {
     }
 }
 
+// The operand a node passes through unchanged, if any: `where` with a constant condition and
+// `maximum`/`minimum` of one value with itself (NumPy gives that value, NaN and -0.0 included).
+// Folded here, both sides of a later `x - x` or `x <= x` are one node, which lowering spells
+// NaN-safely; left to Halide, its simplifier found them equal and folded them assuming no NaN
+// (device fuzz, seed 3, program 1419296: `(np.where(s, b, s) <= b).prod()` was 1 with a NaN in b).
+std::optional<NodeId> passed_through(const Graph &out, const Node &n, const std::vector<NodeId> &inputs) {
+    auto same_type = [&](NodeId id) { return out.node(id).dtype == n.dtype && out.node(id).shape == n.shape; };
+    if (n.kind == OpKind::Where) {
+        const Node *c = &out.node(inputs[0]);
+        if (c->kind == OpKind::Broadcast) c = &out.node(c->inputs[0]);
+        if (c->kind != OpKind::Constant) return std::nullopt;
+        Scalar v = read_constant(*c);
+        bool truth = is_float(c->dtype) ? v.f != 0 : v.bits != 0;  // NaN is true, -0.0 false
+        NodeId chosen = inputs[truth ? 1 : 2];
+        if (same_type(chosen)) return chosen;
+    }
+    if ((n.kind == OpKind::Maximum || n.kind == OpKind::Minimum) && inputs[0] == inputs[1] && same_type(inputs[0])) {
+        return inputs[0];
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Graph fold_constants(const Graph &graph) {
@@ -155,6 +177,12 @@ Graph fold_constants(const Graph &graph) {
                 remap[n.id] = out.append(std::move(*folded));
                 continue;
             }
+        }
+        std::vector<NodeId> inputs;
+        for (NodeId in : n.inputs) inputs.push_back(remap[in]);
+        if (auto through = passed_through(out, n, inputs)) {
+            remap[n.id] = *through;
+            continue;
         }
         remap[n.id] = copy_node(out, n, remap);
     }

@@ -223,3 +223,34 @@ def test_clip_keeps_an_element_equal_to_a_one_element_bound(bounds, dtype):
     b = np.array([-0.0, 0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 5e-324], dtype)
     O.check(O.fn_from_src(f"def f(b):\n    return np.clip(b, {bounds})\n"), b)
     O.check(O.fn_from_src(f"def f(b):\n    return np.clip(b[3], {bounds})\n"), b)
+
+
+# Operands Halide's simplifier finds equal only after simplifying (a where with a constant
+# condition, a view that reads the same elements, minimum(b, b)): it folded their difference to 0
+# and their comparison to true, assuming no NaN or inf, in reductions above all (device fuzz,
+# seed 3, program 1419296: `(np.where(s, b, s) <= b).prod()` was 1 with a NaN in b).
+@pytest.mark.parametrize("body", [
+    "(np.where(s, b, s) <= b).prod(axis=(-1, 0))",
+    "(np.where(s, b, 0.0) <= b).prod()",
+    "(np.where(s, b, 0.0) >= b).sum()",
+    "(np.where(s, b, 0.0) == b).all()",
+    "(np.where(s, b, 0.0) != b).sum()",
+    "(np.where(s, b, 0.0) - b).sum()",
+    "(np.where(s, b, 0.0) - b).mean()",
+    "(np.where(s, 0.0, b) - b).sum(axis=-1)",
+    "(np.minimum(b, b) - b).sum()",
+    "(np.maximum(b, b) <= b).all()",
+    "(b.T.T - b).sum()",
+    "(b.T.T != b).sum()",
+    "(b[::-1][::-1] - b).sum(axis=0)",
+    "(b.reshape(-1).reshape(b.shape) - b).sum()",
+    "(b[:, None][:, 0] - b).prod()",
+    "(b - 0.0 >= b).sum()",
+    "np.where(s, b, 0.0) <= b",
+    "b.T.T - b",
+])
+@pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_operands_equal_only_after_simplifying_keep_nan_and_inf(body, special, dtype):
+    b = np.array([[1.5, special, -0.0], [2.0, 0.5, -3.0]], dtype)
+    O.check(O.fn_from_src(f"def f(b, s):\n    return {body}\n"), b, True)

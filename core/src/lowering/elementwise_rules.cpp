@@ -218,10 +218,22 @@ Expr sign(const Expr &x) {
     return is_float_type(x) ? select(Halide::is_nan(x), x, s) : s;
 }
 
-// NumPy's comparisons. Bools compare as 0/1 integers. Two spellings keep NaN's answers from
-// Halide's simplifier, which assumes no NaN before the strict_float target takes effect:
-// a <= b is (a < b || a == b), not !(b < a); and a float compared with itself (x == x, also
-// through a shared operand) is spelled with isnan: `(x == x).prod()` was 1 with a NaN in x.
+// x - y for floats, IEEE's answer even where Halide's simplifier finds x and y equal and folds
+// x - y to 0 assuming no NaN or inf (in a reduction's update: `(b.T.T - b).sum()`, `(np.where(
+// True, b, 0.0) - b).sum()` were 0 with an inf in b). A non-finite x takes the other arm, which
+// has no subtraction to fold: NaN where x == y (inf - inf; true if folded) or y is NaN, else x.
+Expr float_subtract(const Expr &x, const Expr &y) {
+    Expr nan = Halide::Internal::make_const(x.type(), std::numeric_limits<double>::quiet_NaN());
+    return select(Halide::is_finite(x), x - y, select(x == y || Halide::is_nan(y), nan, x));
+}
+
+// NumPy's comparisons. Bools compare as 0/1 integers. Halide's simplifier assumes no NaN: it
+// rewrites a <= b as !(b < a), and folds x == x, x <= x and x >= x to true, including where two
+// operands only turn out equal after simplifying (np.where(True, b, 0.0) is b), in a reduction's
+// update or not, the strict_float target notwithstanding (program 1419296, device fuzz seed 3).
+// So a float a <= b is (a < b || a == b), and every comparison that holds for equal operands
+// also asks that a is not NaN: redundant in IEEE arithmetic, and the answer if a and b fold.
+// A float compared with itself (x == x, also through a shared operand) is spelled with isnan.
 Expr compare(OpKind kind, const Expr &a, const Expr &b) {
     auto comparable = [](const Expr &e) { return is_bool_type(e) ? Halide::cast(Halide::UInt(8), e) : e; };
     Expr x = comparable(a), y = comparable(b);
@@ -239,13 +251,24 @@ Expr compare(OpKind kind, const Expr &a, const Expr &b) {
         x = as_unsigned(x);
         y = as_unsigned(y);
     }
+    if (is_float) {
+        Expr ordered = !Halide::is_nan(x);
+        switch (kind) {
+        case OpKind::Eq: return x == y && ordered;
+        case OpKind::Ne: return x != y || !ordered;
+        case OpKind::Lt: return x < y;
+        case OpKind::Gt: return x > y;
+        case OpKind::Le: return (x < y || x == y) && ordered;
+        default: return (x > y || x == y) && ordered;  // Ge
+        }
+    }
     switch (kind) {
     case OpKind::Eq: return x == y;
     case OpKind::Ne: return x != y;
     case OpKind::Lt: return x < y;
     case OpKind::Gt: return x > y;
-    case OpKind::Le: return is_float ? (x < y || x == y) : x <= y;
-    default: return is_float ? (x > y || x == y) : x >= y;  // Ge
+    case OpKind::Le: return x <= y;
+    default: return x >= y;  // Ge
     }
 }
 
@@ -313,12 +336,7 @@ Table make_table() {
         return is_bool_type(a[0]) ? (a[0] || a[1]) : wrapping(a[0], a[1], [](Expr x, Expr y) { return x + y; });
     };
     t[OpKind::Sub] = [](const Node &, const Args &a) {
-        if (is_float_type(a[0]) && (a[0].same_as(a[1]) || Halide::Internal::equal(a[0], a[1]))) {
-            // x - x, spelled out: Halide folds it to 0 in a reduction's update, before the
-            // strict_float target applies, where NaN and inf operands give NaN.
-            Expr nan = Halide::Internal::make_const(a[0].type(), std::numeric_limits<double>::quiet_NaN());
-            return select(Halide::is_nan(a[0]) || Halide::is_inf(a[0]), nan, Halide::Internal::make_zero(a[0].type()));
-        }
+        if (is_float_type(a[0])) return float_subtract(a[0], a[1]);
         return wrapping(a[0], a[1], [](Expr x, Expr y) { return x - y; });
     };
     t[OpKind::Mul] = [](const Node &, const Args &a) {

@@ -42,6 +42,45 @@ bool same_index(const std::vector<Halide::Expr> &a, const std::vector<Halide::Ex
     return true;
 }
 
+// The inputs, Funcs and parameters `e` reads.
+std::set<std::string> sources_of(const Halide::Expr &e) {
+    struct Collect : Halide::Internal::IRGraphVisitor {
+        std::set<std::string> names;
+        using IRGraphVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image) {
+                names.insert(op->name);
+            }
+            IRGraphVisitor::visit(op);
+        }
+        void visit(const Halide::Internal::Variable *op) override {
+            if (op->param.defined()) names.insert(op->name);
+        }
+    } collect;
+    e.accept(&collect);
+    return collect.names;
+}
+
+// Whether Halide's simplifier might find two float operands of a subtraction equal, and fold
+// their difference to 0 for NaN and inf too (float_subtract, which costs a few instructions, is
+// then needed): not when they read nothing in common, nor when both read one input or Func at
+// indices a constant apart (a stencil's u[i + 1] - u[i - 1]).
+bool may_fold_equal(const Halide::Expr &a, const Halide::Expr &b) {
+    const auto *ca = a.as<Halide::Internal::Call>(), *cb = b.as<Halide::Internal::Call>();
+    if (ca && cb && ca->name == cb->name && ca->args.size() == cb->args.size() && !is_computation(a) && !is_computation(b)) {
+        for (size_t d = 0; d < ca->args.size(); ++d) {
+            Halide::Expr apart = Halide::Internal::simplify(ca->args[d] - cb->args[d]);
+            if (Halide::Internal::is_const(apart) && !Halide::Internal::is_const_zero(apart)) return false;
+        }
+        return true;
+    }
+    std::set<std::string> from_a = sources_of(a);
+    for (const std::string &name : sources_of(b)) {
+        if (from_a.count(name)) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index) const {
@@ -129,12 +168,13 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
     // read by two operands sat inside two let values, and Halide's let removal (in its CSE, run
     // by every Func definition) starts afresh inside each let: a chain of `x = x - x // 3`
     // steps took twice as long per step (24 steps compiled for minutes).
-    std::vector<Halide::Expr> operands;
+    std::vector<Halide::Expr> operands, values;
     std::vector<std::pair<std::string, Halide::Expr>> lets;
     std::set<std::string> bound;
     bool constant_operands = true;
     for (NodeId in : n.inputs) {
         Halide::Expr e = at(in, index);
+        values.push_back(e);  // with its lets, whose values name what it reads
         while (const auto *let = e.as<Halide::Internal::Let>()) {
             if (bound.insert(let->name).second) lets.emplace_back(let->name, let->value);
             e = let->body;
@@ -152,7 +192,10 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         }
         operands.push_back(e);
     }
-    Halide::Expr value = without_nan_immediates((*rule)(n, operands));
+    bool plain_float_subtraction = n.kind == OpKind::Sub && values[0].type().is_float() &&
+                                   !may_fold_equal(values[0], values[1]);
+    Halide::Expr value = without_nan_immediates(plain_float_subtraction ? operands[0] - operands[1]
+                                                                        : (*rule)(n, operands));
     // Halide folds operations on immediates as it builds them (the cast of an integer array's
     // constant isnan to float64 is 0.0), and its simplifier folds the rest later; a float constant
     // that reached a division would then be a division by a constant zero, which Halide's code
