@@ -28,10 +28,13 @@ REDUCED = [
     "return x[x != x].sum(), x[x == 0].sum(), np.sum(-x[x > 1e9])",   # NaNs; -0.0s; none selected
     "return x[x > 0.5].any(), np.any(x[y > 0.5] > 0.75), x[x > 0.5].all(), np.all(x[y < 0.5] < 0.75)",
     "m = x > 0.5\n    return x[m].sum(), m.sum(), x[m].sum() + x[~m].sum()",
+    "return x[x > 0.5].mean(), np.mean(x[x < y] * 2), x[x != x].mean(), x[x > 1e9].mean()",  # none: nan
+    "m = y > 0.25\n    return x[m].mean() - x.mean(), (x > 0.5)[m].mean()",
 ]
 BREAKING = [
     "return x[x > 0.5]",
-    "return x[x > 0.5].sum(axis=0), x[x > 0.5].mean()",   # a reduction with arguments; mean
+    "return x[x > 0.5].sum(axis=0), x[x > 0.5].mean(dtype=np.float32)",   # reductions with arguments
+    "return x[x > 0.5].max()",                        # a reduction without an identity
     "x[x > 0.5] = y[y > 0.5]\n    return x",         # another mask: sizes may differ
     "x[x > 0.5] = x[x > 0.5] + y[0]\n    return x",   # a row broadcast against a selection
     "x[x > 2] = y\n    return x",                      # an array through a mask

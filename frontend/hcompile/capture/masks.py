@@ -8,7 +8,7 @@ values NumPy computes; the others are never looked at), and storing it back thro
 is ``where(mask, values, target)``. That covers ``x[m] = y[m]``, ``x[m] *= 2`` and
 ``x[m] = 1 / x[m]``. Its sum, any and all (``x[m].sum()``, ``np.any(x[m] > 0)``) are the
 reduction of the full-shape values with every unselected element replaced by the reduction's
-identity. Any other use is a graph break, where Python gets ``values[mask]`` (the runtime
+identity; its mean is that sum divided by the mask's count. Any other use is a graph break, where Python gets ``values[mask]`` (the runtime
 compacts it: ``breaks.MaskRef``); returning a selection does the same.
 """
 from __future__ import annotations
@@ -118,28 +118,46 @@ def unary(b, ufunc, value):
 # positive). A bool array keeps bools (a 0 would promote it to int64).
 _IDENTITY = {"sum": lambda dt: -0.0 if dt.kind in "fc" else (False if dt == np.bool_ else 0),
              "any": lambda dt: False, "all": lambda dt: True}
-_NUMPY_REDUCTIONS = {np.sum: "sum", np.any: "any", np.all: "all"}
+_NUMPY_REDUCTIONS = {np.sum: "sum", np.any: "any", np.all: "all", np.mean: "mean"}
+_REDUCIBLE = set(_IDENTITY) | {"mean"}
 
 
 class SelectionMethod(BoundArrayMethod):
-    """``x[mask].sum`` before it is called (a reduction in ``_IDENTITY``)."""
+    """``x[mask].sum`` before it is called (a reduction in ``_REDUCIBLE``)."""
 
 
 def method(selection: MaskedSelection, name: str):
     """``selection.name``: its reductions; any other attribute is a graph break."""
-    if name not in _IDENTITY:
+    if name not in _REDUCIBLE:
         raise Unsupported(opaque_use(f"attribute .{name} of", selection))
     return SelectionMethod(selection, name)
 
 
 def reduce(b, name, selection, args, kwargs):
-    """``selection.sum()`` / ``any()`` / ``all()`` with NumPy's defaults (over the one axis, its
-    dtype rules); None (a graph break) with arguments."""
+    """``selection.sum()`` / ``any()`` / ``all()`` / ``mean()`` with NumPy's defaults (over the
+    one axis, its dtype rules); None (a graph break) with arguments."""
     if args or kwargs:
         return None
+    if name == "mean":
+        return _mean(b, selection)
     values = selection.values
     filled = ew.where(b, selection.mask, values, _IDENTITY[name](values.dtype))
     return REDUCTIONS[name](b, filled)
+
+
+def _mean(b, selection):
+    """NumPy's mean of the 1-D selection: its sum in the accumulation dtype (float64 for bool and
+    integer values) divided by its length, the mask's count (converted to that dtype, as NumPy
+    converts the Python int it divides by). No elements: 0 / 0, NaN (NumPy also warns)."""
+    values, mask = selection.values, selection.mask
+    acc = np.dtype(np.float64) if values.dtype.kind in "biu" else values.dtype
+    if acc.kind != "f":
+        raise Unsupported(opaque_use(f"mean of {values.dtype}", selection))
+    total = REDUCTIONS["sum"](b, ew.where(b, mask, b.cast(values, acc), -0.0))
+    count = b.cast(REDUCTIONS["sum"](b, b.cast(mask, np.dtype(np.int64))), acc)
+    r = b.op("div", [total, count])
+    r.is_scalar = True
+    return r
 
 
 def call(b, fn, args, kwargs):
