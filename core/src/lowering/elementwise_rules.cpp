@@ -38,6 +38,8 @@ Expr wrapping(const Expr &a, const Expr &b, F op) {
 Expr wrapping_multiply(const Expr &a, const Expr &b) {
     auto opaque = [](const Expr &x) {
         if (x.type().bits() < 64 || Halide::Internal::is_const(x)) return x;
+        const auto *load = x.as<Halide::Internal::Call>();
+        if (load && load->call_type == Halide::Internal::Call::Image) return x;  // an input: any value
         Halide::Type other = x.type().is_int() ? x.type().with_code(halide_type_uint) : x.type().with_code(halide_type_int);
         return Halide::reinterpret(x.type(), Halide::reinterpret(other, x));
     };
