@@ -42,43 +42,52 @@ bool same_index(const std::vector<Halide::Expr> &a, const std::vector<Halide::Ex
     return true;
 }
 
-// The inputs, Funcs and parameters `e` reads.
-std::set<std::string> sources_of(const Halide::Expr &e) {
+// The reads in `e`: loads of inputs and Funcs (name and index), and parameters (no index).
+std::vector<std::pair<std::string, std::vector<Halide::Expr>>> reads_of(const Halide::Expr &e) {
     struct Collect : Halide::Internal::IRGraphVisitor {
-        std::set<std::string> names;
+        std::vector<std::pair<std::string, std::vector<Halide::Expr>>> reads;
         using IRGraphVisitor::visit;
         void visit(const Halide::Internal::Call *op) override {
             if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image) {
-                names.insert(op->name);
+                reads.emplace_back(op->name, op->args);
             }
             IRGraphVisitor::visit(op);
         }
         void visit(const Halide::Internal::Variable *op) override {
-            if (op->param.defined()) names.insert(op->name);
+            if (op->param.defined()) reads.emplace_back(op->name, std::vector<Halide::Expr>{});
         }
     } collect;
     e.accept(&collect);
-    return collect.names;
+    return collect.reads;
+}
+
+// Whether two reads are of different elements: one name, indices a nonzero constant apart.
+bool apart(const std::vector<Halide::Expr> &a, const std::vector<Halide::Expr> &b) {
+    for (size_t d = 0; d < a.size() && d < b.size(); ++d) {
+        Halide::Expr gap = Halide::Internal::simplify(a[d] - b[d]);
+        if (Halide::Internal::is_const(gap) && !Halide::Internal::is_const_zero(gap)) return true;
+    }
+    return false;
+}
+
+// Whether `a` reads something `b` cannot: an element no read in `b` might be.
+bool reads_something_else(const Halide::Expr &a, const Halide::Expr &b) {
+    auto in_b = reads_of(b);
+    for (const auto &[name, index] : reads_of(a)) {
+        bool maybe_in_b = std::any_of(in_b.begin(), in_b.end(), [&](const auto &read) {
+            return read.first == name && read.second.size() == index.size() && !apart(read.second, index);
+        });
+        if (!maybe_in_b) return true;
+    }
+    return false;
 }
 
 // Whether Halide's simplifier might find two float operands of a subtraction equal, and fold
 // their difference to 0 for NaN and inf too (float_subtract, which costs a few instructions, is
-// then needed): not when they read nothing in common, nor when both read one input or Func at
-// indices a constant apart (a stencil's u[i + 1] - u[i - 1]).
+// then needed): not when one reads an element the other cannot (different inputs, or one input
+// at indices a constant apart: a stencil's u[i + 1] - 2 * u[i]).
 bool may_fold_equal(const Halide::Expr &a, const Halide::Expr &b) {
-    const auto *ca = a.as<Halide::Internal::Call>(), *cb = b.as<Halide::Internal::Call>();
-    if (ca && cb && ca->name == cb->name && ca->args.size() == cb->args.size() && !is_computation(a) && !is_computation(b)) {
-        for (size_t d = 0; d < ca->args.size(); ++d) {
-            Halide::Expr apart = Halide::Internal::simplify(ca->args[d] - cb->args[d]);
-            if (Halide::Internal::is_const(apart) && !Halide::Internal::is_const_zero(apart)) return false;
-        }
-        return true;
-    }
-    std::set<std::string> from_a = sources_of(a);
-    for (const std::string &name : sources_of(b)) {
-        if (from_a.count(name)) return true;
-    }
-    return false;
+    return !reads_something_else(a, b) && !reads_something_else(b, a);
 }
 
 }  // namespace
