@@ -454,6 +454,11 @@ compiled peers (for NumPy and torch eager just a cold call).
 """
 
 
+def heading(title: str) -> str:
+    """A results section's first line: the title, today's date and the machine."""
+    return f"## {title} ({_dt.date.today()}, {platform.processor() or platform.machine()})\n\n"
+
+
 def publish(section: str, path, key: str):
     """Print a results section and, given a path, add or replace it there (write_results)."""
     print(section)

@@ -11,8 +11,6 @@ LLVM), one program at a time in this process; the result is then compared with N
 from __future__ import annotations
 
 import argparse
-import datetime
-import platform
 import time
 from pathlib import Path
 
@@ -95,12 +93,11 @@ def main(argv=None):
     parser.add_argument("--write", type=Path, help="add or replace this section in a results file")
     opts = parser.parse_args(argv)
     command = "python -m apps.compile_time_bench" + (f" --write {opts.write}" if opts.write else "")
-    section = (f"## Compile time of former minutes-long compiles ({datetime.date.today()}, "
-               f"{platform.processor() or platform.machine()})\n\n"
+    from apps.bench import heading, publish
+    section = (heading("Compile time of former minutes-long compiles") +
                f"- command: `{command}`\n- 'before' is what the program took before its fix, measured on this "
                f"machine with the build before it; `fullgraph=True`, so loops are unrolled into one graph (the default "
                f"mode compiles a long loop's body once instead)\n\n{table()}")
-    from apps.bench import publish
     publish(section, opts.write, "compile_time")
 
 

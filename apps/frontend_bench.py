@@ -15,11 +15,9 @@ timed call (outside the timing), so every call starts from the same state. Times
 from __future__ import annotations
 
 import argparse
-import datetime
 import io
 import contextlib
 import logging
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -320,11 +318,11 @@ def main(argv=None):
         (f" --steps {opts.steps}" if opts.steps != 200 else "") + (f" --write {opts.write}" if opts.write else "")
     stencils = stencil_table(opts.steps, opts.repeat)
     breaks = break_table(opts.repeat)
-    section = (f"## Frontend: stores, loops, graph breaks ({datetime.date.today()}, {platform.processor() or platform.machine()})\n\n"
+    from apps.bench import heading, publish
+    section = (heading("Frontend: stores, loops, graph breaks") +
                f"- command: `{command}`\n- {opts.steps} time steps per stencil call; float64; median of {opts.repeat} calls on fresh copies\n\n"
                f"**Time-stepped stencils and gemm, median ms per call**\n\n{stencils}\n"
                f"**Graph breaks and per-call overhead**\n\n{breaks}")
-    from apps.bench import publish
     publish(section, opts.write, "frontend")
 
 

@@ -10,8 +10,6 @@ NumPy before it is timed; times are the best of `repeat` calls on 10^6 elements.
 from __future__ import annotations
 
 import argparse
-import datetime
-import platform
 import time
 from pathlib import Path
 
@@ -60,10 +58,10 @@ def main(argv=None):
     opts = parser.parse_args(argv)
     command = "python -m apps.int_power_bench" + (f" --repeat {opts.repeat}" if opts.repeat != 7 else "") + \
         (f" --write {opts.write}" if opts.write else "")
-    section = (f"## Integer powers ({datetime.date.today()}, {platform.processor() or platform.machine()})\n\n"
+    from apps.bench import heading, publish
+    section = (heading("Integer powers") +
                f"- command: `{command}`\n- 10^6 elements, base in [0, 50), exponent in [0, 9); best of {opts.repeat} calls\n\n"
                f"{table(opts.repeat)}")
-    from apps.bench import publish
     publish(section, opts.write, "int_power")
 
 
