@@ -72,11 +72,16 @@ std::string through_temporary_file(const char *path_template_in, bool read_back,
     return text;
 }
 
+// For logs and debug dumps only: a statement that cannot be written says so, and the compile goes on.
 std::string lowered_statement(LoweredPipeline &lowered, const std::vector<Halide::Argument> &args,
                               const Halide::Target &target) {
-    return through_temporary_file("/tmp/hcompile_stmt_XXXXXX", true, [&](const std::string &path) {
-        lowered.pipeline.compile_to_lowered_stmt(path, args, Halide::StmtOutputFormat::Text, target);
-    });
+    try {
+        return through_temporary_file("/tmp/hcompile_stmt_XXXXXX", true, [&](const std::string &path) {
+            lowered.pipeline.compile_to_lowered_stmt(path, args, Halide::StmtOutputFormat::Text, target);
+        });
+    } catch (const std::runtime_error &e) {
+        return std::string("(no lowered statement: ") + e.what() + ")";
+    }
 }
 
 // Generates `target`'s machine code for the pipeline, then discards it.

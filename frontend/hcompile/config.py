@@ -39,11 +39,14 @@ class Config:
 def _checked_targets(value):
     from . import _C
 
-    if isinstance(value, str) or not all(isinstance(name, str) for name in value):
+    if isinstance(value, str):
         raise ValueError(f"also_compile_for must be a sequence of target strings, got {value!r}")
-    for name in value:
+    names = tuple(value)
+    if not all(isinstance(name, str) for name in names):
+        raise ValueError(f"also_compile_for must be a sequence of target strings, got {value!r}")
+    for name in names:
         _C.parse_target(name)  # ValueError naming the problem
-    return tuple(value)
+    return names
 
 
 config = Config()

@@ -201,6 +201,8 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         }
         operands.push_back(e);
     }
+    // The Sub rule spells a float subtraction NaN-safely (float_subtract); where the operands
+    // read different elements, Halide cannot fold them equal and the plain instruction is exact.
     bool plain_float_subtraction = n.kind == OpKind::Sub && values[0].type().is_float() &&
                                    !may_fold_equal(values[0], values[1]);
     Halide::Expr value = without_nan_immediates(plain_float_subtraction ? operands[0] - operands[1]

@@ -8,8 +8,9 @@ values NumPy computes; the others are never looked at), and storing it back thro
 is ``where(mask, values, target)``. That covers ``x[m] = y[m]``, ``x[m] *= 2`` and
 ``x[m] = 1 / x[m]``. Its sum, any and all (``x[m].sum()``, ``np.any(x[m] > 0)``) are the
 reduction of the full-shape values with every unselected element replaced by the reduction's
-identity; its mean is that sum divided by the mask's count. Any other use is a graph break, where Python gets ``values[mask]`` (the runtime
-compacts it: ``breaks.MaskRef``); returning a selection does the same.
+identity; its mean is that sum divided by the mask's count. Any other use is a graph break,
+where Python gets ``values[mask]`` (the runtime compacts it: ``breaks.MaskRef``); returning a
+selection does the same.
 """
 from __future__ import annotations
 
