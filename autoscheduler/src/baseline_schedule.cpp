@@ -188,15 +188,23 @@ void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
     // The tiles fit the whole product, not whatever part a consumer reads: a slice such as
     // (a @ b)[:, :-1] asks for 7 of 8 columns, and a tile of 8 shifted inward to cover 7 would
     // start at column -1. Computing the full (static) shape costs at most one tile.
-    for (size_t i = 0; i < v.size(); ++i) f.bound(v[i], 0, static_cast<int>(r.extents[i]));
+    for (size_t i = 0; i < v.size(); ++i) f.bound(v[i], 0, r.extent_exprs[i]);
     Halide::Var no("no"), mo("mo"), ni("ni"), mi("mi");
     // Vectorizing by the whole tile width (several native vectors) unrolls it fully, so the
     // tn x tm accumulators stay in registers across the k loop.
     // Column tiles outermost: one tn-wide panel of B stays in cache while every row tile of A
-    // streams past it.
-    f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).reorder(ni, mi, mo, no).vectorize(ni, tn).unroll(mi);
-    acc.compute_at(f, mo).vectorize(v[0], tn).unroll(v[1]);
-    acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], tn).unroll(v[1]);
+    // streams past it. A symbolic extent may be smaller than a tile: its tiles are guarded.
+    // The accumulator then covers exactly what its tile needs, guarded in turn, or it would
+    // read the operands past their ends.
+    if (r.symbolic) {
+        f.tile(v[0], v[1], no, mo, ni, mi, tn, tm, kTail).reorder(ni, mi, mo, no).vectorize(ni, tn, kTail).unroll(mi, tm, kTail);
+        acc.compute_at(f, mo).vectorize(v[0], tn, kTail).unroll(v[1], tm, kTail);
+        acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], tn, kTail).unroll(v[1], tm, kTail);
+    } else {
+        f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).reorder(ni, mi, mo, no).vectorize(ni, tn).unroll(mi);
+        acc.compute_at(f, mo).vectorize(v[0], tn).unroll(v[1]);
+        acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], tn).unroll(v[1]);
+    }
     bool parallel = product(r.extents) * r.rextents[0] >= kMinParallelElements;
     std::string what = "tile " + std::to_string(tn) + "x" + std::to_string(tm) + " in registers";
     if (parallel) {

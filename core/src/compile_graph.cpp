@@ -16,6 +16,7 @@
 #include "hcompile/in_place.h"
 #include "hcompile/passes.h"
 #include "hcompile/printer.h"
+#include "hcompile/symbols.h"
 #include "hcompile/target.h"
 #include "hcompile/verify.h"
 
@@ -131,8 +132,13 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     graph = step("eliminate_dead_code", [&] { return eliminate_dead_code(graph); });
     step("verify_optimized", [&] { verify(graph); });
     step("check_compile_budget", [&] { check_compile_budget(graph); });
+    SymbolicExtents symbols = step("resolve_symbolic_extents", [&] {
+        return resolve_symbolic_extents(graph, options.symbol_values);
+    });
     Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
-    LoweredPipeline lowered = step("lower_to_halide", [&] { return lower_to_halide(graph, partition, options.layouts); });
+    LoweredPipeline lowered = step("lower_to_halide", [&] {
+        return lower_to_halide(graph, partition, options.layouts, symbols);
+    });
     report.schedule = step("schedule", [&] { return apply_baseline_schedule(lowered, target); });
 
     std::vector<Halide::Argument> args;
@@ -145,7 +151,15 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         args.push_back(s.param);
         kernel->scalars.push_back(KernelScalar::of(s.dtype, s.value));
     }
-    for (NodeId id : graph.outputs()) kernel->outputs.push_back({graph.node(id).dtype, graph.node(id).shape});
+    for (NodeId id : graph.outputs()) {
+        KernelOutput out{graph.node(id).dtype, graph.node(id).shape};
+        for (int64_t &extent : out.shape) {
+            int k = symbols.symbol_of(extent);
+            if (k >= 0) extent = -1 - k;
+        }
+        kernel->outputs.push_back(out);
+    }
+    for (const SymbolSource &source : symbols.sources) kernel->symbol_sources.emplace_back(source.arg, source.axis);
     if (options.want_lowered_stmt) {
         report.lowered_stmt = step("lowered_stmt", [&] { return lowered_statement(lowered, args, target); });
     }

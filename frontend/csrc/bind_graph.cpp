@@ -1,10 +1,12 @@
 // Bindings for the graph IR: the builder the bytecode frontend drives.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
 #include "hcompile/graph.h"
 #include "hcompile/printer.h"
+#include "hcompile/symbols.h"
 #include "hcompile/verify.h"
 
 namespace nb = nanobind;
@@ -84,6 +86,17 @@ void bind_graph(nb::module_ &m) {
         .def_prop_ro("num_nodes", &Graph::num_nodes)
         .def("verify", [](const Graph &g) { verify(g); })
         .def("__str__", [](const Graph &g) { return print_graph(g); });
+
+    m.def(
+        "check_symbolic_extents",
+        [](const Graph &g, const std::vector<int64_t> &values) {
+            std::vector<std::pair<int, int>> sources;
+            for (const SymbolSource &s : resolve_symbolic_extents(g, values).sources) sources.emplace_back(s.arg, s.axis);
+            return sources;
+        },
+        nb::arg("graph"), nb::arg("values"),
+        "The (argument, axis) each symbolic extent (core symbols.h) is read from; ValueError naming the\n"
+        "node when the graph is not the same function for every size of them.");
 }
 
 }  // namespace hc::bindings

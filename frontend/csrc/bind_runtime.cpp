@@ -33,8 +33,10 @@ nb::dict report_to_dict(const CompileReport &r) {
 std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, const std::string &target,
                                                            const std::vector<int> &layouts, bool want_stmt,
                                                            const std::vector<std::pair<int, int>> &writebacks,
-                                                           const std::vector<std::string> &also_compile_for) {
+                                                           const std::vector<std::string> &also_compile_for,
+                                                           const std::vector<int64_t> &symbol_values) {
     CompileOptions options;
+    options.symbol_values = symbol_values;
     options.writebacks = writebacks;
     options.also_compile_for = also_compile_for;
     options.target = target;
@@ -119,12 +121,18 @@ ArgRelationGuard relation_guard(nb::handle spec, size_t num_args) {
     if (kind == "same") g.kind = ArgRelationGuard::Same;
     else if (kind == "overlap") g.kind = ArgRelationGuard::Overlap;
     else if (kind == "writeable") g.kind = ArgRelationGuard::Writeable;
+    else if (kind == "same_extent") g.kind = ArgRelationGuard::SameExtent;
     else throw std::invalid_argument("unknown relation guard '" + kind + "'");
     size_t a = nb::cast<size_t>(t[1]), b = nb::cast<size_t>(t[2]);
     if (a >= num_args || b >= num_args) throw std::invalid_argument("relation guard names an argument past the last");
     g.a = static_cast<int32_t>(a);
     g.b = static_cast<int32_t>(b);
     g.expected = nb::cast<bool>(t[3]);
+    if (g.kind == ArgRelationGuard::SameExtent) {  // (..., axis of a, axis of b)
+        if (t.size() != 6) throw std::invalid_argument("a same_extent guard names two axes");
+        g.a_axis = nb::cast<int32_t>(t[4]);
+        g.b_axis = nb::cast<int32_t>(t[5]);
+    }
     return g;
 }
 
@@ -148,9 +156,12 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},
           nb::arg("also_compile_for") = std::vector<std::string>{},
+          nb::arg("symbol_values") = std::vector<int64_t>{},
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
-          "also_compile_for: targets to also generate machine code for and discard (codegen checks).");
+          "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"
+          "symbol_values: placeholder extents of symbolic axes (core symbols.h); ValueError when the graph\n"
+          "is not the same function for every size of them.");
     m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
     m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),

@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _C, debug_dump, eager, guards, logs, structure
+from . import _C, debug_dump, dynamic_shapes, eager, guards, logs, structure
 from .config import config
 from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MaskRef, MethodRef, ViewRef
@@ -90,6 +90,7 @@ class CompiledFunction:
         self._last_value_guards = []   # outside-value guards of the newest entry (recompile logs)
         self._guard_sets = []          # guard specs of every entry, in order (for recompile logs)
         self._dynamic_floats = set()   # float arguments read at run time (_float_arguments_read_at_run_time)
+        self._dynamic_axes = set()     # (argument, axis) compiled for any size (dynamic_shapes.py)
         self._misses = 0               # calls that went through the compile path
         self._redispatches = 0         # dispatcher hits that were really the first call of an entry
         self.compile_records = []      # per entry: dict(graph, report, break, seconds, resumes)
@@ -242,7 +243,10 @@ class CompiledFunction:
                 for i, spec in enumerate(arg_specs)]
 
     def _add_entry(self, args):
-        arg_specs = self._float_arguments_read_at_run_time([guards.arg_guard(a) for a in args])
+        exact_specs = self._float_arguments_read_at_run_time([guards.arg_guard(a) for a in args])
+        axes = dynamic_shapes.dynamic_axes(exact_specs, args, self._guard_sets, self.options["dynamic"],
+                                           self._dynamic_axes)
+        arg_specs = dynamic_shapes.guard_specs(exact_specs, axes)
         if self._guard_sets:
             logs.log("recompiles", "%s: recompiling (%s)", self.__qualname__,
                      guards.diff(self._guard_sets[-1], arg_specs, self._last_value_guards))
@@ -255,9 +259,12 @@ class CompiledFunction:
         self.compile_records.append(record)
         try:
             dynamic_floats = frozenset(i for i, spec in enumerate(arg_specs) if spec is guards.DYNAMIC_FLOAT)
-            cap = capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
-                          opaque_arguments=self._generated, structure=self._structure,
-                          dynamic_floats=dynamic_floats)
+
+            def capture_at(shapes=None):
+                return capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
+                               opaque_arguments=self._generated, structure=self._structure,
+                               dynamic_floats=dynamic_floats, shapes=shapes)
+            cap = capture_at()
             beyond = _beyond_kernel_limits(cap.graph)
             if beyond:
                 raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
@@ -276,9 +283,14 @@ class CompiledFunction:
             record["break"] = _break_record(e)
             record["resumes"] = []
             # A break that depends on how the arguments relate (a written argument aliasing
-            # another) holds only while they relate so; other calls may still compile.
-            self._dispatcher.add_entry(arg_specs, [], None, [], None, None, getattr(e, "relations", []))
+            # another) holds only while they relate so; other calls may still compile. Other
+            # sizes may compile too: the entry keeps the exact shapes.
+            self._guard_sets[-1] = exact_specs
+            self._dispatcher.add_entry(exact_specs, [], None, [], None, None, getattr(e, "relations", []))
             return
+        cap, symbol_values, extent_relations = self._generic_over_axes(cap, capture_at, args, axes, record)
+        if symbol_values is None:
+            arg_specs = self._guard_sets[-1] = exact_specs
         # Code that computes nothing before a break, or after one (a resume function returning
         # what it was given), leaves no graph.
         empty = not cap.graph.outputs and (cap.break_point is not None or self._generated)
@@ -286,14 +298,14 @@ class CompiledFunction:
         record["guards"] = cap.guards
         value_specs = [g.spec() for g in cap.guards]
         identities = [(a, b, same) for (a, b), same in cap.identities.items()]
-        relations = [("same", a, b, same) for a, b, same in identities] + cap.relations
+        relations = [("same", a, b, same) for a, b, same in identities] + cap.relations + extent_relations
         self._last_value_guards = cap.guards
         logs.log("guards", "%s: entry %d reads: %s", self.__qualname__, len(self._guard_sets) - 1,
                  [guards.describe_guard(g) for g in cap.guards] +
                  [f"arg {a} {'is' if same else 'is not'} arg {b}" for a, b, same in identities])
         kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
-            kernel, report = self._compile(cap, args, record)
+            kernel, report = self._compile(cap, args, record, symbol_values or [])
             record["report"] = report
             if kernel is not None:
                 # Arguments the kernel writes in place need no copy afterwards.
@@ -310,12 +322,38 @@ class CompiledFunction:
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
                                    relations)
 
-    def _compile(self, cap, args, record):
+    def _generic_over_axes(self, cap, capture_at, args, axes, record):
+        """(capture, symbol values, extent guards) for compiling the dynamic ``axes`` for any size
+        (dynamic_shapes.py), or (cap, None, []) when they stay static for this entry (said in
+        the recompile log and the compile record)."""
+        if not axes:
+            return cap, None, []
+        why = None
+        if not cap.graph.outputs or self.options["backend"] != "halide":
+            why = "nothing is compiled"
+        else:
+            symbols = dynamic_shapes.symbols_of(args, axes)
+            try:
+                generic, values = dynamic_shapes.generic_capture(capture_at, cap, args, symbols)
+                if _beyond_kernel_limits(generic.graph):
+                    raise dynamic_shapes.NotGeneric("the graph at placeholder sizes is past the kernel limits")
+            except dynamic_shapes.NotGeneric as e:
+                why = str(e)
+        if why is not None:
+            logs.log("recompiles", "%s: %s kept static: %s", self.__qualname__, dynamic_shapes.describe(axes), why)
+            record["dynamic"] = f"static shapes ({dynamic_shapes.describe(axes)} changed, but {why})"
+            return cap, None, []
+        logs.log("recompiles", "%s: compiling %s for any size from %d", self.__qualname__,
+                 dynamic_shapes.describe(axes), dynamic_shapes.MIN_EXTENT)
+        record["dynamic"] = f"dynamic: {dynamic_shapes.describe(axes)} (any size from {dynamic_shapes.MIN_EXTENT})"
+        return generic, values, dynamic_shapes.same_extent_relations(symbols)
+
+    def _compile(self, cap, args, record, symbol_values=()):
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
         try:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
                                               want_stmt, [(o, a) for a, o in cap.writebacks],
-                                              list(config.also_compile_for))
+                                              list(config.also_compile_for), list(symbol_values))
         except (RuntimeError, ValueError) as e:
             if self.options["fullgraph"]:
                 raise CompileError(f"{self.__qualname__}: {e}") from e
@@ -390,6 +428,7 @@ class CompiledFunction:
             self._dispatcher.clear()
             self._guard_sets.clear()
             self._dynamic_floats.clear()
+            self._dynamic_axes.clear()
             self._last_value_guards = []
             self.compile_records.clear()
             self._misses = self._redispatches = 0

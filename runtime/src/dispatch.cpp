@@ -44,7 +44,8 @@ int check_arg(const ArgGuard &g, PyObject *arg) {
         if (nd != static_cast<int>(g.shape.size())) return 0;
         const npy_intp *dims = PyArray_DIMS(a);
         for (int i = 0; i < nd; ++i) {
-            if (dims[i] != g.shape[i]) return 0;
+            // kAnyExtent: a symbolic extent, any size from 2 up (0 and 1 stay specialised).
+            if (dims[i] != g.shape[i] && !(g.shape[i] == kAnyExtent && dims[i] >= 2)) return 0;
         }
         return classify_layout(arg) == g.layout;
     }
@@ -131,6 +132,10 @@ bool relations_hold(const std::vector<ArgRelationGuard> &guards, PyObject *const
             break;
         case ArgRelationGuard::Overlap:
             actual = arrays_overlap(args[g.a], args[g.b]);
+            break;
+        case ArgRelationGuard::SameExtent:
+            actual = PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[g.a]), g.a_axis) ==
+                     PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[g.b]), g.b_axis);
             break;
         case ArgRelationGuard::Writeable:
             actual = PyArray_Check(args[g.a]) && PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(args[g.a]));
@@ -379,7 +384,14 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
         const KernelOutput &out = k.outputs[j];
         const int nd = static_cast<int>(out.shape.size());
         SmallArray<npy_intp, 8> shape(nd);
-        for (int d = 0; d < nd; ++d) shape[d] = out.shape[d];
+        for (int d = 0; d < nd; ++d) {
+            if (out.shape[d] >= 0) {
+                shape[d] = out.shape[d];
+            } else {  // a symbolic extent: the guards checked the argument it is read from
+                const auto &[arg, axis] = k.symbol_sources[-1 - out.shape[d]];
+                shape[d] = PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[arg]), axis);
+            }
+        }
         if (out.alias_arg >= 0) {
             // Written in place: the guards hold the argument to this dtype, shape and C layout.
             outputs[j] = args[out.alias_arg];

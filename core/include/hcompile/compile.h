@@ -22,6 +22,8 @@ struct CompileOptions {
     // Targets to also generate machine code for, then discard: a code-generation failure for a
     // CPU this machine lacks (AVX-512 on an AVX2 host) shows up here, in tests and fuzzing.
     std::vector<std::string> also_compile_for;
+    // Symbolic extents (symbols.h): the placeholder value of each; empty for static shapes.
+    std::vector<int64_t> symbol_values;
 };
 
 // What each step produced, for explain(), logs and debug dumps.

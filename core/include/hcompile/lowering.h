@@ -8,6 +8,7 @@
 
 #include "hcompile/fusion.h"
 #include "hcompile/graph.h"
+#include "hcompile/symbols.h"
 
 namespace hc {
 
@@ -55,7 +56,9 @@ struct RegionFunc {
     OpClass op_class = OpClass::Elementwise;
     Halide::Func func;
     std::vector<Halide::Var> vars;
-    std::vector<int64_t> extents;
+    std::vector<int64_t> extents;       // static; a symbolic extent (symbols.h) is its placeholder
+    std::vector<Halide::Expr> extent_exprs;  // the same as Exprs, symbolic ones read from the call
+    bool symbolic = false;              // some extent is symbolic
     Halide::RDom rdom;                  // reductions and matmul: the reduction domain
     std::vector<int64_t> rextents;      // its extents, innermost first
     bool reduces_innermost = false;     // the reduced axes include the input's innermost axis
@@ -91,7 +94,8 @@ Halide::Target ieee_target(const Halide::Target &target);
 void add_ieee_zero_division_pass(Halide::Pipeline &pipeline);
 
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
+// `symbols`: the graph's symbolic extents (none: every shape is static).
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
-                                const std::vector<InputLayout> &layouts);
+                                const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols = {});
 
 }  // namespace hc

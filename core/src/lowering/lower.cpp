@@ -118,6 +118,14 @@ Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index)
     return value;
 }
 
+Halide::Expr LowerContext::extent(const Node &node, int axis) const {
+    const int k = symbols.symbol_of(node.shape[axis]);
+    if (k < 0) return static_cast<int>(node.shape[axis]);
+    const SymbolSource &source = symbols.sources[k];
+    const Halide::ImageParam &param = params_by_arg_.at(source.arg);
+    return param.dim(param.dimensions() - 1 - source.axis).extent();
+}
+
 namespace {
 // Slots of one input's table of constant-index loads; past them, loads are direct.
 constexpr int kMaxPointLoads = 4096;
@@ -134,7 +142,7 @@ Halide::Expr LowerContext::point_load(NodeId input, const std::vector<int64_t> &
             loads.table = Halide::Buffer<int32_t>(kMaxPointLoads, n.ndim(), "point_indices_" + std::to_string(input));
             for (int d = 0; d < n.ndim(); ++d) {
                 // Clamped into the array, so that bounds inference asks for no more than it.
-                at.push_back(Halide::clamp(loads.table(slot, d), 0, static_cast<int>(std::max<int64_t>(n.shape[d], 1) - 1)));
+                at.push_back(Halide::clamp(loads.table(slot, d), 0, Halide::max(extent(n, d), 1) - 1));
             }
         }
         loads.func(slot) = inputs_[input](halide_order(at));
@@ -303,30 +311,40 @@ std::vector<Halide::Expr> definition_index(const Node &n, const std::vector<Hali
 }
 
 // The scheduler's view of a materialized Func: its dimensions in Halide order.
-RegionFunc region_of(const Node &n, Halide::Func f, const std::vector<Halide::Var> &axes) {
+RegionFunc region_of(const LowerContext &ctx, const Node &n, Halide::Func f, const std::vector<Halide::Var> &axes) {
     RegionFunc region;
     region.node = n.id;
     region.op_class = op_class(n.kind);
     region.func = f;
     region.vars.assign(axes.rbegin(), axes.rend());
     region.extents.assign(n.shape.rbegin(), n.shape.rend());
+    for (int d = n.ndim() - 1; d >= 0; --d) {
+        region.extent_exprs.push_back(ctx.extent(n, d));
+        region.symbolic = region.symbolic || ctx.symbols.symbol_of(n.shape[d]) >= 0;
+    }
     return region;
 }
 
-Halide::ImageParam make_input(const Node &n, InputLayout layout) {
+Halide::ImageParam make_input(const Node &n, InputLayout layout, const SymbolicExtents &symbols) {
     int arg = static_cast<int>(n.int_attr("arg"));
     Halide::ImageParam p(halide_type(n.dtype), n.ndim(), "arg" + std::to_string(arg));
-    // Halide dim d is NumPy axis ndim-1-d. Shapes are static per compiled entry.
-    int64_t stride = 1;
+    // Halide dim d is NumPy axis ndim-1-d. Shapes are static per compiled entry, but for
+    // symbolic extents (symbols.h), which the call's array supplies.
+    Halide::Expr stride = 1;
     for (int d = 0; d < n.ndim(); ++d) {
         int64_t extent = n.shape[n.ndim() - 1 - d];
-        p.dim(d).set_bounds(0, static_cast<int>(extent));
+        bool symbolic = symbols.symbol_of(extent) >= 0;
+        if (symbolic) {
+            p.dim(d).set_min(0);
+        } else {
+            p.dim(d).set_bounds(0, static_cast<int>(extent));
+        }
         if (layout == InputLayout::CContiguous) {
-            p.dim(d).set_stride(static_cast<int>(stride));
+            p.dim(d).set_stride(Halide::Internal::simplify(stride));
         } else if (d == 0 && layout == InputLayout::Strided) {
             p.dim(d).set_stride(Halide::Expr());  // lift Halide's default dense-innermost rule
         }
-        stride *= std::max<int64_t>(extent, 1);
+        stride = stride * (symbolic ? p.dim(d).extent() : Halide::Expr(static_cast<int>(std::max<int64_t>(extent, 1))));
     }
     return p;
 }
@@ -349,25 +367,30 @@ Halide::Target ieee_target(const Halide::Target &target) {
 }
 
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
-                                const std::vector<InputLayout> &layouts) {
+                                const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols) {
     LoweredPipeline out;
     out.node_funcs.resize(graph.num_nodes());
-    LowerContext ctx(graph, partition, out.node_funcs, out.scalars);
+    LowerContext ctx(graph, partition, out.node_funcs, out.scalars, symbols);
+    // Inputs first: any node may need a symbolic extent read from one (LowerContext::extent).
+    for (const Node &n : graph.nodes()) {
+        if (n.kind != OpKind::Input) continue;
+        int arg = static_cast<int>(n.int_attr("arg"));
+        InputLayout layout = arg < static_cast<int>(layouts.size()) ? layouts[arg] : InputLayout::CContiguous;
+        LoweredInput input{arg, n.dtype, make_input(n, layout, symbols)};
+        ctx.set_input(n.id, arg, input.param);
+        out.inputs.push_back(input);
+    }
     for (const Node &n : graph.nodes()) {
         if (!partition.materialized[n.id] && op_class(n.kind) != OpClass::Leaf) continue;  // fused
         Halide::Func f(std::string(op_name(n.kind)) + "_" + std::to_string(n.id));
         std::vector<Halide::Var> axes = make_axes(n);
         std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
-        RegionFunc region = region_of(n, f, axes);
+        RegionFunc region = region_of(ctx, n, f, axes);
         switch (op_class(n.kind)) {
         case OpClass::Leaf:
             // Its Func only serves a leaf returned as an output; readers use ctx's direct value.
             if (n.kind == OpKind::Input) {
-                int arg = static_cast<int>(n.int_attr("arg"));
-                InputLayout layout = arg < static_cast<int>(layouts.size()) ? layouts[arg] : InputLayout::CContiguous;
-                LoweredInput input{arg, n.dtype, make_input(n, layout)};
-                ctx.set_input(n.id, input.param);
-                out.inputs.push_back(input);
+                // Set up before this loop.
             } else if (is_float(n.dtype)) {
                 LoweredScalar scalar{n.dtype, constant_value(n),
                                      lowering::float_scalar_param(n.dtype, "c" + std::to_string(n.id))};
@@ -425,7 +448,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             std::vector<Halide::Var> axes = make_axes(n);
             std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
             copy(lhs) = f(lhs);
-            RegionFunc region = region_of(n, copy, axes);
+            RegionFunc region = region_of(ctx, n, copy, axes);
             region.op_class = OpClass::Elementwise;  // a plain copy, whatever `n` is
             out.regions.push_back(region);
             f = copy;

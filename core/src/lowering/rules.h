@@ -11,6 +11,7 @@
 #include "hcompile/fusion.h"
 #include "hcompile/graph.h"
 #include "hcompile/lowering.h"
+#include "hcompile/symbols.h"
 
 namespace hc::lowering {
 
@@ -27,11 +28,16 @@ Halide::Expr float_scalar_value(DType dtype, const Halide::Param<> &param);
 class LowerContext {
 public:
     LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs,
-                 std::vector<LoweredScalar> &scalars)
-        : graph(graph), partition_(partition), funcs_(funcs), scalars_(scalars), inputs_(graph.num_nodes()),
-          constants_(graph.num_nodes()), built_(graph.num_nodes()) {}
+                 std::vector<LoweredScalar> &scalars, const SymbolicExtents &symbols)
+        : graph(graph), symbols(symbols), partition_(partition), funcs_(funcs), scalars_(scalars),
+          inputs_(graph.num_nodes()), constants_(graph.num_nodes()), built_(graph.num_nodes()) {}
 
     const Graph &graph;
+    const SymbolicExtents &symbols;
+
+    // The extent of a node's NumPy axis: a constant, or for a symbolic extent (symbols.h) the
+    // call argument's extent it is read from. Every input is set before any other node asks.
+    Halide::Expr extent(const Node &node, int axis) const;
 
     // Value of node `id` at a NumPy-order index (one Expr per axis of that node): a call of its
     // Func for a region root, a load or constant for a leaf, else the node's own expression
@@ -43,7 +49,10 @@ public:
     Halide::Expr compute(const Node &node, const std::vector<Halide::Expr> &index) const;
 
     // Leaves are read directly, not through a Func: an input's ImageParam, a constant's value.
-    void set_input(NodeId id, const Halide::ImageParam &param) { inputs_[id] = param; }
+    void set_input(NodeId id, int arg, const Halide::ImageParam &param) {
+        inputs_[id] = param;
+        params_by_arg_.emplace(arg, param);
+    }
     void set_constant(NodeId id, const Halide::Expr &value) { constants_[id] = value; }
 
     // A float constant as a kernel scalar argument (see LoweredScalar): Halide never sees its
@@ -62,6 +71,7 @@ private:
     const std::vector<Halide::Func> &funcs_;  // region roots, by node id
     std::vector<LoweredScalar> &scalars_;     // the kernel's scalar arguments
     std::vector<Halide::ImageParam> inputs_;  // by node id
+    std::map<int, Halide::ImageParam> params_by_arg_;
     std::vector<Halide::Expr> constants_;     // by node id
     // Fused values already built, by node: (index, value). An elementwise consumer passes its
     // own index on, so a value read twice at one index is built once and shared (Halide's CSE

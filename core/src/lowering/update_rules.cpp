@@ -16,7 +16,7 @@ Halide::Expr slice_update(const LowerContext &ctx, const Node &n, const std::vec
     for (size_t i = 0; i < index.size(); ++i) {
         const int start = static_cast<int>(starts[i]);
         const int step = static_cast<int>(std::abs(steps[i]));
-        const int count = static_cast<int>(value.shape[i]);
+        const Halide::Expr count = ctx.extent(value, static_cast<int>(i));
         // Distance from the slice's first element along its own direction.
         Halide::Expr d = steps[i] > 0 ? index[i] - start : start - index[i];
         inside = inside && d >= 0 && d < count * step;
@@ -24,7 +24,7 @@ Halide::Expr slice_update(const LowerContext &ctx, const Node &n, const std::vec
         Halide::Expr k = step > 1 ? d / step : d;
         // A select computes both sides: the value is read at an index clamped into its shape, so
         // elements outside the slice never read past it.
-        value_index.push_back(Halide::clamp(k, 0, std::max(count - 1, 0)));
+        value_index.push_back(Halide::clamp(k, 0, Halide::max(count - 1, 0)));
     }
     // likely(): Halide splits the loop where the slice starts and ends, and inside it the clamp
     // folds away, so the value is read with dense vector loads rather than gathers.

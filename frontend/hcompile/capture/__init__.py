@@ -75,10 +75,11 @@ def _new_graph():
     return _C.Graph()
 
 
-def _argument_value(builder, fn, index, arg, opaque=False, dynamic=False):
+def _argument_value(builder, fn, index, arg, opaque=False, dynamic=False, shape=None):
     """The interpreter's view of one argument: arrays and NumPy scalars become lazily created
     graph inputs; Python scalars (and None/str) are specialised as constants, except a float
-    kept ``dynamic``, a ``SymbolicFloat`` read from a float64 input."""
+    kept ``dynamic``, a ``SymbolicFloat`` read from a float64 input. ``shape``: the shape an
+    array is captured as, in place of its own (``dynamic_shapes``)."""
     loc = f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
 
     def make_input(dtype, shape):
@@ -95,8 +96,9 @@ def _argument_value(builder, fn, index, arg, opaque=False, dynamic=False):
             raise Unsupported(f"argument {index} has unsupported dtype {arg.dtype}",
                               fn.__code__.co_filename, fn.__code__.co_firstlineno)
         scalar = isinstance(arg, np.generic)
-        return ArrayValue(None, arg.dtype, arg.shape, is_scalar=scalar, arg_index=index,
-                          make_node=make_input(arg.dtype, arg.shape))
+        shape = arg.shape if shape is None else shape
+        return ArrayValue(None, arg.dtype, shape, is_scalar=scalar, arg_index=index,
+                          make_node=make_input(arg.dtype, shape))
     if dynamic and type(arg) is float:
         make = make_input(np.dtype(np.float64), ())
         return SymbolicFloat(ArrayValue(None, np.float64, (), is_scalar=True, make_node=make),
@@ -151,7 +153,7 @@ class _ResultBuilder:
 
 
 def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_arguments=False,
-            structure=None, dynamic_floats=frozenset()) -> Capture:
+            structure=None, dynamic_floats=frozenset(), shapes=None) -> Capture:
     """Capture ``fn(*args)`` as a graph. ``graph``: an empty graph to fill (tests); defaults to
     a new ``hcompile._C.Graph``. ``outline_loops``: long loops become a graph break whose body
     is compiled once (``loops.py``) rather than unrolled. ``opaque_arguments``: arguments of
@@ -159,7 +161,9 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
     than a reason to run the whole function as Python (resume functions and loop bodies).
     ``structure``: a ``hcompile.structure.Spec``; ``args`` are then its leaves, and the
     parameters get containers rebuilt around them. ``dynamic_floats``: indices of float
-    arguments read at run time rather than specialised on (``symbolic_floats.py``)."""
+    arguments read at run time rather than specialised on (``symbolic_floats.py``). ``shapes``:
+    {argument index: shape} the arrays are captured as instead of their own (``dynamic_shapes``
+    captures again with placeholder extents; nothing reads an argument's elements)."""
     if not isinstance(fn, types.FunctionType):
         raise Unsupported(f"can only compile Python functions, not {type(fn).__name__}")
     code = fn.__code__
@@ -168,7 +172,8 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
                           code.co_filename, code.co_firstlineno)
     builder = GraphBuilder(graph if graph is not None else _new_graph())
     tracer = Tracer(builder, fn, args)
-    values = [_argument_value(builder, fn, i, a, opaque_arguments, i in dynamic_floats)
+    shapes = shapes or {}
+    values = [_argument_value(builder, fn, i, a, opaque_arguments, i in dynamic_floats, shapes.get(i))
               for i, a in enumerate(args)]
     mutable = []
     try:

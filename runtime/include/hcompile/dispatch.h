@@ -17,6 +17,10 @@ namespace hc {
 // Must run once (at module import) before any Dispatcher is used: imports NumPy's C API.
 bool init_numpy_api();
 
+// An ArgGuard extent that any size from 2 up satisfies (an axis compiled with a symbolic
+// extent, symbols.h).
+constexpr int64_t kAnyExtent = -1;
+
 // What one call argument must look like for an entry to apply.
 struct ArgGuard {
     // Equal: an immutable constant compared by value (tuples of ints/strings, dtypes); Identity: a
@@ -28,7 +32,7 @@ struct ArgGuard {
     PyObject *type = nullptr;     // exact type required (strong reference)
     int typenum = -1;             // Array/NumpyScalar: NumPy type number
     int layout = 0;               // Array: its layout class (classify_layout())
-    std::vector<int64_t> shape;   // Array: exact sizes
+    std::vector<int64_t> shape;   // Array: exact sizes, or kAnyExtent
     PyObject *value = nullptr;    // Int/Float/Str/Equal/Identity: the specialised value (strong ref)
 };
 
@@ -52,12 +56,14 @@ struct ValueGuard {
 // A fact about arguments that must hold (`expected`) or not for the entry: Same, that `a` and
 // `b` are one object (the traced code compared them with `is`); Overlap, that the arrays `a` and
 // `b` may share memory (their byte ranges intersect; a written argument must not alias another);
-// Writeable, that array `a` is writeable (a written argument).
+// Writeable, that array `a` is writeable (a written argument); SameExtent, that axis `a_axis`
+// of array `a` and axis `b_axis` of array `b` have one size (two uses of one symbolic extent).
 struct ArgRelationGuard {
-    enum Kind : uint8_t { Same, Overlap, Writeable };
+    enum Kind : uint8_t { Same, Overlap, Writeable, SameExtent };
     Kind kind = Same;
     int32_t a = 0, b = 0;
     bool expected = false;
+    int32_t a_axis = 0, b_axis = 0;  // SameExtent only
 };
 
 // One guard set and what runs when it holds. It owns strong references to Python objects, so it

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hcompile/dtype.h"
@@ -25,7 +26,9 @@ struct KernelScalar {
 
 struct KernelOutput {
     DType dtype = DType::Float32;
-    std::vector<int64_t> shape;  // static for the guard set this kernel was compiled under
+    // Static for the guard set this kernel was compiled under; -1 - k for symbol k, whose value
+    // is the extent of the call argument `Kernel::symbol_sources[k]` names.
+    std::vector<int64_t> shape;
     int alias_arg = -1;          // >= 0: written into this call argument (C-contiguous, same shape)
 };
 
@@ -34,6 +37,7 @@ struct Kernel {
     std::vector<KernelInput> inputs;    // Halide argument order: inputs, scalars, outputs
     std::vector<KernelScalar> scalars;
     std::vector<KernelOutput> outputs;
+    std::vector<std::pair<int, int>> symbol_sources;  // (argument, axis) per symbolic extent
 
     // Runs the pipeline: `buffers` holds the inputs then the outputs, in Halide argument order.
     // Returns Halide's error code (0 on success) and never throws (it may run without the GIL);

@@ -1,0 +1,41 @@
+// Symbolic extents (dynamic shapes): one compiled kernel for every size of some array axes.
+//
+// The frontend captures the function with each dynamic extent set to a placeholder value that
+// no static extent of the graph has (and checks that captures at other placeholder values give
+// the same graph). Symbol k is then every extent equal to values[k]: static code (typing,
+// fusion, schedule heuristics) keeps working on plain integers, and an equality between a
+// symbolic and a static extent can never hold by accident. The lowering reads a symbol's value
+// from the call's argument (its `source`), and the dispatcher sizes outputs from it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hcompile/graph.h"
+
+namespace hc {
+
+struct SymbolSource {
+    int arg = -1;   // call argument
+    int axis = -1;  // NumPy axis of it
+};
+
+struct SymbolicExtents {
+    std::vector<int64_t> values;         // placeholder extent of each symbol in the graph
+    std::vector<SymbolSource> sources;   // where a call supplies each symbol's value
+
+    bool any() const { return !values.empty(); }
+    // The symbol an extent stands for, or -1 for a static extent.
+    int symbol_of(int64_t extent) const;
+};
+
+// Finds each symbol's source among the graph's inputs and checks that every node computes the
+// same function of the symbols for every value from 2 up: symbolic axes flow through
+// elementwise ops, broadcasts, transposes, reshapes that only add or drop unit axes, full
+// slices and updates along them, matmul's batch and outer axes, and the kept axes of
+// reductions. Anything else (a reduction over a symbolic axis, a partial slice of one, a
+// reshape that merges one) throws GraphError naming the node: the caller then compiles for the
+// exact shapes instead.
+SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values);
+
+}  // namespace hc

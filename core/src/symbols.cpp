@@ -1,0 +1,121 @@
+#include "hcompile/symbols.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "hcompile/printer.h"
+
+namespace hc {
+
+int SymbolicExtents::symbol_of(int64_t extent) const {
+    auto it = std::find(values.begin(), values.end(), extent);
+    return it == values.end() ? -1 : static_cast<int>(it - values.begin());
+}
+
+namespace {
+
+[[noreturn]] void not_generic(const Node &n, const std::string &why) {
+    throw GraphError("node %" + std::to_string(n.id) + " (" + op_name(n.kind) + "): " + why);
+}
+
+bool has_symbol(const SymbolicExtents &s, const Shape &shape) {
+    return std::any_of(shape.begin(), shape.end(), [&](int64_t e) { return s.symbol_of(e) >= 0; });
+}
+
+Shape without_unit_axes(const Shape &shape) {
+    Shape out;
+    for (int64_t e : shape) {
+        if (e != 1) out.push_back(e);
+    }
+    return out;
+}
+
+// A slice (or a slice update) along a symbolic axis must take all of it, in order: any other
+// slice's length depends on the extent in a way the graph does not carry.
+void require_full_along_symbols(const SymbolicExtents &s, const Node &n, const Shape &whole, const Shape &part) {
+    const auto &starts = n.ints_attr("starts");
+    const auto &steps = n.ints_attr("steps");
+    for (size_t d = 0; d < whole.size(); ++d) {
+        bool symbolic = s.symbol_of(whole[d]) >= 0 || s.symbol_of(part[d]) >= 0;
+        if (symbolic && (starts[d] != 0 || steps[d] != 1 || whole[d] != part[d])) {
+            not_generic(n, "takes part of a dynamic axis " + std::to_string(d));
+        }
+    }
+}
+
+void check_node(const Graph &g, const SymbolicExtents &s, const Node &n) {
+    auto in = [&](int i) -> const Node & { return g.node(n.inputs[i]); };
+    bool touches = has_symbol(s, n.shape);
+    for (NodeId i : n.inputs) touches = touches || has_symbol(s, g.node(i).shape);
+    if (!touches) return;
+    switch (n.kind) {
+    case OpKind::Reshape:
+        if (without_unit_axes(in(0).shape) != without_unit_axes(n.shape)) {
+            not_generic(n, "reshapes a dynamic axis together with others");
+        }
+        return;
+    case OpKind::Slice:
+        require_full_along_symbols(s, n, in(0).shape, n.shape);
+        return;
+    case OpKind::SliceUpdate:
+        require_full_along_symbols(s, n, in(0).shape, in(1).shape);
+        return;
+    case OpKind::Matmul: {
+        const Node &a = in(0);
+        if (s.symbol_of(a.shape[a.ndim() - 1]) >= 0) not_generic(n, "contracts over a dynamic axis");
+        return;
+    }
+    default:
+        break;
+    }
+    switch (op_class(n.kind)) {
+    case OpClass::Leaf:
+    case OpClass::Elementwise:   // equal shapes, or a broadcast: aligned extents are 1 or equal
+    case OpClass::Layout:        // transpose permutes; slice and reshape are handled above
+        return;
+    case OpClass::Reduction: {
+        std::vector<int64_t> axes = n.has_attr("axis") ? std::vector<int64_t>{n.int_attr("axis")} : n.ints_attr("axes");
+        for (int64_t a : axes) {
+            if (s.symbol_of(in(0).shape[a]) >= 0) not_generic(n, "reduces over a dynamic axis");
+        }
+        return;
+    }
+    case OpClass::Matmul:
+        return;
+    }
+}
+
+}  // namespace
+
+SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values) {
+    SymbolicExtents s;
+    s.values = values;
+    s.sources.resize(values.size());
+    if (std::set<int64_t>(values.begin(), values.end()).size() != values.size()) {
+        throw GraphError("symbolic extents: placeholder values repeat");
+    }
+    for (int64_t v : values) {
+        if (v < 2) throw GraphError("symbolic extents: a placeholder value is below 2");
+    }
+    for (const Node &n : graph.nodes()) {
+        if (n.kind == OpKind::Input) {
+            for (int d = 0; d < n.ndim(); ++d) {
+                int k = s.symbol_of(n.shape[d]);
+                if (k >= 0 && s.sources[k].arg < 0) s.sources[k] = {static_cast<int>(n.int_attr("arg")), d};
+            }
+        }
+        check_node(graph, s, n);
+    }
+    for (const Node &n : graph.nodes()) {
+        for (int64_t e : n.shape) {
+            int k = s.symbol_of(e);
+            if (k >= 0 && s.sources[k].arg < 0) {
+                throw GraphError("dynamic extent " + std::to_string(e) + " is read from no argument the graph loads");
+            }
+        }
+    }
+    return s;
+}
+
+}  // namespace hc

@@ -1,0 +1,213 @@
+"""Dynamic shapes: one compiled entry for every size of some array axes.
+
+Which axes: under ``dynamic=None`` (the default) an axis becomes dynamic when a call differs from
+an earlier entry only in that axis's size; under ``dynamic=True`` every axis is dynamic from the
+first call; under ``dynamic=False`` none is. Sizes 0 and 1 stay specialised (broadcasting and
+empty arrays behave differently there), so a dynamic axis is guarded to be at least 2.
+
+How: dynamic axes whose sizes are equal in this call share one symbol (they may be broadcast
+together; the guard then keeps them equal). The function is captured twice more, with every
+symbol set to a placeholder extent that no static extent of the graph has. The entry is generic
+only when all three graphs (and results, guards, writebacks) are the same up to the symbol's
+extent standing in shapes, and the compiler's check (``core/include/hcompile/symbols.h``)
+accepts every use of a symbolic axis; the kernel is compiled from a placeholder capture and reads
+the extents from the call's arrays. Anything else (the code read ``x.shape[0]`` into a value, a
+slice of part of a dynamic axis, a reduction over one) keeps the shapes static: ``NotGeneric``
+says why and the caller compiles for the exact shapes as before.
+"""
+from __future__ import annotations
+
+import struct
+
+from . import _C
+from .errors import Unsupported
+
+MIN_EXTENT = 2           # sizes 0 and 1 stay specialised
+ANY_EXTENT = -1          # a guard shape entry: any size from MIN_EXTENT up (_C's kAnyExtent)
+
+# Attributes that hold extents (broadcast/reshape targets, the input's own shape, slice ends):
+# a symbol's placeholder may stand in them. Any other difference between captures is a value
+# computed from a size, which the compiled code would freeze.
+_EXTENT_ATTRS = ("shape", "stops")
+
+
+class NotGeneric(Exception):
+    """The capture depends on a dynamic extent in a way one kernel cannot follow."""
+
+
+def dynamic_axes(arg_specs, args, earlier, dynamic, known):
+    """The (argument, axis) pairs to compile symbolically: ``known`` (axes made dynamic before)
+    plus, under ``dynamic=True``, every axis of every array argument, and under
+    ``dynamic=None`` every axis whose size is all that differs from an ``earlier`` guard set.
+    Axes of size 0 or 1 in this call are left out. ``known`` is updated."""
+    if dynamic is False:
+        return set()
+    arrays = {i for i, spec in enumerate(arg_specs) if spec[0] == "array"}
+    if dynamic:
+        known |= {(i, axis) for i in arrays for axis in range(len(arg_specs[i][3]))}
+    else:
+        for old in earlier:
+            changed = _changed_axes(old, arg_specs, arrays)
+            if changed:
+                known |= changed
+    return {(i, axis) for i, axis in known
+            if i in arrays and axis < args[i].ndim and args[i].shape[axis] >= MIN_EXTENT}
+
+
+def _changed_axes(old, new, arrays):
+    """The axes whose sizes differ when that is all that differs between two guard sets."""
+    if old is None or len(old) != len(new):
+        return set()
+    changed = set()
+    for i, (a, b) in enumerate(zip(old, new)):
+        if a == b:
+            continue
+        if i not in arrays or a[0] != "array" or a[:3] != b[:3] or a[4] != b[4] or len(a[3]) != len(b[3]):
+            return set()
+        changed |= {(i, axis) for axis, (m, n) in enumerate(zip(a[3], b[3])) if m != n}
+    return changed
+
+
+def guard_specs(arg_specs, axes):
+    """``arg_specs`` with every dynamic axis's size replaced by ANY_EXTENT."""
+    specs = list(arg_specs)
+    for i, axis in axes:
+        shape = list(specs[i][3])
+        shape[axis] = ANY_EXTENT
+        specs[i] = specs[i][:3] + (tuple(shape),) + specs[i][4:]
+    return specs
+
+
+def symbols_of(args, axes):
+    """Dynamic axes grouped into symbols: axes of equal size in this call share one (NumPy's
+    broadcasting may have relied on the equality). A list of (size, [(arg, axis), ...])."""
+    by_size = {}
+    for i, axis in sorted(axes):
+        by_size.setdefault(int(args[i].shape[axis]), []).append((i, axis))
+    return sorted(by_size.items())
+
+
+def same_extent_relations(symbols):
+    """Guards keeping every axis of a symbol as large as its first one."""
+    relations = []
+    for _, members in symbols:
+        (a, a_axis), rest = members[0], members[1:]
+        relations += [("same_extent", a, b, True, a_axis, b_axis) for b, b_axis in rest]
+    return relations
+
+
+def generic_capture(capture_at, base, args, symbols):
+    """The capture to compile symbolically and its placeholder values, or NotGeneric.
+
+    ``capture_at(shapes)`` captures the function with arrays taken as ``shapes`` ({arg: shape});
+    ``base`` is the capture at the call's own shapes."""
+    if base.break_point is not None:
+        raise NotGeneric("the function has a graph break")
+    used = _ints_in(base.graph) | {size for size, _ in symbols}
+    first = _placeholders(len(symbols), used, start=1009)
+    second = _placeholders(len(symbols), used | set(first), start=1511)
+    captures = []
+    for values in (first, second):
+        shapes = {}
+        for (_, members), value in zip(symbols, values):
+            for i, axis in members:
+                shape = list(shapes.get(i, args[i].shape))
+                shape[axis] = value
+                shapes[i] = tuple(shape)
+        try:
+            captures.append(capture_at(shapes))
+        except Unsupported as e:
+            raise NotGeneric(f"with other sizes the capture stops: {e.reason}") from None
+    extents = [[size for size, _ in symbols], first, second]
+    _require_same(base, captures, extents)
+    try:
+        _C.check_symbolic_extents(captures[0].graph, first)
+    except ValueError as e:
+        raise NotGeneric(str(e)) from None
+    return captures[0], first
+
+
+def _placeholders(count, used, start):
+    values, candidate = [], start
+    while len(values) < count:
+        if candidate not in used and _is_prime(candidate):
+            values.append(candidate)
+        candidate += 1
+    return values
+
+
+def _is_prime(n):
+    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))
+
+
+def _ints_in(graph):
+    """Every integer in the graph's shapes and integer attributes."""
+    found = set()
+    for node in range(graph.num_nodes):
+        found.update(graph.shape(node))
+        for value in graph.attrs(node).values():
+            if type(value) is int:
+                found.add(value)
+            elif type(value) in (list, tuple):
+                found.update(v for v in value if type(v) is int)
+    return found
+
+
+def _require_same(base, captures, extents):
+    """Raises NotGeneric unless the captures agree everywhere but in symbolic extents."""
+    graphs = [base.graph] + [c.graph for c in captures]
+    if len({g.num_nodes for g in graphs}) != 1 or len({tuple(g.outputs) for g in graphs}) != 1:
+        raise NotGeneric("the graph's structure depends on the sizes")
+    for node in range(base.graph.num_nodes):
+        _same_node(graphs, node, extents)
+    for name in ("result", "writebacks", "relations"):
+        if any(repr(getattr(c, name)) != repr(getattr(base, name)) for c in captures):
+            raise NotGeneric(f"the function's {name} depends on the sizes")
+    if any([g.spec() for g in c.guards] != [g.spec() for g in base.guards] or c.identities != base.identities
+           for c in captures):
+        raise NotGeneric("what the function reads depends on the sizes")
+
+
+def _same_node(graphs, node, extents):
+    first = graphs[0]
+    for g in graphs[1:]:
+        if (g.kind(node), g.dtype(node), g.inputs(node), g.loc(node)) != \
+                (first.kind(node), first.dtype(node), first.inputs(node), first.loc(node)):
+            raise NotGeneric(f"node %{node} depends on the sizes")
+    where = f"node %{node} ({first.kind(node)}, {first.loc(node)})"
+    _same_extents([g.shape(node) for g in graphs], extents, where)
+    attrs = [g.attrs(node) for g in graphs]
+    for key in attrs[0]:
+        values = [a.get(key) for a in attrs]
+        if key in _EXTENT_ATTRS and all(type(v) in (list, tuple) for v in values):
+            _same_extents(values, extents, where)
+        elif any(not _identical(v, values[0]) for v in values[1:]):
+            raise NotGeneric(f"{where}: its {key} is computed from a dynamic size")
+
+
+def _same_extents(shapes, extents, where):
+    """Each position holds one static size in all captures, or one symbol's extent in each."""
+    if len({len(s) for s in shapes}) != 1:
+        raise NotGeneric(f"{where}: its rank depends on the sizes")
+    symbol_columns = list(zip(*extents))
+    for column in zip(*shapes):
+        if len(set(column)) == 1 and column[0] not in extents[1] and column[0] not in extents[2]:
+            continue
+        if column not in symbol_columns:
+            raise NotGeneric(f"{where}: its shape depends on the sizes other than as a dynamic axis")
+
+
+def _identical(a, b):
+    if type(a) is float and type(b) is float:
+        return struct.pack("<d", a) == struct.pack("<d", b)
+    if type(a) in (list, tuple) and type(b) in (list, tuple):
+        return len(a) == len(b) and all(_identical(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def describe(axes):
+    return ", ".join(f"argument {i} axis {axis}" for i, axis in sorted(axes))
+
+
+__all__ = ["MIN_EXTENT", "ANY_EXTENT", "NotGeneric", "dynamic_axes", "guard_specs", "symbols_of",
+           "same_extent_relations", "generic_capture", "describe"]
