@@ -133,7 +133,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     step("verify_optimized", [&] { verify(graph); });
     step("check_compile_budget", [&] { check_compile_budget(graph); });
     SymbolicExtents symbols = step("resolve_symbolic_extents", [&] {
-        return resolve_symbolic_extents(graph, options.symbol_values);
+        return resolve_symbolic_extents(graph, options.symbol_values, options.symbol_sources);
     });
     Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
     LoweredPipeline lowered = step("lower_to_halide", [&] {

@@ -88,10 +88,13 @@ void check_node(const Graph &g, const SymbolicExtents &s, const Node &n) {
 
 }  // namespace
 
-SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values) {
+SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values,
+                                         const std::vector<SymbolSource> &sources) {
     SymbolicExtents s;
     s.values = values;
-    s.sources.resize(values.size());
+    s.sources = sources;
+    s.loaded.resize(values.size());
+    if (sources.size() != values.size()) throw GraphError("symbolic extents: one source per symbol");
     if (std::set<int64_t>(values.begin(), values.end()).size() != values.size()) {
         throw GraphError("symbolic extents: placeholder values repeat");
     }
@@ -102,15 +105,16 @@ SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<i
         if (n.kind == OpKind::Input) {
             for (int d = 0; d < n.ndim(); ++d) {
                 int k = s.symbol_of(n.shape[d]);
-                if (k >= 0 && s.sources[k].arg < 0) s.sources[k] = {static_cast<int>(n.int_attr("arg")), d};
+                if (k >= 0 && s.loaded[k].arg < 0) s.loaded[k] = {static_cast<int>(n.int_attr("arg")), d};
             }
         }
         check_node(graph, s, n);
     }
     for (const Node &n : graph.nodes()) {
+        if (n.size() == 0) continue;  // its extents are only ever the output's size
         for (int64_t e : n.shape) {
             int k = s.symbol_of(e);
-            if (k >= 0 && s.sources[k].arg < 0) {
+            if (k >= 0 && s.loaded[k].arg < 0) {
                 throw GraphError("dynamic extent " + std::to_string(e) + " is read from no argument the graph loads");
             }
         }

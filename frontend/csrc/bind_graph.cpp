@@ -1,5 +1,5 @@
 // Bindings for the graph IR: the builder the bytecode frontend drives.
-#include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -89,14 +89,18 @@ void bind_graph(nb::module_ &m) {
 
     m.def(
         "check_symbolic_extents",
-        [](const Graph &g, const std::vector<int64_t> &values) {
-            std::vector<std::pair<int, int>> sources;
-            for (const SymbolSource &s : resolve_symbolic_extents(g, values).sources) sources.emplace_back(s.arg, s.axis);
-            return sources;
+        [](const Graph &g, const std::vector<std::tuple<int64_t, int, int>> &symbols) {
+            std::vector<int64_t> values;
+            std::vector<SymbolSource> sources;
+            for (const auto &[value, arg, axis] : symbols) {
+                values.push_back(value);
+                sources.push_back({arg, axis});
+            }
+            resolve_symbolic_extents(g, values, sources);
         },
-        nb::arg("graph"), nb::arg("values"),
-        "The (argument, axis) each symbolic extent (core symbols.h) is read from; ValueError naming the\n"
-        "node when the graph is not the same function for every size of them.");
+        nb::arg("graph"), nb::arg("symbols"),
+        "Checks symbolic extents ((placeholder extent, argument, axis) each; core symbols.h): ValueError\n"
+        "naming the node when the graph is not the same function for every size of them.");
 }
 
 }  // namespace hc::bindings

@@ -2,6 +2,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
@@ -34,9 +35,12 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            const std::vector<int> &layouts, bool want_stmt,
                                                            const std::vector<std::pair<int, int>> &writebacks,
                                                            const std::vector<std::string> &also_compile_for,
-                                                           const std::vector<int64_t> &symbol_values) {
+                                                           const std::vector<std::tuple<int64_t, int, int>> &symbols) {
     CompileOptions options;
-    options.symbol_values = symbol_values;
+    for (const auto &[value, arg, axis] : symbols) {
+        options.symbol_values.push_back(value);
+        options.symbol_sources.push_back({arg, axis});
+    }
     options.writebacks = writebacks;
     options.also_compile_for = also_compile_for;
     options.target = target;
@@ -156,11 +160,11 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},
           nb::arg("also_compile_for") = std::vector<std::string>{},
-          nb::arg("symbol_values") = std::vector<int64_t>{},
+          nb::arg("symbols") = std::vector<std::tuple<int64_t, int, int>>{},
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"
-          "symbol_values: placeholder extents of symbolic axes (core symbols.h); ValueError when the graph\n"
+          "symbols: (placeholder extent, argument, axis) per symbolic extent (core symbols.h); ValueError when the graph\n"
           "is not the same function for every size of them.");
     m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");

@@ -288,9 +288,8 @@ class CompiledFunction:
             self._guard_sets[-1] = exact_specs
             self._dispatcher.add_entry(exact_specs, [], None, [], None, None, getattr(e, "relations", []))
             return
-        cap, symbol_values, extent_relations = self._generic_over_axes(cap, capture_at, args, axes, record)
-        if symbol_values is None:
-            arg_specs = self._guard_sets[-1] = exact_specs
+        base = cap
+        cap, symbols, extent_relations = self._generic_over_axes(cap, capture_at, args, axes, record)
         # Code that computes nothing before a break, or after one (a resume function returning
         # what it was given), leaves no graph.
         empty = not cap.graph.outputs and (cap.break_point is not None or self._generated)
@@ -298,14 +297,21 @@ class CompiledFunction:
         record["guards"] = cap.guards
         value_specs = [g.spec() for g in cap.guards]
         identities = [(a, b, same) for (a, b), same in cap.identities.items()]
-        relations = [("same", a, b, same) for a, b, same in identities] + cap.relations + extent_relations
+        relations = [("same", a, b, same) for a, b, same in identities] + cap.relations
         self._last_value_guards = cap.guards
         logs.log("guards", "%s: entry %d reads: %s", self.__qualname__, len(self._guard_sets) - 1,
                  [guards.describe_guard(g) for g in cap.guards] +
                  [f"arg {a} {'is' if same else 'is not'} arg {b}" for a, b, same in identities])
         kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
-            kernel, report = self._compile(cap, args, record, symbol_values or [])
+            kernel, report = self._compile(cap, args, record, symbols or [])
+            if kernel is None and symbols:
+                # The compiler refused the symbolic extents (its check runs on the optimized
+                # graph too): these shapes, then, compile as they are.
+                why = record.pop("compile_failure", "")
+                record["dynamic"] = f"static shapes ({dynamic_shapes.describe(axes)} changed, but {why})"
+                cap, symbols, extent_relations = base, None, []
+                kernel, report = self._compile(cap, args, record)
             record["report"] = report
             if kernel is not None:
                 # Arguments the kernel writes in place need no copy afterwards.
@@ -319,11 +325,13 @@ class CompiledFunction:
         elif continuation is not None:          # nothing computed before the break
             runner = continuation.run
         record["seconds"] = time.perf_counter() - start
+        if symbols is None:
+            arg_specs = self._guard_sets[-1] = exact_specs
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
-                                   relations)
+                                   relations + extent_relations)
 
     def _generic_over_axes(self, cap, capture_at, args, axes, record):
-        """(capture, symbol values, extent guards) for compiling the dynamic ``axes`` for any size
+        """(capture, symbols, extent guards) for compiling the dynamic ``axes`` for any size
         (dynamic_shapes.py), or (cap, None, []) when they stay static for this entry (said in
         the recompile log and the compile record)."""
         if not axes:
@@ -348,13 +356,20 @@ class CompiledFunction:
         record["dynamic"] = f"dynamic: {dynamic_shapes.describe(axes)} (any size from {dynamic_shapes.MIN_EXTENT})"
         return generic, values, dynamic_shapes.same_extent_relations(symbols)
 
-    def _compile(self, cap, args, record, symbol_values=()):
+    def _compile(self, cap, args, record, symbols=()):
+        """(kernel, report), or (None, None) when the compile fails (a failure with ``symbols``
+        never raises: the caller compiles the exact shapes instead)."""
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
         try:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
                                               want_stmt, [(o, a) for a, o in cap.writebacks],
-                                              list(config.also_compile_for), list(symbol_values))
+                                              list(config.also_compile_for), list(symbols))
         except (RuntimeError, ValueError) as e:
+            if symbols:
+                logs.log("recompiles", "%s: compiling for any size failed, so for these shapes: %s",
+                         self.__qualname__, e)
+                record["compile_failure"] = str(e)
+                return None, None
             if self.options["fullgraph"]:
                 raise CompileError(f"{self.__qualname__}: {e}") from e
             logs.log("graph_breaks", "%s: compile failed, running as Python: %s", self.__qualname__, e)

@@ -97,7 +97,8 @@ def same_extent_relations(symbols):
 
 
 def generic_capture(capture_at, base, args, symbols):
-    """The capture to compile symbolically and its placeholder values, or NotGeneric.
+    """The capture to compile symbolically and its symbols as ``_C.compile_graph`` takes them
+    ((placeholder extent, argument, axis) each), or NotGeneric.
 
     ``capture_at(shapes)`` captures the function with arrays taken as ``shapes`` ({arg: shape});
     ``base`` is the capture at the call's own shapes."""
@@ -120,11 +121,12 @@ def generic_capture(capture_at, base, args, symbols):
             raise NotGeneric(f"with other sizes the capture stops: {e.reason}") from None
     extents = [[size for size, _ in symbols], first, second]
     _require_same(base, captures, extents)
+    compiled_symbols = [(value, *members[0]) for (_, members), value in zip(symbols, first)]
     try:
-        _C.check_symbolic_extents(captures[0].graph, first)
+        _C.check_symbolic_extents(captures[0].graph, compiled_symbols)
     except ValueError as e:
         raise NotGeneric(str(e)) from None
-    return captures[0], first
+    return captures[0], compiled_symbols
 
 
 def _placeholders(count, used, start):

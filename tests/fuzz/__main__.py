@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from . import driver, gen
+from . import driver, gen, runner
 
 
 def main(argv=None) -> int:
@@ -26,8 +26,12 @@ def main(argv=None) -> int:
                     help="print the programs' source instead of running them")
     ap.add_argument("--oracle-check", choices=["identity", "upcast"], default="",
                     help="run against a stand-in for hcompile to validate the fuzzer (fake.py)")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="compile with dynamic=True: every axis from size 2 up symbolic (runner.DYNAMIC_ENV)")
     ap.add_argument("--replay", help=argparse.SUPPRESS)  # the crash shrinker's subprocess
     a = ap.parse_args(argv)
+    if a.dynamic:
+        os.environ[runner.DYNAMIC_ENV] = "1"      # workers and replays inherit it
     if a.replay:
         return driver.replay_main(a.replay)
     if a.show:

@@ -8,6 +8,7 @@
 #include "hcompile/graph.h"
 #include "hcompile/kernel.h"
 #include "hcompile/lowering.h"
+#include "hcompile/symbols.h"
 
 namespace hc {
 
@@ -22,8 +23,10 @@ struct CompileOptions {
     // Targets to also generate machine code for, then discard: a code-generation failure for a
     // CPU this machine lacks (AVX-512 on an AVX2 host) shows up here, in tests and fuzzing.
     std::vector<std::string> also_compile_for;
-    // Symbolic extents (symbols.h): the placeholder value of each; empty for static shapes.
+    // Symbolic extents (symbols.h): the placeholder value of each, and the (argument, axis) a
+    // call supplies it from; empty for static shapes.
     std::vector<int64_t> symbol_values;
+    std::vector<SymbolSource> symbol_sources;
 };
 
 // What each step produced, for explain(), logs and debug dumps.

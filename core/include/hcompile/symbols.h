@@ -22,20 +22,24 @@ struct SymbolSource {
 
 struct SymbolicExtents {
     std::vector<int64_t> values;         // placeholder extent of each symbol in the graph
-    std::vector<SymbolSource> sources;   // where a call supplies each symbol's value
+    std::vector<SymbolSource> sources;   // where a call supplies each symbol's value (sizes outputs)
+    // An input the graph loads with each symbol (where the kernel reads it); none (arg -1) when
+    // only empty nodes have the symbol (the empty-array pass left no load of it).
+    std::vector<SymbolSource> loaded;
 
     bool any() const { return !values.empty(); }
     // The symbol an extent stands for, or -1 for a static extent.
     int symbol_of(int64_t extent) const;
 };
 
-// Finds each symbol's source among the graph's inputs and checks that every node computes the
+// Finds where the graph loads each symbol and checks that every node computes the
 // same function of the symbols for every value from 2 up: symbolic axes flow through
 // elementwise ops, broadcasts, transposes, reshapes that only add or drop unit axes, full
 // slices and updates along them, matmul's batch and outer axes, and the kept axes of
 // reductions. Anything else (a reduction over a symbolic axis, a partial slice of one, a
 // reshape that merges one) throws GraphError naming the node: the caller then compiles for the
 // exact shapes instead.
-SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values);
+SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values,
+                                         const std::vector<SymbolSource> &sources);
 
 }  // namespace hc

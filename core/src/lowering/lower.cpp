@@ -121,8 +121,10 @@ Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index)
 Halide::Expr LowerContext::extent(const Node &node, int axis) const {
     const int k = symbols.symbol_of(node.shape[axis]);
     if (k < 0) return static_cast<int>(node.shape[axis]);
-    const SymbolSource &source = symbols.sources[k];
-    const Halide::ImageParam &param = params_by_arg_.at(source.arg);
+    const SymbolSource &source = symbols.loaded[k];
+    auto it = params_by_arg_.find(source.arg);
+    if (it == params_by_arg_.end()) throw GraphError("symbolic extent " + std::to_string(node.shape[axis]) + " is not loaded");
+    const Halide::ImageParam &param = it->second;
     return param.dim(param.dimensions() - 1 - source.axis).extent();
 }
 
