@@ -35,10 +35,9 @@ struct SymbolicExtents {
 // Finds where the graph loads each symbol and checks that every node computes the
 // same function of the symbols for every value from 2 up: symbolic axes flow through
 // elementwise ops, broadcasts, transposes, reshapes that only add or drop unit axes, full
-// slices and updates along them, matmul's batch and outer axes, and the kept axes of
-// reductions. Anything else (a reduction over a symbolic axis, a partial slice of one, a
-// reshape that merges one) throws GraphError naming the node: the caller then compiles for the
-// exact shapes instead.
+// slices and updates along them, reductions and matmuls over any axes. Anything else (a partial
+// slice of one, a reshape that merges one with others) throws GraphError naming the node: the
+// caller then compiles for the exact shapes instead.
 SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values,
                                          const std::vector<SymbolSource> &sources);
 

@@ -28,12 +28,13 @@ std::vector<Expr> kept_index(const Node &x, const std::set<int64_t> &reduced, bo
     return kept;
 }
 
-// A reduction domain over `reduced` axes of `x`, innermost axis first (Halide order).
-Halide::RDom make_rdom(const Node &x, const std::set<int64_t> &reduced, std::vector<int64_t> &extents,
-                       const std::string &name) {
+// A reduction domain over `reduced` axes of `x`, innermost axis first (Halide order); a
+// symbolic extent (symbols.h) is read from the call, and `extents` gets its placeholder.
+Halide::RDom make_rdom(const LowerContext &ctx, const Node &x, const std::set<int64_t> &reduced,
+                       std::vector<int64_t> &extents, const std::string &name) {
     std::vector<Halide::Range> ranges;
     for (auto it = reduced.rbegin(); it != reduced.rend(); ++it) {
-        ranges.emplace_back(0, static_cast<int>(x.shape[*it]));
+        ranges.emplace_back(0, ctx.extent(x, static_cast<int>(*it)));
         extents.push_back(x.shape[*it]);
     }
     return Halide::RDom(ranges, name);
@@ -152,9 +153,9 @@ Expr read_over_domain(const LowerContext &ctx, NodeId id, const std::vector<Expr
 
 // An RDom over `leading` ranges and then the `rows` axes of x (the reduced axes other than the
 // innermost one, Halide order); undefined when there are none.
-Halide::RDom blocked_domain(const Node &x, const std::vector<int64_t> &rows, std::vector<Halide::Range> ranges,
-                            const std::string &name) {
-    for (auto it = rows.rbegin(); it != rows.rend(); ++it) ranges.emplace_back(0, static_cast<int>(x.shape[*it]));
+Halide::RDom blocked_domain(const LowerContext &ctx, const Node &x, const std::vector<int64_t> &rows,
+                            std::vector<Halide::Range> ranges, const std::string &name) {
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) ranges.emplace_back(0, ctx.extent(x, static_cast<int>(*it)));
     return ranges.empty() ? Halide::RDom() : Halide::RDom(ranges, name);
 }
 
@@ -166,10 +167,18 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
     Halide::Type t = halide_type(n.dtype);
     int64_t inner = *reduced.rbegin();
     std::vector<int64_t> rows(reduced.begin(), std::prev(reduced.end()));  // NumPy order
+    // A symbolic extent (symbols.h) may be any size from 2: its blocks, partial block and
+    // leftover are counted at run time, and each stage exists whatever their counts (a stage
+    // over an empty domain adds nothing).
+    const bool symbolic = ctx.symbols.symbol_of(x.shape[inner]) >= 0;
     int64_t n0 = x.shape[inner];
-    int lanes = inner == x.ndim() - 1 && n0 >= kSumLanes ? kSumLanes : 1;
-    int64_t lane_rows = n0 / lanes, leftover = n0 % lanes;
-    int64_t full_blocks = lane_rows / kSumBlock, partial_rows = lane_rows % kSumBlock;
+    int lanes = inner == x.ndim() - 1 && (symbolic || n0 >= kSumLanes) ? kSumLanes : 1;
+    Expr n0_expr = ctx.extent(x, static_cast<int>(inner));
+    Expr lane_rows = n0_expr / lanes, leftover = n0_expr % lanes;
+    Expr full_blocks = lane_rows / kSumBlock, partial_rows = lane_rows % kSumBlock;
+    auto may_be_positive = [&](const Expr &e) {
+        return symbolic || Halide::Internal::can_prove(Halide::Internal::simplify(e > 0));
+    };
 
     Halide::Var l("n" + id + "_lane");
     std::vector<Halide::Var> row_vars;
@@ -205,7 +214,7 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
         return r;
     };
     int stage = 0;
-    if (full_blocks > 0) {
+    if (may_be_positive(full_blocks)) {
         Halide::Var j("n" + id + "_block");
         std::vector<Expr> block_args{j};
         block_args.insert(block_args.end(), row_exprs.begin(), row_exprs.end());
@@ -214,7 +223,7 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
         blocks(args(l, block_args)) = zero;
         blocks(args(l, block_args)) += value(row_exprs, (j * kSumBlock + k) * lanes + l);
         // (all sizes fit in int: Halide indexes buffers with 32 bits)
-        Halide::RDom d = blocked_domain(x, rows, {Halide::Range(0, static_cast<int>(full_blocks))}, "b" + id);
+        Halide::RDom d = blocked_domain(ctx, x, rows, {Halide::Range(0, full_blocks)}, "b" + id);
         std::vector<Expr> at{d[0]};
         for (const Expr &e : rows_of(d, 1)) at.push_back(e);
         accumulate(blocks, at);
@@ -222,19 +231,19 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
         blocked.block_domain = d;
         blocked.block_stage = ++stage;
     }
-    if (partial_rows > 0 || leftover > 0) {
+    if (may_be_positive(partial_rows) || may_be_positive(leftover)) {
         Halide::Func tail("tail_" + id);
         tail(args(l, row_exprs)) = zero;
-        if (partial_rows > 0) {
-            Halide::RDom k(0, static_cast<int>(partial_rows), "kt" + id);
-            tail(args(l, row_exprs)) += value(row_exprs, (static_cast<int>(full_blocks * kSumBlock) + k) * lanes + l);
+        if (may_be_positive(partial_rows)) {
+            Halide::RDom k(0, partial_rows, "kt" + id);
+            tail(args(l, row_exprs)) += value(row_exprs, (full_blocks * kSumBlock + k) * lanes + l);
         }
-        if (leftover > 0) {  // fewer than `lanes` elements, one per lane (a clamped gather)
-            Expr e = static_cast<int>(lane_rows * lanes) + l;
-            Expr last = static_cast<int>(n0 - 1);
-            tail(args(l, row_exprs)) += select(l < static_cast<int>(leftover), value(row_exprs, Halide::min(e, last)), zero);
+        if (may_be_positive(leftover)) {  // fewer than `lanes` elements, one per lane (a clamped gather)
+            Expr e = lane_rows * lanes + l;
+            Expr last = n0_expr - 1;
+            tail(args(l, row_exprs)) += select(l < leftover, value(row_exprs, Halide::min(e, last)), zero);
         }
-        Halide::RDom d = blocked_domain(x, rows, {}, "t" + id);
+        Halide::RDom d = blocked_domain(ctx, x, rows, {}, "t" + id);
         accumulate(tail, rows.empty() ? std::vector<Expr>{} : rows_of(d, 0));
         blocked.tail = tail;
         blocked.tail_domain = d;
@@ -282,7 +291,7 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
     }
     bool keepdims = n.int_attr("keepdims") != 0;
     ReductionLowering out;
-    out.rdom = make_rdom(x, reduced, out.rextents, "r" + std::to_string(n.id));
+    out.rdom = make_rdom(ctx, x, reduced, out.rextents, "r" + std::to_string(n.id));
     out.reduces_innermost = x.ndim() > 0 && reduced.count(x.ndim() - 1);
     std::vector<Expr> lhs = halide_vars(axes);
     std::vector<Expr> kept = kept_index(x, reduced, keepdims, axes);
@@ -374,7 +383,7 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
     int nd = n.ndim();
     int64_t k_extent = a.shape[nd - 1];
     ReductionLowering out;
-    out.rdom = Halide::RDom(0, static_cast<int>(k_extent), "k" + std::to_string(n.id));
+    out.rdom = Halide::RDom(0, ctx.extent(a, nd - 1), "k" + std::to_string(n.id));
     out.rextents = {k_extent};
     std::vector<Expr> ai(axes.begin(), axes.end()), bi(axes.begin(), axes.end());
     ai[nd - 1] = out.rdom.x;  // a[..., m, k]
