@@ -150,6 +150,7 @@ void schedule_blocked_sum(const RegionFunc &r, int width, ScheduleLog &log) {
         if (order.size() > 1) update.reorder(order);
         if (vectorize) update.vectorize(vec, vec_width, Halide::TailStrategy::GuardWithIf);
         if (parallel) update.parallel(r.vars.back());
+        if (order.size() == 1 && !vectorize && !parallel) update.unscheduled();  // one serial pass
         // A part is needed for all lanes of one iteration of the domain's innermost loop (or,
         // without a domain, of one output row). (The tail's stage is the last one, which a
         // LoopLevel of a pure var names.)

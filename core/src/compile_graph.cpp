@@ -126,7 +126,8 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
 
     // The lowering order, one step per line.
     step("verify", [&] { verify(input); });
-    Graph graph = step("replace_empty_arrays", [&] { return replace_empty_arrays(input); });
+    Graph graph = step("bind_extent_values", [&] { return bind_extent_values(input, options.extent_values); });
+    graph = step("replace_empty_arrays", [&] { return replace_empty_arrays(graph); });
     graph = step("fold_constants", [&] { return fold_constants(graph); });
     graph = step("eliminate_common_subexpressions", [&] { return eliminate_common_subexpressions(graph); });
     graph = step("eliminate_dead_code", [&] { return eliminate_dead_code(graph); });

@@ -27,6 +27,7 @@ OpClass op_class(OpKind kind) {
     switch (kind) {
     case OpKind::Input:
     case OpKind::Constant:
+    case OpKind::Extent:
         return OpClass::Leaf;
     case OpKind::Broadcast:
     case OpKind::Transpose:

@@ -1,6 +1,7 @@
 #include "hcompile/symbols.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -100,6 +101,13 @@ SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<i
         check_node(graph, s, n);
     }
     for (const Node &n : graph.nodes()) {
+        if (n.kind != OpKind::Extent) continue;
+        int64_t k = n.int_attr("symbol");
+        if (k < 0 || k >= static_cast<int64_t>(values.size()) || s.loaded[k].arg < 0) {
+            not_generic(n, "a size of no argument the graph loads");
+        }
+    }
+    for (const Node &n : graph.nodes()) {
         if (n.size() == 0) continue;  // its extents are only ever the output's size
         for (int64_t e : n.shape) {
             int k = s.symbol_of(e);
@@ -109,6 +117,24 @@ SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<i
         }
     }
     return s;
+}
+
+Graph bind_extent_values(const Graph &graph, const std::vector<ExtentValue> &extents) {
+    Graph out;
+    std::map<NodeId, const ExtentValue *> by_node;
+    for (const ExtentValue &e : extents) by_node[e.node] = &e;
+    for (const Node &n : graph.nodes()) {
+        Node copy = n;
+        auto it = by_node.find(n.id);
+        if (it != by_node.end()) {
+            if (n.kind != OpKind::Constant) throw GraphError("an extent value names a node that is no constant");
+            copy.kind = OpKind::Extent;
+            copy.attrs = {{"symbol", int64_t{it->second->symbol}}, {"scale", it->second->scale}, {"offset", it->second->offset}};
+        }
+        out.append(std::move(copy));
+    }
+    out.set_outputs(graph.outputs());
+    return out;
 }
 
 }  // namespace hc

@@ -23,6 +23,12 @@ void verify(const Graph &graph) {
             if (!n.inputs.empty() || !n.shape.empty()) broken("constant must be 0-d with no operands");
             n.float_attr("value");
             break;
+        case OpKind::Extent:
+            if (!n.inputs.empty() || !n.shape.empty()) broken("extent must be 0-d with no operands");
+            n.int_attr("symbol");
+            n.int_attr("scale");
+            n.int_attr("offset");
+            break;
         default: {
             Node retyped = n;
             infer_type(graph, retyped);

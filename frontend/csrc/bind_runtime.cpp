@@ -35,8 +35,10 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            const std::vector<int> &layouts, bool want_stmt,
                                                            const std::vector<std::pair<int, int>> &writebacks,
                                                            const std::vector<std::string> &also_compile_for,
-                                                           const std::vector<std::tuple<int64_t, int, int>> &symbols) {
+                                                           const std::vector<std::tuple<int64_t, int, int>> &symbols,
+                                                           const std::vector<std::tuple<int, int, int64_t, int64_t>> &extent_values) {
     CompileOptions options;
+    for (const auto &[node, symbol, scale, offset] : extent_values) options.extent_values.push_back({node, symbol, scale, offset});
     for (const auto &[value, arg, axis] : symbols) {
         options.symbol_values.push_back(value);
         options.symbol_sources.push_back({arg, axis});
@@ -161,11 +163,13 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},
           nb::arg("also_compile_for") = std::vector<std::string>{},
           nb::arg("symbols") = std::vector<std::tuple<int64_t, int, int>>{},
+          nb::arg("extent_values") = std::vector<std::tuple<int, int, int64_t, int64_t>>{},
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"
           "symbols: (placeholder extent, argument, axis) per symbolic extent (core symbols.h); ValueError when the graph\n"
-          "is not the same function for every size of them.");
+          "is not the same function for every size of them. extent_values: (constant node, symbol, scale,\n"
+          "offset): constants that are scale * size + offset of a symbol, read at run time.");
     m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
     m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),

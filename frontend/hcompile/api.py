@@ -260,10 +260,10 @@ class CompiledFunction:
         try:
             dynamic_floats = frozenset(i for i, spec in enumerate(arg_specs) if spec is guards.DYNAMIC_FLOAT)
 
-            def capture_at(shapes=None):
+            def capture_at(shapes=None, watch_sizes=()):
                 return capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
                                opaque_arguments=self._generated, structure=self._structure,
-                               dynamic_floats=dynamic_floats, shapes=shapes)
+                               dynamic_floats=dynamic_floats, shapes=shapes, watch_sizes=watch_sizes)
             cap = capture_at()
             beyond = _beyond_kernel_limits(cap.graph)
             if beyond:
@@ -304,7 +304,7 @@ class CompiledFunction:
                  [f"arg {a} {'is' if same else 'is not'} arg {b}" for a, b, same in identities])
         kernel, as_scalar, builder, runner = None, [], None, None
         if cap.graph.outputs and self.options["backend"] == "halide":
-            kernel, report = self._compile(cap, args, record, symbols or [])
+            kernel, report = self._compile(cap, args, record, symbols)
             if kernel is None and symbols:
                 # The compiler refused the symbolic extents (its check runs on the optimized
                 # graph too): these shapes, then, compile as they are.
@@ -342,7 +342,7 @@ class CompiledFunction:
         else:
             symbols = dynamic_shapes.symbols_of(args, axes)
             try:
-                generic, values = dynamic_shapes.generic_capture(capture_at, cap, args, symbols)
+                generic, compiled_symbols, extent_values = dynamic_shapes.generic_capture(capture_at, cap, args, symbols)
                 if _beyond_kernel_limits(generic.graph):
                     raise dynamic_shapes.NotGeneric("the graph at placeholder sizes is past the kernel limits")
             except dynamic_shapes.NotGeneric as e:
@@ -354,16 +354,17 @@ class CompiledFunction:
         logs.log("recompiles", "%s: compiling %s for any size from %d", self.__qualname__,
                  dynamic_shapes.describe(axes), dynamic_shapes.MIN_EXTENT)
         record["dynamic"] = f"dynamic: {dynamic_shapes.describe(axes)} (any size from {dynamic_shapes.MIN_EXTENT})"
-        return generic, values, dynamic_shapes.same_extent_relations(symbols)
+        return generic, (compiled_symbols, extent_values), dynamic_shapes.same_extent_relations(symbols)
 
-    def _compile(self, cap, args, record, symbols=()):
-        """(kernel, report), or (None, None) when the compile fails (a failure with ``symbols``
-        never raises: the caller compiles the exact shapes instead)."""
+    def _compile(self, cap, args, record, symbols=None):
+        """(kernel, report), or (None, None) when the compile fails. ``symbols``: (symbols,
+        extent values) from ``dynamic_shapes.generic_capture``; a failure with them never
+        raises (the caller compiles the exact shapes instead)."""
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
         try:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
                                               want_stmt, [(o, a) for a, o in cap.writebacks],
-                                              list(config.also_compile_for), list(symbols))
+                                              list(config.also_compile_for), *(symbols or ([], [])))
         except (RuntimeError, ValueError) as e:
             if symbols:
                 logs.log("recompiles", "%s: compiling for any size failed, so for these shapes: %s",

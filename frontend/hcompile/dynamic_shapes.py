@@ -97,10 +97,12 @@ def same_extent_relations(symbols):
 
 
 def generic_capture(capture_at, base, args, symbols):
-    """The capture to compile symbolically and its symbols as ``_C.compile_graph`` takes them
-    ((placeholder extent, argument, axis) each), or NotGeneric.
+    """(capture, symbols, extent values) to compile symbolically, as ``_C.compile_graph`` takes
+    them: (placeholder extent, argument, axis) per symbol, (constant node, symbol, scale,
+    offset) per constant that is a size (a mean's count); or NotGeneric.
 
-    ``capture_at(shapes)`` captures the function with arrays taken as ``shapes`` ({arg: shape});
+    ``capture_at(shapes, watched)`` captures the function with arrays taken as ``shapes`` ({arg:
+    shape}), watching the code's reads of the ``watched`` sizes (``capture.size_reads``);
     ``base`` is the capture at the call's own shapes."""
     if base.break_point is not None:
         raise NotGeneric("the function has a graph break")
@@ -116,17 +118,20 @@ def generic_capture(capture_at, base, args, symbols):
                 shape[axis] = value
                 shapes[i] = tuple(shape)
         try:
-            captures.append(capture_at(shapes))
+            captured = capture_at(shapes, values)
         except Unsupported as e:
             raise NotGeneric(f"with other sizes the capture stops: {e.reason}") from None
+        if captured.size_decision is not None:
+            raise NotGeneric(captured.size_decision)
+        captures.append(captured)
     extents = [[size for size, _ in symbols], first, second]
-    _require_same(base, captures, extents)
+    extent_values = _require_same(base, captures, extents)
     compiled_symbols = [(value, *members[0]) for (_, members), value in zip(symbols, first)]
     try:
         _C.check_symbolic_extents(captures[0].graph, compiled_symbols)
     except ValueError as e:
         raise NotGeneric(str(e)) from None
-    return captures[0], compiled_symbols
+    return captures[0], compiled_symbols, extent_values
 
 
 def _placeholders(count, used, start):
@@ -156,21 +161,28 @@ def _ints_in(graph):
 
 
 def _require_same(base, captures, extents):
-    """Raises NotGeneric unless the captures agree everywhere but in symbolic extents."""
+    """The constants that are sizes ((node, symbol, scale, offset) each); raises NotGeneric
+    unless the captures agree everywhere else but in symbolic extents."""
     graphs = [base.graph] + [c.graph for c in captures]
     if len({g.num_nodes for g in graphs}) != 1 or len({tuple(g.outputs) for g in graphs}) != 1:
         raise NotGeneric("the graph's structure depends on the sizes")
+    extent_values = []
     for node in range(base.graph.num_nodes):
-        _same_node(graphs, node, extents)
+        size = _same_node(graphs, node, extents)
+        if size is not None:
+            extent_values.append((node, *size))
     for name in ("result", "writebacks", "relations"):
         if any(repr(getattr(c, name)) != repr(getattr(base, name)) for c in captures):
             raise NotGeneric(f"the function's {name} depends on the sizes")
     if any([g.spec() for g in c.guards] != [g.spec() for g in base.guards] or c.identities != base.identities
            for c in captures):
         raise NotGeneric("what the function reads depends on the sizes")
+    return extent_values
 
 
 def _same_node(graphs, node, extents):
+    """Raises NotGeneric unless the node is the same in every capture but for symbolic extents;
+    for a constant whose value is a size, that size as (symbol, scale, offset)."""
     first = graphs[0]
     for g in graphs[1:]:
         if (g.kind(node), g.dtype(node), g.inputs(node), g.loc(node)) != \
@@ -179,12 +191,30 @@ def _same_node(graphs, node, extents):
     where = f"node %{node} ({first.kind(node)}, {first.loc(node)})"
     _same_extents([g.shape(node) for g in graphs], extents, where)
     attrs = [g.attrs(node) for g in graphs]
+    size = None
     for key in attrs[0]:
         values = [a.get(key) for a in attrs]
         if key in _EXTENT_ATTRS and all(type(v) in (list, tuple) for v in values):
             _same_extents(values, extents, where)
         elif any(not _identical(v, values[0]) for v in values[1:]):
-            raise NotGeneric(f"{where}: its {key} is computed from a dynamic size")
+            size = _as_size(values, extents) if key == "value" and first.kind(node) == "constant" else None
+            if size is None:
+                raise NotGeneric(f"{where}: its {key} is computed from a dynamic size")
+    return size
+
+
+def _as_size(values, extents):
+    """(symbol, scale, offset) when the constant's value in each capture is scale * extent +
+    offset of one symbol, with integer scale and offset; else None."""
+    if not all(isinstance(v, (int, float)) and float(v).is_integer() for v in values):
+        return None
+    values = [int(v) for v in values]
+    for k, column in enumerate(zip(*extents)):
+        scale, rest = divmod(values[1] - values[2], column[1] - column[2])
+        offset = values[1] - scale * column[1]
+        if rest == 0 and scale != 0 and all(v == scale * n + offset for v, n in zip(values, column)):
+            return k, scale, offset
+    return None
 
 
 def _same_extents(shapes, extents, where):

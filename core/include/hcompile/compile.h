@@ -27,6 +27,7 @@ struct CompileOptions {
     // call supplies it from; empty for static shapes.
     std::vector<int64_t> symbol_values;
     std::vector<SymbolSource> symbol_sources;
+    std::vector<ExtentValue> extent_values;  // constants that are sizes of symbols
 };
 
 // What each step produced, for explain(), logs and debug dumps.

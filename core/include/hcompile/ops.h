@@ -23,7 +23,7 @@ namespace hc {
     X(Where, "where") X(Sum, "sum") X(Prod, "prod") X(Max, "max") X(Min, "min")              \
     X(Any, "any") X(All, "all") X(Argmax, "argmax") X(Argmin, "argmin")                       \
     X(Matmul, "matmul") X(Transpose, "transpose") X(Reshape, "reshape") X(Slice, "slice")     \
-    X(SliceUpdate, "slice_update")
+    X(SliceUpdate, "slice_update") X(Extent, "extent")
 
 enum class OpKind {
 #define HC_OP_ENUM(name, str) name,
@@ -33,7 +33,7 @@ enum class OpKind {
 
 // How an op relates to fusion and lowering.
 enum class OpClass {
-    Leaf,         // input, constant
+    Leaf,         // input, constant, extent
     Elementwise,  // one output element from the same-index input elements (slice_update: its
                   // value operand is read at the slice's index instead)
     Layout,       // broadcast, transpose, reshape, slice: pure index remapping

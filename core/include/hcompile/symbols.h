@@ -20,6 +20,14 @@ struct SymbolSource {
     int axis = -1;  // NumPy axis of it
 };
 
+// A constant the frontend found to be scale * extent + offset of a symbol (a mean's count, a
+// size the code read from `x.shape`): it becomes an `extent` leaf, its value read at run time.
+struct ExtentValue {
+    NodeId node = -1;
+    int symbol = -1;
+    int64_t scale = 1, offset = 0;
+};
+
 struct SymbolicExtents {
     std::vector<int64_t> values;         // placeholder extent of each symbol in the graph
     std::vector<SymbolSource> sources;   // where a call supplies each symbol's value (sizes outputs)
@@ -40,5 +48,8 @@ struct SymbolicExtents {
 // caller then compiles for the exact shapes instead.
 SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values,
                                          const std::vector<SymbolSource> &sources);
+
+// The graph with each listed constant node replaced by its `extent` leaf (same dtype).
+Graph bind_extent_values(const Graph &graph, const std::vector<ExtentValue> &extents);
 
 }  // namespace hc

@@ -120,10 +120,13 @@ Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index)
 
 Halide::Expr LowerContext::extent(const Node &node, int axis) const {
     const int k = symbols.symbol_of(node.shape[axis]);
-    if (k < 0) return static_cast<int>(node.shape[axis]);
-    const SymbolSource &source = symbols.loaded[k];
+    return k < 0 ? Halide::Expr(static_cast<int>(node.shape[axis])) : symbol_value(k);
+}
+
+Halide::Expr LowerContext::symbol_value(int k) const {
+    const SymbolSource &source = symbols.loaded.at(k);
     auto it = params_by_arg_.find(source.arg);
-    if (it == params_by_arg_.end()) throw GraphError("symbolic extent " + std::to_string(node.shape[axis]) + " is not loaded");
+    if (it == params_by_arg_.end()) throw GraphError("symbolic extent " + std::to_string(k) + " is not loaded");
     const Halide::ImageParam &param = it->second;
     return param.dim(param.dimensions() - 1 - source.axis).extent();
 }
@@ -393,6 +396,10 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             // Its Func only serves a leaf returned as an output; readers use ctx's direct value.
             if (n.kind == OpKind::Input) {
                 // Set up before this loop.
+            } else if (n.kind == OpKind::Extent) {
+                Halide::Expr size = Halide::cast(Halide::Int(64), ctx.symbol_value(static_cast<int>(n.int_attr("symbol"))));
+                ctx.set_constant(n.id, Halide::cast(halide_type(n.dtype), size * Halide::Expr(n.int_attr("scale")) +
+                                                                           Halide::Expr(n.int_attr("offset"))));
             } else if (is_float(n.dtype)) {
                 LoweredScalar scalar{n.dtype, constant_value(n),
                                      lowering::float_scalar_param(n.dtype, "c" + std::to_string(n.id))};

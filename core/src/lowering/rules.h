@@ -38,6 +38,8 @@ public:
     // The extent of a node's NumPy axis: a constant, or for a symbolic extent (symbols.h) the
     // call argument's extent it is read from. Every input is set before any other node asks.
     Halide::Expr extent(const Node &node, int axis) const;
+    // Symbol k's value at run time (int32: Halide's extents).
+    Halide::Expr symbol_value(int k) const;
 
     // Value of node `id` at a NumPy-order index (one Expr per axis of that node): a call of its
     // Func for a region root, a load or constant for a leaf, else the node's own expression

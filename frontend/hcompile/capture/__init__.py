@@ -27,6 +27,7 @@ from .builder import GraphBuilder
 from .errors import locate
 from .interpreter import _GENERATOR_FLAGS, Frame, Tracer, bind_arguments
 from .numpy_rules import is_supported_dtype
+from .size_reads import SizeWatch
 from ..structure import changed_containers, rebuild
 from .values import ArrayValue, MaskedSelection, PythonObject, SymbolicFloat
 
@@ -65,6 +66,9 @@ class Capture:
     # Set when the capture stopped at a graph break that resumes (``result`` is then None): the
     # graph computes what the code after the break needs (see ``breaks.py``).
     break_point: BreakPoint | None = None
+    # Captures with ``watch_sizes``: the first decision the code took on a watched size
+    # (``size_reads.py``), or None.
+    size_decision: str | None = None
 
 
 RESULT_CONSTANTS = (bool, int, float, str, type(None))
@@ -153,7 +157,7 @@ class _ResultBuilder:
 
 
 def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_arguments=False,
-            structure=None, dynamic_floats=frozenset(), shapes=None) -> Capture:
+            structure=None, dynamic_floats=frozenset(), shapes=None, watch_sizes=()) -> Capture:
     """Capture ``fn(*args)`` as a graph. ``graph``: an empty graph to fill (tests); defaults to
     a new ``hcompile._C.Graph``. ``outline_loops``: long loops become a graph break whose body
     is compiled once (``loops.py``) rather than unrolled. ``opaque_arguments``: arguments of
@@ -163,7 +167,8 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
     parameters get containers rebuilt around them. ``dynamic_floats``: indices of float
     arguments read at run time rather than specialised on (``symbolic_floats.py``). ``shapes``:
     {argument index: shape} the arrays are captured as instead of their own (``dynamic_shapes``
-    captures again with placeholder extents; nothing reads an argument's elements)."""
+    captures again with placeholder extents; nothing reads an argument's elements).
+    ``watch_sizes``: those placeholder extents, whose reads by the code are watched."""
     if not isinstance(fn, types.FunctionType):
         raise Unsupported(f"can only compile Python functions, not {type(fn).__name__}")
     code = fn.__code__
@@ -171,6 +176,7 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
         raise Unsupported("generator/coroutine functions are not supported",
                           code.co_filename, code.co_firstlineno)
     builder = GraphBuilder(graph if graph is not None else _new_graph())
+    builder.sizes = SizeWatch(watch_sizes)
     tracer = Tracer(builder, fn, args)
     shapes = shapes or {}
     values = [_argument_value(builder, fn, i, a, opaque_arguments, i in dynamic_floats, shapes.get(i))
@@ -217,7 +223,7 @@ def capture(fn, args: tuple, *, graph=None, outline_loops=False, opaque_argument
         results.nodes.append(v.node)
     builder.set_outputs(results.nodes)
     return Capture(builder.graph, result, tracer.reads.guards, dict(tracer.reads.identities),
-                   writebacks, relations, point)
+                   writebacks, relations, point, builder.sizes.decided)
 
 
 def _written_argument_relations(written, args, code):

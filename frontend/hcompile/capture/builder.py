@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import Unsupported
 from .numpy_rules import check_supported_dtype, python_constant_for
+from .size_reads import NO_WATCH
 from .values import ArrayValue
 
 
@@ -19,6 +20,7 @@ class GraphBuilder:
     def __init__(self, graph):
         self.graph = graph
         self.loc = ""   # "file:line" of the instruction being interpreted
+        self.sizes = NO_WATCH   # sizes the code reads, watched (size_reads.py)
 
     # -- leaves -------------------------------------------------------------------------------
     def input(self, arg_index: int, dtype, shape) -> int:

@@ -51,9 +51,9 @@ NUMPY_FUNCTIONS = {
     np.full_like: shape_ops.full_like, np.empty_like: shape_ops.empty_like,
     np.asarray: shape_ops.asarray, np.asanyarray: shape_ops.asarray,
     np.ascontiguousarray: shape_ops.ascontiguousarray, np.array: shape_ops.array,
-    np.shape: lambda b, a: a.shape if isinstance(a, ArrayValue) else np.shape(a),
+    np.shape: lambda b, a: b.sizes.wrap_shape(a.shape) if isinstance(a, ArrayValue) else np.shape(a),
     np.ndim: lambda b, a: a.ndim if isinstance(a, ArrayValue) else np.ndim(a),
-    np.size: lambda b, a: a.size if isinstance(a, ArrayValue) else np.size(a),
+    np.size: lambda b, a: b.sizes.wrap_count(a.size, a.shape) if isinstance(a, ArrayValue) else np.size(a),
 }
 
 # NumPy implements these by calling the argument's method, so for a NumPy scalar they return a
@@ -93,12 +93,12 @@ ARRAY_METHODS = {
 }
 
 ARRAY_ATTRIBUTES = {
-    "shape": lambda b, a: a.shape,
+    "shape": lambda b, a: b.sizes.wrap_shape(a.shape),
     "ndim": lambda b, a: a.ndim,
     "dtype": lambda b, a: a.dtype,
-    "size": lambda b, a: a.size,
+    "size": lambda b, a: b.sizes.wrap_count(a.size, a.shape),
     "itemsize": lambda b, a: a.dtype.itemsize,
-    "nbytes": lambda b, a: a.size * a.dtype.itemsize,
+    "nbytes": lambda b, a: b.sizes.wrap_count(a.size, a.shape) * a.dtype.itemsize,
     "T": lambda b, a: shape_ops.transpose(b, a),
     "mT": lambda b, a: shape_ops.swapaxes(b, a, -1, -2),
     "real": lambda b, a: make_view(b, a, a, lambda m: m),
@@ -129,7 +129,7 @@ def _len(b, obj):
     if isinstance(obj, ArrayValue):
         if obj.ndim == 0:
             raise numpy_raises(TypeError, "len() of a 0-d array")
-        return obj.shape[0]
+        return b.sizes.wrap_shape(obj.shape)[0]
     return len(obj)
 
 
