@@ -2,7 +2,7 @@
 # # 03 — Writes, loops and shapes
 #
 # Real NumPy code writes into arrays and loops over time steps. This tutorial shows what
-# hcompile makes of both, and what a new shape costs.
+# hcompile makes of both, and what a new shape costs (dynamic shapes).
 #
 # Run it top to bottom (`python tutorials/03_writes_loops_and_shapes.py`) or cell by cell.
 
@@ -142,14 +142,45 @@ print("the loop body's entries:", body.cache_info().entries)
 # %% [markdown]
 # ## Shapes and recompiles
 #
-# Each compiled entry is specialised to its argument shapes today: a new shape compiles a new
-# entry, and the log says which guard changed. Past `8` entries per function, new shapes run as
-# plain Python (one warning). Symbolic shapes are a later step: `dynamic=True` reads float
-# arguments at run time from the first call, but shapes stay static.
+# The first call compiles for the shapes it sees. When a later call differs only in the size of
+# some axes (a batch of another size), those axes become *dynamic*: the function compiles once
+# more, for every size of them from 2 up, and the log says so. Sizes 0 and 1 keep entries of
+# their own (NumPy broadcasts and empties differently there). `dynamic=True` makes every axis
+# dynamic from the first call; `dynamic=False` compiles each shape on its own.
 
 # %%
 hc.set_logs(recompiles=True)
 norm = hc.hcompile(lambda v: v / np.sqrt((v * v).sum()))
-for n in (100, 100, 200, 300):
+for n in (100, 100, 200, 300, 4096, 7):
     norm(rng.standard_normal(n))
-print(norm.cache_info())
+print(norm.cache_info())   # two entries: the first call's, then one for every size
+
+# %% [markdown]
+# A loop over 20 batch sizes compiles twice. `explain` shows which axes an entry takes at any
+# size, and which number stands for each size in the printed graph.
+
+# %%
+def softmax_rows(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+fast_softmax = hc.hcompile(softmax_rows)
+for batch in range(2, 22):
+    x = rng.random((batch, 64))
+    assert np.allclose(fast_softmax(x), softmax_rows(x))
+print(fast_softmax.cache_info())
+print(hc.explain(hc.hcompile(softmax_rows, dynamic=True), rng.random((8, 64))).records[0]["dynamic"])
+
+# %% [markdown]
+# Code that decides something on a size keeps static shapes: `if len(x) > 4`, `min(n, 5)`,
+# `x[1:-1]` along the changing axis, `x.reshape(-1)`. Each new size then compiles again (up to
+# `hc.config.recompile_limit` entries, 8 by default; past it new shapes run as plain Python with
+# one warning). The compile record says why the axes stayed static.
+
+# %%
+stencil = hc.hcompile(lambda v: v[1:-1] + v[2:] + v[:-2])
+for n in (50, 60, 70):
+    stencil(rng.random(n))
+print(stencil.cache_info())
+print(stencil.compile_records[1]["dynamic"])

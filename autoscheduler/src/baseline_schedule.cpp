@@ -42,8 +42,11 @@ Halide::LoopLevel schedule_pure(Halide::Func f, const RegionFunc &r, int width, 
         // One long dimension: chunks in parallel, vectors inside each chunk.
         Halide::Var outer("chunk"), inner("x_in");
         int chunk = static_cast<int>(std::max<int64_t>(width, ext[0] / 64 / width * width));
-        f.split(vars[0], outer, inner, chunk, kTail).parallel(outer).vectorize(inner, width, kTail);
-        log.add(f, what + ", split x by " + std::to_string(chunk) + ", parallel chunks, vectorize " + std::to_string(width));
+        // A symbolic extent (symbols.h): 64 chunks of whatever size the call has.
+        Halide::Expr chunk_size = r.symbolic ? Halide::max(width, r.extent_exprs[0] / 64 / width * width) : Halide::Expr(chunk);
+        f.split(vars[0], outer, inner, chunk_size, kTail).parallel(outer).vectorize(inner, width, kTail);
+        log.add(f, what + ", split x by " + (r.symbolic ? "1/64 of its extent" : std::to_string(chunk)) +
+                       ", parallel chunks, vectorize " + std::to_string(width));
         return Halide::LoopLevel(f, inner);
     }
     if (ext[0] >= width) {

@@ -343,8 +343,9 @@ class CompiledFunction:
             symbols = dynamic_shapes.symbols_of(args, axes)
             try:
                 generic, compiled_symbols, extent_values = dynamic_shapes.generic_capture(capture_at, cap, args, symbols)
-                if _beyond_kernel_limits(generic.graph):
-                    raise dynamic_shapes.NotGeneric("the graph at placeholder sizes is past the kernel limits")
+                beyond = _beyond_kernel_limits(generic.graph, sizes_are_real=False)
+                if beyond:
+                    raise dynamic_shapes.NotGeneric(beyond)
             except dynamic_shapes.NotGeneric as e:
                 why = str(e)
         if why is not None:
@@ -353,7 +354,9 @@ class CompiledFunction:
             return cap, None, []
         logs.log("recompiles", "%s: compiling %s for any size from %d", self.__qualname__,
                  dynamic_shapes.describe(axes), dynamic_shapes.MIN_EXTENT)
-        record["dynamic"] = f"dynamic: {dynamic_shapes.describe(axes)} (any size from {dynamic_shapes.MIN_EXTENT})"
+        record["dynamic"] = (f"dynamic: {dynamic_shapes.describe(axes)} (any size from {dynamic_shapes.MIN_EXTENT}; "
+                             f"in the graph, " + ", ".join(f"{value} is the size of argument {arg} axis {axis}"
+                                                         for value, arg, axis in compiled_symbols) + ")")
         return generic, (compiled_symbols, extent_values), dynamic_shapes.same_extent_relations(symbols)
 
     def _compile(self, cap, args, record, symbols=None):
@@ -537,12 +540,14 @@ def _result_plan(cap, continuation):
     return as_scalar, build
 
 
-def _beyond_kernel_limits(graph):
-    """Why a kernel cannot hold this graph's arrays (too many bytes or dimensions), or None."""
+def _beyond_kernel_limits(graph, sizes_are_real=True):
+    """Why a kernel cannot hold this graph's arrays (too many bytes or dimensions), or None.
+    Placeholder sizes (``sizes_are_real`` false: dynamic shapes) say nothing of the bytes a
+    call holds; an input past the limit is copied or refused by its layout guard."""
     for node in range(graph.num_nodes):
         shape = graph.shape(node)
         size = np.dtype(graph.dtype(node)).itemsize * int(np.prod(shape, dtype=np.int64))
-        if size >= HALIDE_BUFFER_LIMIT:
+        if size >= HALIDE_BUFFER_LIMIT and sizes_are_real:
             return f"an array of {size} bytes is past Halide's 2 GiB buffer limit"
         if len(shape) > MAX_KERNEL_DIMS:
             return f"an array of {len(shape)} dimensions is past the kernel limit of {MAX_KERNEL_DIMS}"
@@ -579,9 +584,6 @@ def _warn_partial_options(options):
         notes.append(f"mode={options['mode']!r} behaves like 'default' in this build (baseline schedule)")
     if options["autoscheduler"] not in ("hcompile", "baseline"):
         notes.append(f"autoscheduler={options['autoscheduler']!r} is not wired in yet; using the baseline schedule")
-    if options["dynamic"]:
-        notes.append("dynamic=True: float arguments are read at run time, but shapes are still "
-                     "specialised per compiled entry in this build")
     for note in notes:
         if note not in _warned_options:
             _warned_options.add(note)

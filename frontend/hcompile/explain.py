@@ -57,6 +57,8 @@ class Explanation:
                 continue
             i, graph_index = graph_index, graph_index + 1
             lines.append(f"  graph {i}{' (ends at a graph break)' if r['break'] is not None else ''}:")
+            if r.get("dynamic"):
+                lines.append(f"    shapes: {r['dynamic']}")
             lines.extend("    " + line for line in r["graph"].rstrip().splitlines())
             report = r["report"]
             if report is None:

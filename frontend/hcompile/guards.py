@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _C
+from .dynamic_shapes import ANY_EXTENT
 
 _LAYOUT_NAMES = {0: "C-contiguous", 1: "inner-dense", 2: "strided",
                  3: "copied (misaligned, odd or 32-bit-overflowing strides)", 4: "byte-swapped (copied)"}
@@ -126,7 +127,8 @@ def layouts(args):
 def describe(spec):
     kind = spec[0]
     if kind == "array":
-        return f"ndarray shape={spec[3]} typenum={spec[2]} layout={_LAYOUT_NAMES[spec[4]]}"
+        shape = "(" + ", ".join("any>=2" if s == ANY_EXTENT else str(s) for s in spec[3]) + ("," if len(spec[3]) == 1 else "") + ")"
+        return f"ndarray shape={shape} typenum={spec[2]} layout={_LAYOUT_NAMES[spec[4]]}"
     if kind in ("int", "float", "str", "bool", "equal"):
         return f"{spec[1].__name__} == {spec[2]!r}"
     if kind == "dynamic_float":

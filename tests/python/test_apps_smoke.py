@@ -62,4 +62,7 @@ def test_tutorial_03_runs(capsys):
     runpy.run_path(str(ROOT / "tutorials" / "03_writes_loops_and_shapes.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "same array object returned: True" in out and "matches NumPy: True" in out
-    assert "argument written as NumPy writes it: True" in out and "entries=3" in out
+    assert "argument written as NumPy writes it: True" in out
+    assert out.count("CacheInfo(entries=2,") >= 2          # the norm and the 20 batch sizes
+    assert "dynamic: argument 0 axis 0, argument 0 axis 1 (any size from 2" in out
+    assert "static shapes (argument 0 axis 0 changed, but" in out

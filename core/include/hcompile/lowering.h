@@ -56,7 +56,7 @@ struct RegionFunc {
     OpClass op_class = OpClass::Elementwise;
     Halide::Func func;
     std::vector<Halide::Var> vars;
-    std::vector<int64_t> extents;       // static; a symbolic extent (symbols.h) is its placeholder
+    std::vector<int64_t> extents;       // static; a symbolic one (symbols.h) kScheduledSymbolicExtent
     std::vector<Halide::Expr> extent_exprs;  // the same as Exprs, symbolic ones read from the call
     bool symbolic = false;              // some extent is symbolic
     Halide::RDom rdom;                  // reductions and matmul: the reduction domain

@@ -15,6 +15,11 @@
 
 namespace hc {
 
+// The size the schedule's heuristics assume of a symbolic extent (RegionFunc::extents): large,
+// so that a kernel serving every size is vectorized and parallel where the static one would be
+// for big arrays; guarded tails keep small sizes correct, at the cost of a thread-pool wake-up.
+constexpr int64_t kScheduledSymbolicExtent = int64_t{1} << 16;
+
 struct SymbolSource {
     int arg = -1;   // call argument
     int axis = -1;  // NumPy axis of it

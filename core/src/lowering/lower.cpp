@@ -322,10 +322,11 @@ RegionFunc region_of(const LowerContext &ctx, const Node &n, Halide::Func f, con
     region.op_class = op_class(n.kind);
     region.func = f;
     region.vars.assign(axes.rbegin(), axes.rend());
-    region.extents.assign(n.shape.rbegin(), n.shape.rend());
     for (int d = n.ndim() - 1; d >= 0; --d) {
+        const bool symbolic = ctx.symbols.symbol_of(n.shape[d]) >= 0;
+        region.extents.push_back(symbolic ? kScheduledSymbolicExtent : n.shape[d]);
         region.extent_exprs.push_back(ctx.extent(n, d));
-        region.symbolic = region.symbolic || ctx.symbols.symbol_of(n.shape[d]) >= 0;
+        region.symbolic = region.symbolic || symbolic;
     }
     return region;
 }

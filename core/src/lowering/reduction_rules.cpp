@@ -35,7 +35,7 @@ Halide::RDom make_rdom(const LowerContext &ctx, const Node &x, const std::set<in
     std::vector<Halide::Range> ranges;
     for (auto it = reduced.rbegin(); it != reduced.rend(); ++it) {
         ranges.emplace_back(0, ctx.extent(x, static_cast<int>(*it)));
-        extents.push_back(x.shape[*it]);
+        extents.push_back(ctx.symbols.symbol_of(x.shape[*it]) >= 0 ? kScheduledSymbolicExtent : x.shape[*it]);
     }
     return Halide::RDom(ranges, name);
 }

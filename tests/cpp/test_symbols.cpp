@@ -1,0 +1,113 @@
+// Symbolic extents (dynamic shapes): the check of which graphs are the same function at every
+// size, and kernels compiled with placeholder extents run at other sizes.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "hcompile/compile.h"
+#include "hcompile/graph.h"
+#include "hcompile/symbols.h"
+
+using namespace hc;
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+constexpr int64_t kN = 1009;  // the placeholder extent of symbol 0
+
+bool generic(const Graph &g) {
+    try {
+        resolve_symbolic_extents(g, {kN}, {{0, 0}});
+        return true;
+    } catch (const GraphError &) {
+        return false;
+    }
+}
+
+Attrs slice_attrs(Ints starts, Ints stops, Ints steps) {
+    return Attrs{{"starts", std::move(starts)}, {"stops", std::move(stops)}, {"steps", std::move(steps)}};
+}
+
+}  // namespace
+
+TEST_SUITE("symbols") {
+
+TEST_CASE("symbolic axes pass elementwise ops, full slices, reductions and matmuls") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float64, {kN, 4});
+    NodeId w = g.add_input(1, DType::Float64, {4, 3});
+    NodeId y = g.add_op(OpKind::Exp, {g.add_op(OpKind::Slice, {x}, slice_attrs({0, 1}, {kN, 3}, {1, 1}))});
+    NodeId s = g.add_op(OpKind::Sum, {y}, Attrs{{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
+    NodeId m = g.add_op(OpKind::Matmul, {x, w});
+    NodeId t = g.add_op(OpKind::Matmul, {g.add_op(OpKind::Transpose, {x}, Attrs{{"perm", Ints{1, 0}}}), x});
+    g.set_outputs({s, m, t});
+    SymbolicExtents found = resolve_symbolic_extents(g, {kN}, {{0, 0}});
+    CHECK(found.loaded[0].arg == 0);
+    CHECK(found.loaded[0].axis == 0);
+    CHECK(found.symbol_of(kN) == 0);
+    CHECK(found.symbol_of(4) == -1);
+}
+
+TEST_CASE("part of a symbolic axis, or merging it with others, is refused") {
+    Graph part;
+    NodeId x = part.add_input(0, DType::Float32, {kN});
+    part.set_outputs({part.add_op(OpKind::Slice, {x}, slice_attrs({0}, {5}, {1}))});   // x[:5]
+    CHECK_FALSE(generic(part));
+
+    Graph shifted;
+    x = shifted.add_input(0, DType::Float32, {kN, 2});
+    shifted.set_outputs({shifted.add_op(OpKind::Reshape, {x}, Attrs{{"shape", Ints{2 * kN}}})});
+    CHECK_FALSE(generic(shifted));
+
+    Graph unit_axes;
+    x = unit_axes.add_input(0, DType::Float32, {kN, 2});
+    unit_axes.set_outputs({unit_axes.add_op(OpKind::Reshape, {x}, Attrs{{"shape", Ints{1, kN, 1, 2}}})});
+    CHECK(generic(unit_axes));
+}
+
+TEST_CASE("placeholders must be distinct and at least 2") {
+    Graph g;
+    g.set_outputs({g.add_input(0, DType::Float32, {kN})});
+    CHECK_THROWS_AS(resolve_symbolic_extents(g, {kN, kN}, {{0, 0}, {0, 0}}), GraphError);
+    CHECK_THROWS_AS(resolve_symbolic_extents(g, {1}, {{0, 0}}), GraphError);
+}
+
+TEST_CASE("a kernel compiled at a placeholder runs at other sizes, its extent values read at run time") {
+    // mean over the symbolic axis: sum / n, with n an `extent` leaf; plus x * 2 elementwise.
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float64, {kN, 3});
+    NodeId s = g.add_op(OpKind::Sum, {x}, Attrs{{"axes", Ints{0}}, {"keepdims", int64_t{0}}});
+    NodeId count = g.add_constant(static_cast<double>(kN), DType::Float64);
+    NodeId mean = g.add_op(OpKind::Div, {s, g.add_op(OpKind::Broadcast, {count}, Attrs{{"shape", Ints{3}}})});
+    NodeId twice = g.add_op(OpKind::Mul, {x, g.add_op(OpKind::Broadcast, {g.add_constant(2.0, DType::Float64)},
+                                                       Attrs{{"shape", Ints{kN, 3}}})});
+    g.set_outputs({mean, twice});
+    CompileOptions options;
+    options.symbol_values = {kN};
+    options.symbol_sources = {{0, 0}};
+    options.extent_values = {{count, 0, 1, 0}};
+    KernelPtr k = compile_graph(g, options);
+    REQUIRE(k->outputs.size() == 2);
+    CHECK(k->outputs[0].shape == Ints{3});
+    CHECK(k->outputs[1].shape == Ints{-1, 3});   // symbol 0, sized from the call
+    REQUIRE(k->symbol_sources.size() == 1);
+    for (int n : {2, 3, 17, 40}) {
+        Halide::Runtime::Buffer<double> in(3, n), m(3), t(3, n);
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < 3; ++j) in(j, i) = i * 3 + j;
+        }
+        std::vector<halide_buffer_t *> buffers{in.raw_buffer(), m.raw_buffer(), t.raw_buffer()};
+        std::string error;
+        REQUIRE_MESSAGE(k->run(buffers.data(), &error) == 0, error);
+        for (int j = 0; j < 3; ++j) {
+            double want = 0;
+            for (int i = 0; i < n; ++i) want += i * 3 + j;
+            CHECK(m(j) == doctest::Approx(want / n));
+            CHECK(t(j, n - 1) == 2 * ((n - 1) * 3 + j));
+        }
+    }
+}
+
+}  // TEST_SUITE
