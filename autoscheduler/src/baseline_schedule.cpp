@@ -197,29 +197,38 @@ void schedule_matmul(const RegionFunc &r, int width, ScheduleLog &log) {
     // Vectorizing by the whole tile width (several native vectors) unrolls it fully, so the
     // tn x tm accumulators stay in registers across the k loop.
     // Column tiles outermost: one tn-wide panel of B stays in cache while every row tile of A
-    // streams past it. A symbolic extent may be smaller than a tile: its tiles are guarded.
-    // The accumulator then covers exactly what its tile needs, guarded in turn, or it would
-    // read the operands past their ends.
+    // streams past it.
+    bool parallel = product(r.extents) * r.rextents[0] >= kMinParallelElements;
+    auto tiles = [&](Halide::Stage s, Halide::TailStrategy tail) {
+        s.tile(v[0], v[1], no, mo, ni, mi, tn, tm, tail).reorder(ni, mi, mo, no).vectorize(ni, tn, tail).unroll(mi, tm, tail);
+        if (parallel) s.parallel(v.size() > 2 ? v.back() : no);
+    };
+    auto accumulate = [&](Halide::Stage s, Halide::TailStrategy tail) {
+        s.vectorize(v[0], tn, tail).unroll(v[1], tm, tail);
+    };
+    std::string what = "tile " + std::to_string(tn) + "x" + std::to_string(tm) + " in registers";
     if (r.symbolic) {
-        f.tile(v[0], v[1], no, mo, ni, mi, tn, tm, kTail).reorder(ni, mi, mo, no).vectorize(ni, tn, kTail).unroll(mi, tm, kTail);
-        acc.compute_at(f, mo).vectorize(v[0], tn, kTail).unroll(v[1], tm, kTail);
-        acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], tn, kTail).unroll(v[1], tm, kTail);
+        // A symbolic extent may be smaller than a tile. Once both fit, the static schedule
+        // runs; below, the tiles are guarded, and so is the accumulator (it covers exactly
+        // what its tile needs, or it would read the operands past their ends).
+        Halide::Expr fits = r.extent_exprs[0] >= tn && r.extent_exprs[1] >= tm;
+        tiles(f.specialize(fits), Halide::TailStrategy::Auto);
+        tiles(f, kTail);
+        acc.compute_at(f, mo);
+        accumulate(acc.specialize(fits), Halide::TailStrategy::Auto);
+        accumulate(acc, kTail);
+        Halide::Stage update = acc.update();
+        update.reorder(v[0], v[1], r.rdom.x);
+        accumulate(update.specialize(fits), Halide::TailStrategy::Auto);
+        accumulate(update, kTail);
+        what += " (guarded while the symbolic extents are below a tile)";
     } else {
         f.tile(v[0], v[1], no, mo, ni, mi, tn, tm).reorder(ni, mi, mo, no).vectorize(ni, tn).unroll(mi);
+        if (parallel) f.parallel(v.size() > 2 ? v.back() : no);
         acc.compute_at(f, mo).vectorize(v[0], tn).unroll(v[1]);
         acc.update().reorder(v[0], v[1], r.rdom.x).vectorize(v[0], tn).unroll(v[1]);
     }
-    bool parallel = product(r.extents) * r.rextents[0] >= kMinParallelElements;
-    std::string what = "tile " + std::to_string(tn) + "x" + std::to_string(tm) + " in registers";
-    if (parallel) {
-        if (v.size() > 2) {
-            f.parallel(v.back());
-            what += ", parallel " + v.back().name();
-        } else {
-            f.parallel(no);
-            what += ", parallel column tiles";
-        }
-    }
+    if (parallel) what += v.size() > 2 ? ", parallel " + v.back().name() : ", parallel column tiles";
     log.add(f, what);
 }
 
