@@ -2,6 +2,8 @@
 of programs. Signed integer overflow is undefined in Halide and its simplifier reasons with that
 (a sum of squares is never negative, abs is never negative, a constant arm that overflows is an
 error), while NumPy wraps; float self-operations (x - x) were folded in reduction updates."""
+import re
+
 import numpy as np
 import pytest
 
@@ -254,3 +256,21 @@ def test_clip_keeps_an_element_equal_to_a_one_element_bound(bounds, dtype):
 def test_operands_equal_only_after_simplifying_keep_nan_and_inf(body, special, dtype):
     b = np.array([[1.5, special, -0.0], [2.0, 0.5, -3.0]], dtype)
     O.check(O.fn_from_src(f"def f(b, s):\n    return {body}\n"), b, True)
+
+
+@pytest.mark.parametrize("to", ["uint8", "int8", "uint16", "int16"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_float_to_narrow_int_stays_a_32_bit_conversion_in_tails(to, dynamic, tmp_path, monkeypatch):
+    """Device fuzz, seed 3, program 1812370: in a guarded tail Halide saw the value's bounds,
+    dropped the int32 range check and merged the two casts into one float -> uint16 conversion,
+    which AVX-512 does unsigned (-5.0 gave 65535). The lowered code must keep converting to
+    int32 first; the values must be NumPy's (which this AVX2 machine also gave before the fix)."""
+    import hcompile as hc
+
+    monkeypatch.setenv("HCOMPILE_DEBUG_DIR", str(tmp_path))
+    f = O.fn_from_src(f"def f(a):\n    return np.round(a.astype(np.float32)).astype(np.{to})\n")
+    a = ((np.arange(8 * 19, dtype=np.int16).reshape(8, 19) - 70) * 467).astype(np.int16)  # 19: a tail
+    np.testing.assert_array_equal(hc.hcompile(f, dynamic=dynamic)(a), f(a))
+    statements = [p.read_text() for p in tmp_path.glob("*/lowered_stmt.txt")]
+    direct = re.compile(rf"\b{to}(x\d+)?\(\(float32(x\d+)?\)")
+    assert statements and not any(direct.search(text) for text in statements)

@@ -188,7 +188,15 @@ Expr at_least(const Expr &x, double bound) {
 // x86 conversions: in-range values truncate toward zero, and the rest follow the instructions.
 Expr float_to_int(const Expr &x, Halide::Type t) {
     Expr sign = Halide::Internal::make_const(Halide::UInt(t.bits()), uint64_t{1} << (t.bits() - 1));
-    if (t.bits() < 32) return Halide::cast(t, x86_truncate(x, 32));  // via int32, then the low bits
+    if (t.bits() < 32) {
+        // Via int32, then the low bits. The mask keeps Halide's simplifier from merging the two
+        // casts into one float -> 16-bit conversion where it can prove the int32 one in range
+        // (a guarded tail, which sees the value's bounds): that conversion is undefined out of
+        // the narrow range, and AVX-512's unsigned one gave 65535 for -5.0 (device fuzz, seed 3,
+        // program 1812370).
+        Expr low = x86_truncate(x, 32) & static_cast<int32_t>((int64_t{1} << t.bits()) - 1);
+        return t.is_uint() ? Halide::cast(t, low) : Halide::reinterpret(t, Halide::cast(t.with_code(halide_type_uint), low));
+    }
     if (t.is_int()) return x86_truncate(x, t.bits());
     if (t.bits() == 64) {
         // Below 2^63 (and NaN) through int64, as bits; from 2^63 up, int64(x - 2^63) with the
