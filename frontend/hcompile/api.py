@@ -337,9 +337,11 @@ class CompiledFunction:
         if not axes:
             return cap, None, []
         why = None
-        if not cap.graph.outputs or self.options["backend"] != "halide":
+        if self.options["backend"] != "halide":
+            why = "the eager backend runs the captured shapes"
+        elif not cap.graph.outputs and cap.break_point is None:
             why = "nothing is compiled"
-        else:
+        else:      # a kernel, or only the code after a graph break (its own entries are dynamic)
             symbols = dynamic_shapes.symbols_of(args, axes)
             try:
                 generic, compiled_symbols, extent_values = dynamic_shapes.generic_capture(capture_at, cap, args, symbols)

@@ -104,8 +104,6 @@ def generic_capture(capture_at, base, args, symbols):
     ``capture_at(shapes, watched)`` captures the function with arrays taken as ``shapes`` ({arg:
     shape}), watching the code's reads of the ``watched`` sizes (``capture.size_reads``);
     ``base`` is the capture at the call's own shapes."""
-    if base.break_point is not None:
-        raise NotGeneric("the function has a graph break")
     used = _ints_in(base.graph) | {size for size, _ in symbols}
     first = _placeholders(len(symbols), used, start=1009)
     second = _placeholders(len(symbols), used | set(first), start=1511)
@@ -174,10 +172,21 @@ def _require_same(base, captures, extents):
     for name in ("result", "writebacks", "relations"):
         if any(repr(getattr(c, name)) != repr(getattr(base, name)) for c in captures):
             raise NotGeneric(f"the function's {name} depends on the sizes")
+    if any(_break_state(c.break_point) != _break_state(base.break_point) for c in captures):
+        raise NotGeneric("the state at the graph break depends on the sizes")
     if any([g.spec() for g in c.guards] != [g.spec() for g in base.guards] or c.identities != base.identities
            for c in captures):
         raise NotGeneric("what the function reads depends on the sizes")
     return extent_values
+
+
+def _break_state(point):
+    """What the code after a graph break starts from, as comparable text: where it resumes, and
+    the values it is handed (graph outputs by index, and Python values, which must not be
+    sizes)."""
+    if point is None:
+        return None
+    return (point.index, repr(point.stack), repr(sorted(point.locals.items())), repr(point.loop))
 
 
 def _same_node(graphs, node, extents):

@@ -263,3 +263,36 @@ def test_recompile_log_names_the_dynamic_axes(caplog):
         compiled(np.ones(6), np.ones(6))
     text = caplog.text
     assert "compiling argument 0 axis 0, argument 1 axis 0 for any size from 2" in text
+
+
+# -- graph breaks ---------------------------------------------------------------------------
+
+def break_in_the_middle(x, w):
+    y = np.tanh(x @ w)
+    print(end="")          # runs as Python; the code after it resumes compiled
+    return y * 2 + 1
+
+
+def branch_on_values(x):
+    if x.sum() > 0:        # both targets are resume functions
+        return x * 2
+    return x - 1
+
+
+def size_live_at_the_break(x):
+    n = len(x)
+    print(end="")
+    return x * n           # the resume function is handed n: a size, so the shapes stay static
+
+
+@pytest.mark.parametrize("fn, make, entries", [
+    (break_in_the_middle, lambda r, n: (r.random((n, 8)), r.random((8, 3))), 2),
+    (branch_on_values, lambda r, n: (r.standard_normal((n, 5)),), 2),
+    (size_live_at_the_break, lambda r, n: (r.random((n, 5)),), 7),
+], ids=["break_in_the_middle", "branch_on_values", "size_live_at_the_break"])
+def test_graph_breaks_resume_for_every_size(fn, make, entries, capsys):
+    compiled = _run_sizes(fn, make)
+    assert compiled.cache_info().entries == entries
+    for record in compiled.compile_records:
+        for resume in record["resumes"]:
+            assert resume.cache_info().entries <= 2 or entries > 2
