@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import hcompile as hc
+from apps.dynamic_shapes_bench import layernorm_rows, mlp, softmax_rows
 
 SIZES = [5, 7, 2, 3, 17, 64, 301]
 
@@ -53,21 +54,6 @@ def _shapes(compiled):
 
 
 # -- the classes that compile once for all sizes ----------------------------------------------
-
-def softmax_rows(x):
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def layernorm_rows(x, g, b):
-    m = x.mean(axis=-1, keepdims=True)
-    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
-    return (x - m) / np.sqrt(v + 1e-5) * g + b
-
-
-def mlp(x, w, b):
-    return np.maximum(x @ w + b, 0)
-
 
 def tinyops(a, b):
     return np.tanh(a) * 2 + b * b - 1
