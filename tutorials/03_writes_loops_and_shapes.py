@@ -173,14 +173,25 @@ print(fast_softmax.cache_info())
 print(hc.explain(hc.hcompile(softmax_rows, dynamic=True), rng.random((8, 64))).records[0]["dynamic"])
 
 # %% [markdown]
-# Code that decides something on a size keeps static shapes: `if len(x) > 4`, `min(n, 5)`,
-# `x[1:-1]` along the changing axis, `x.reshape(-1)`. Each new size then compiles again (up to
-# `hc.config.recompile_limit` entries, 8 by default; past it new shapes run as plain Python with
-# one warning). The compile record says why the axes stayed static.
+# Slices a fixed distance from the ends (`x[1:-1]`, `x[2:]`: stencils) are the size plus an
+# offset, so a stencil serves every size from the least that leaves each slice an element.
 
 # %%
 stencil = hc.hcompile(lambda v: v[1:-1] + v[2:] + v[:-2])
-for n in (50, 60, 70):
+for n in (50, 60, 70, 4096):
     stencil(rng.random(n))
 print(stencil.cache_info())
 print(stencil.compile_records[1]["dynamic"])
+
+# %% [markdown]
+# Code that decides something on a size keeps static shapes: `if len(x) > 4`, `min(n, 5)`,
+# `x[:5]` or `x[::2]` along the changing axis, `x.reshape(-1)`. Each new size then compiles
+# again (up to `hc.config.recompile_limit` entries, 8 by default; past it new shapes run as plain
+# Python with one warning). The compile record says why the axes stayed static.
+
+# %%
+halves = hc.hcompile(lambda v: v[::2] * 2)
+for n in (50, 60, 70):
+    halves(rng.random(n))
+print(halves.cache_info())
+print(halves.compile_records[1]["dynamic"])

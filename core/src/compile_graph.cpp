@@ -154,9 +154,12 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     }
     for (NodeId id : graph.outputs()) {
         KernelOutput out{graph.node(id).dtype, graph.node(id).shape};
-        for (int64_t &extent : out.shape) {
-            int k = symbols.symbol_of(extent);
-            if (k >= 0) extent = -1 - k;
+        out.offsets.assign(out.shape.size(), 0);
+        for (size_t d = 0; d < out.shape.size(); ++d) {
+            int k = symbols.symbol_of(out.shape[d]);
+            if (k < 0) continue;
+            out.offsets[d] = symbols.offset_of(out.shape[d]);
+            out.shape[d] = -1 - k;
         }
         kernel->outputs.push_back(out);
     }

@@ -1,6 +1,7 @@
 #include "hcompile/symbols.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -10,8 +11,15 @@
 namespace hc {
 
 int SymbolicExtents::symbol_of(int64_t extent) const {
-    auto it = std::find(values.begin(), values.end(), extent);
-    return it == values.end() ? -1 : static_cast<int>(it - values.begin());
+    for (size_t k = 0; k < values.size(); ++k) {
+        if (extent >= values[k] - kMaxSymbolOffset && extent <= values[k] + kMaxSymbolOffset) return static_cast<int>(k);
+    }
+    return -1;
+}
+
+int64_t SymbolicExtents::offset_of(int64_t extent) const {
+    int k = symbol_of(extent);
+    return k < 0 ? 0 : extent - values[k];
 }
 
 namespace {
@@ -32,15 +40,19 @@ Shape without_unit_axes(const Shape &shape) {
     return out;
 }
 
-// A slice (or a slice update) along a symbolic axis must take all of it, in order: any other
-// slice's length depends on the extent in a way the graph does not carry.
-void require_full_along_symbols(const SymbolicExtents &s, const Node &n, const Shape &whole, const Shape &part) {
+// A slice (or a slice update) along a symbolic axis runs in order from a static start, and its
+// length is the symbol's plus a fixed offset (`x[1:-1]`): the frontend checked that the offset
+// is the same at every size it captured, so the part ends a fixed distance before the whole.
+// A slice of fixed length (`x[:5]`) or with a step is refused: its length is no such thing.
+void require_offset_slices_of_symbols(const SymbolicExtents &s, const Node &n, const Shape &whole, const Shape &part) {
     const auto &starts = n.ints_attr("starts");
     const auto &steps = n.ints_attr("steps");
     for (size_t d = 0; d < whole.size(); ++d) {
-        bool symbolic = s.symbol_of(whole[d]) >= 0 || s.symbol_of(part[d]) >= 0;
-        if (symbolic && (starts[d] != 0 || steps[d] != 1 || whole[d] != part[d])) {
-            not_generic(n, "takes part of a dynamic axis " + std::to_string(d));
+        int k = s.symbol_of(whole[d]);
+        if (k < 0 && s.symbol_of(part[d]) < 0) continue;
+        if (k < 0 || s.symbol_of(part[d]) != k || steps[d] != 1 || s.symbol_of(starts[d]) >= 0 ||
+            starts[d] < 0 || starts[d] + s.offset_of(part[d]) > s.offset_of(whole[d])) {
+            not_generic(n, "takes part of a dynamic axis " + std::to_string(d) + " other than from a fixed start to a fixed distance from its end");
         }
     }
 }
@@ -57,10 +69,10 @@ void check_node(const Graph &g, const SymbolicExtents &s, const Node &n) {
         }
         return;
     case OpKind::Slice:
-        require_full_along_symbols(s, n, in(0).shape, n.shape);
+        require_offset_slices_of_symbols(s, n, in(0).shape, n.shape);
         return;
     case OpKind::SliceUpdate:
-        require_full_along_symbols(s, n, in(0).shape, in(1).shape);
+        require_offset_slices_of_symbols(s, n, in(0).shape, in(1).shape);
         return;
     default:
         break;
@@ -88,13 +100,19 @@ SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<i
     if (std::set<int64_t>(values.begin(), values.end()).size() != values.size()) {
         throw GraphError("symbolic extents: placeholder values repeat");
     }
-    for (int64_t v : values) {
-        if (v < 2) throw GraphError("symbolic extents: a placeholder value is below 2");
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (values[i] <= 2 * kMaxSymbolOffset) throw GraphError("symbolic extents: a placeholder value is too small");
+        for (size_t j = 0; j < i; ++j) {
+            if (std::abs(values[i] - values[j]) <= 2 * kMaxSymbolOffset) {
+                throw GraphError("symbolic extents: placeholder values closer than their offsets");
+            }
+        }
     }
     for (const Node &n : graph.nodes()) {
         if (n.kind == OpKind::Input) {
             for (int d = 0; d < n.ndim(); ++d) {
                 int k = s.symbol_of(n.shape[d]);
+                if (k >= 0 && s.offset_of(n.shape[d]) != 0) not_generic(n, "an argument's size is a placeholder plus an offset");
                 if (k >= 0 && s.loaded[k].arg < 0) s.loaded[k] = {static_cast<int>(n.int_attr("arg")), d};
             }
         }

@@ -325,8 +325,7 @@ class CompiledFunction:
         elif continuation is not None:          # nothing computed before the break
             runner = continuation.run
         record["seconds"] = time.perf_counter() - start
-        if symbols is None:
-            arg_specs = self._guard_sets[-1] = exact_specs
+        arg_specs = self._guard_sets[-1] = exact_specs if symbols is None else self._guard_sets[-1]
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
                                    relations + extent_relations)
 
@@ -344,7 +343,8 @@ class CompiledFunction:
         else:      # a kernel, or only the code after a graph break (its own entries are dynamic)
             symbols = dynamic_shapes.symbols_of(args, axes)
             try:
-                generic, compiled_symbols, extent_values = dynamic_shapes.generic_capture(capture_at, cap, args, symbols)
+                generic, compiled_symbols, extent_values, smallest = dynamic_shapes.generic_capture(
+                    capture_at, cap, args, symbols)
                 beyond = _beyond_kernel_limits(generic.graph, sizes_are_real=False)
                 if beyond:
                     raise dynamic_shapes.NotGeneric(beyond)
@@ -354,11 +354,14 @@ class CompiledFunction:
             logs.log("recompiles", "%s: %s kept static: %s", self.__qualname__, dynamic_shapes.describe(axes), why)
             record["dynamic"] = f"static shapes ({dynamic_shapes.describe(axes)} changed, but {why})"
             return cap, None, []
-        logs.log("recompiles", "%s: compiling %s for any size from %d", self.__qualname__,
-                 dynamic_shapes.describe(axes), dynamic_shapes.MIN_EXTENT)
-        record["dynamic"] = (f"dynamic: {dynamic_shapes.describe(axes)} (any size from {dynamic_shapes.MIN_EXTENT}; "
-                             f"in the graph, " + ", ".join(f"{value} is the size of argument {arg} axis {axis}"
-                                                         for value, arg, axis in compiled_symbols) + ")")
+        least = sorted(set(smallest.values()))
+        sizes = (f"any size from {least[0]}" if len(least) == 1 else
+                 "any size from " + ", ".join(f"{m} (argument {i} axis {a})" for (i, a), m in sorted(smallest.items())))
+        logs.log("recompiles", "%s: compiling %s for %s", self.__qualname__, dynamic_shapes.describe(axes), sizes)
+        record["dynamic"] = (f"dynamic: {dynamic_shapes.describe(axes)} ({sizes}; in the graph, " +
+                             ", ".join(f"{value} is the size of argument {arg} axis {axis}"
+                                       for value, arg, axis in compiled_symbols) + ")")
+        self._guard_sets[-1] = dynamic_shapes.guard_specs(self._guard_sets[-1], axes, smallest)
         return generic, (compiled_symbols, extent_values), dynamic_shapes.same_extent_relations(symbols)
 
     def _compile(self, cap, args, record, symbols=None):

@@ -7,13 +7,16 @@ empty arrays behave differently there), so a dynamic axis is guarded to be at le
 
 How: dynamic axes whose sizes are equal in this call share one symbol (they may be broadcast
 together; the guard then keeps them equal). The function is captured twice more, with every
-symbol set to a placeholder extent that no static extent of the graph has. The entry is generic
-only when all three graphs (and results, guards, writebacks) are the same up to the symbol's
-extent standing in shapes, and the compiler's check (``core/include/hcompile/symbols.h``)
-accepts every use of a symbolic axis; the kernel is compiled from a placeholder capture and reads
-the extents from the call's arrays. Anything else (the code read ``x.shape[0]`` into a value, a
-slice of part of a dynamic axis, a reduction over one) keeps the shapes static: ``NotGeneric``
-says why and the caller compiles for the exact shapes as before.
+symbol set to a placeholder extent (a prime whose window of +-2 MAX_OFFSET holds no integer of
+the graph). The entry is generic only when all three captures (graphs, results, guards,
+writebacks, the state at a graph break) are the same but where a shape or extent attribute
+holds a symbol's size plus a fixed offset (``x[1:-1]`` has n - 2 elements), or a constant is
+scale * size + offset (a mean's count), and the compiler's check
+(``core/include/hcompile/symbols.h``) accepts every use of a symbolic axis. The kernel is
+compiled from a placeholder capture and reads the sizes from the call's arrays; the guard takes
+every size from the least that leaves each slice an element. Anything else (a decision on a
+size the code read, ``x[:5]``, ``x[::2]``, ``x.reshape(-1)`` of a dynamic axis with others)
+keeps the shapes static: ``NotGeneric`` says why and the caller compiles for the exact shapes.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from . import _C
 from .errors import Unsupported
 
 MIN_EXTENT = 2           # sizes 0 and 1 stay specialised
-ANY_EXTENT = -1          # a guard shape entry: any size from MIN_EXTENT up (_C's kAnyExtent)
+MAX_OFFSET = 64          # a slice's length may be a dynamic size plus -64..64 (_C's kMaxSymbolOffset)
 
 # Attributes that hold extents (broadcast/reshape targets, the input's own shape, slice ends):
 # a symbol's placeholder may stand in them. Any other difference between captures is a value
@@ -68,14 +71,20 @@ def _changed_axes(old, new, arrays):
     return changed
 
 
-def guard_specs(arg_specs, axes):
-    """``arg_specs`` with every dynamic axis's size replaced by ANY_EXTENT."""
+def guard_specs(arg_specs, axes, smallest=None):
+    """``arg_specs`` with the size of every dynamic axis replaced by -m, any size from m up
+    (``smallest[(arg, axis)]``, else MIN_EXTENT)."""
     specs = list(arg_specs)
     for i, axis in axes:
         shape = list(specs[i][3])
-        shape[axis] = ANY_EXTENT
+        shape[axis] = -(smallest or {}).get((i, axis), MIN_EXTENT)
         specs[i] = specs[i][:3] + (tuple(shape),) + specs[i][4:]
     return specs
+
+
+def describe_size(size):
+    """A guard spec's size: exact, or the least of any size (guard_specs)."""
+    return f"any>={-size}" if size < 0 else str(size)
 
 
 def symbols_of(args, axes):
@@ -97,16 +106,18 @@ def same_extent_relations(symbols):
 
 
 def generic_capture(capture_at, base, args, symbols):
-    """(capture, symbols, extent values) to compile symbolically, as ``_C.compile_graph`` takes
-    them: (placeholder extent, argument, axis) per symbol, (constant node, symbol, scale,
-    offset) per constant that is a size (a mean's count); or NotGeneric.
+    """(capture, symbols, extent values, smallest) to compile symbolically: the first three as
+    ``_C.compile_graph`` takes them, (placeholder extent, argument, axis) per symbol and
+    (constant node, symbol, scale, offset) per constant that is a size (a mean's count); then
+    the least size each dynamic axis is compiled for, {(arg, axis): size} (a slice ``x[1:-1]``
+    of it must keep one element). Or NotGeneric.
 
     ``capture_at(shapes, watched)`` captures the function with arrays taken as ``shapes`` ({arg:
     shape}), watching the code's reads of the ``watched`` sizes (``capture.size_reads``);
     ``base`` is the capture at the call's own shapes."""
     used = _ints_in(base.graph) | {size for size, _ in symbols}
     first = _placeholders(len(symbols), used, start=1009)
-    second = _placeholders(len(symbols), used | set(first), start=1511)
+    second = _placeholders(len(symbols), used | set(first), start=5003)
     captures = []
     for values in (first, second):
         shapes = {}
@@ -123,19 +134,29 @@ def generic_capture(capture_at, base, args, symbols):
             raise NotGeneric(captured.size_decision)
         captures.append(captured)
     extents = [[size for size, _ in symbols], first, second]
-    extent_values = _require_same(base, captures, extents)
+    offsets = {}
+    extent_values = _require_same(base, captures, extents, offsets)
+    smallest = {}
+    for k, (size, members) in enumerate(symbols):
+        least = max(MIN_EXTENT, 1 - min(offsets.get(k, [0])))    # every slice of it keeps an element
+        if size < least:
+            raise NotGeneric(f"a slice of {describe(members)} is empty at this size")
+        smallest.update((member, least) for member in members)
     compiled_symbols = [(value, *members[0]) for (_, members), value in zip(symbols, first)]
     try:
         _C.check_symbolic_extents(captures[0].graph, compiled_symbols)
     except ValueError as e:
         raise NotGeneric(str(e)) from None
-    return captures[0], compiled_symbols, extent_values
+    return captures[0], compiled_symbols, extent_values, smallest
 
 
 def _placeholders(count, used, start):
+    """Primes from ``start`` whose windows of +-2 MAX_OFFSET hold no used integer and no other
+    placeholder: a static extent can then never pass for a dynamic one plus an offset."""
     values, candidate = [], start
     while len(values) < count:
-        if candidate not in used and _is_prime(candidate):
+        window = range(candidate - 2 * MAX_OFFSET, candidate + 2 * MAX_OFFSET + 1)
+        if _is_prime(candidate) and not any(v in used or v in values for v in window):
             values.append(candidate)
         candidate += 1
     return values
@@ -158,7 +179,7 @@ def _ints_in(graph):
     return found
 
 
-def _require_same(base, captures, extents):
+def _require_same(base, captures, extents, offsets):
     """The constants that are sizes ((node, symbol, scale, offset) each); raises NotGeneric
     unless the captures agree everywhere else but in symbolic extents."""
     graphs = [base.graph] + [c.graph for c in captures]
@@ -166,7 +187,7 @@ def _require_same(base, captures, extents):
         raise NotGeneric("the graph's structure depends on the sizes")
     extent_values = []
     for node in range(base.graph.num_nodes):
-        size = _same_node(graphs, node, extents)
+        size = _same_node(graphs, node, extents, offsets)
         if size is not None:
             extent_values.append((node, *size))
     for name in ("result", "writebacks", "relations"):
@@ -189,7 +210,7 @@ def _break_state(point):
     return (point.index, repr(point.stack), repr(sorted(point.locals.items())), repr(point.loop))
 
 
-def _same_node(graphs, node, extents):
+def _same_node(graphs, node, extents, offsets):
     """Raises NotGeneric unless the node is the same in every capture but for symbolic extents;
     for a constant whose value is a size, that size as (symbol, scale, offset)."""
     first = graphs[0]
@@ -198,13 +219,13 @@ def _same_node(graphs, node, extents):
                 (first.kind(node), first.dtype(node), first.inputs(node), first.loc(node)):
             raise NotGeneric(f"node %{node} depends on the sizes")
     where = f"node %{node} ({first.kind(node)}, {first.loc(node)})"
-    _same_extents([g.shape(node) for g in graphs], extents, where)
+    _same_extents([g.shape(node) for g in graphs], extents, where, offsets)
     attrs = [g.attrs(node) for g in graphs]
     size = None
     for key in attrs[0]:
         values = [a.get(key) for a in attrs]
         if key in _EXTENT_ATTRS and all(type(v) in (list, tuple) for v in values):
-            _same_extents(values, extents, where)
+            _same_extents(values, extents, where, offsets)
         elif any(not _identical(v, values[0]) for v in values[1:]):
             size = _as_size(values, extents) if key == "value" and first.kind(node) == "constant" else None
             if size is None:
@@ -226,15 +247,20 @@ def _as_size(values, extents):
     return None
 
 
-def _same_extents(shapes, extents, where):
-    """Each position holds one static size in all captures, or one symbol's extent in each."""
+def _same_extents(shapes, extents, where, offsets):
+    """Each position holds one static size in all captures, or in each one symbol's extent
+    plus one offset of at most MAX_OFFSET (recorded in ``offsets``: symbol -> offsets seen)."""
     if len({len(s) for s in shapes}) != 1:
         raise NotGeneric(f"{where}: its rank depends on the sizes")
-    symbol_columns = list(zip(*extents))
     for column in zip(*shapes):
-        if len(set(column)) == 1 and column[0] not in extents[1] and column[0] not in extents[2]:
+        if len(set(column)) == 1:
             continue
-        if column not in symbol_columns:
+        for k, symbol in enumerate(zip(*extents)):
+            offset = column[0] - symbol[0]
+            if abs(offset) <= MAX_OFFSET and all(v - s == offset for v, s in zip(column, symbol)):
+                offsets.setdefault(k, []).append(offset)
+                break
+        else:
             raise NotGeneric(f"{where}: its shape depends on the sizes other than as a dynamic axis")
 
 
@@ -250,5 +276,5 @@ def describe(axes):
     return ", ".join(f"argument {i} axis {axis}" for i, axis in sorted(axes))
 
 
-__all__ = ["MIN_EXTENT", "ANY_EXTENT", "NotGeneric", "dynamic_axes", "guard_specs", "symbols_of",
+__all__ = ["MIN_EXTENT", "MAX_OFFSET", "NotGeneric", "dynamic_axes", "guard_specs", "describe_size", "symbols_of",
            "same_extent_relations", "generic_capture", "describe"]

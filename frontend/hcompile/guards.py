@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _C
-from .dynamic_shapes import ANY_EXTENT
+from .dynamic_shapes import describe_size
 
 _LAYOUT_NAMES = {0: "C-contiguous", 1: "inner-dense", 2: "strided",
                  3: "copied (misaligned, odd or 32-bit-overflowing strides)", 4: "byte-swapped (copied)"}
@@ -127,7 +127,7 @@ def layouts(args):
 def describe(spec):
     kind = spec[0]
     if kind == "array":
-        shape = "(" + ", ".join("any>=2" if s == ANY_EXTENT else str(s) for s in spec[3]) + ("," if len(spec[3]) == 1 else "") + ")"
+        shape = "(" + ", ".join(describe_size(s) for s in spec[3]) + ("," if len(spec[3]) == 1 else "") + ")"
         return f"ndarray shape={shape} typenum={spec[2]} layout={_LAYOUT_NAMES[spec[4]]}"
     if kind in ("int", "float", "str", "bool", "equal"):
         return f"{spec[1].__name__} == {spec[2]!r}"

@@ -44,8 +44,8 @@ int check_arg(const ArgGuard &g, PyObject *arg) {
         if (nd != static_cast<int>(g.shape.size())) return 0;
         const npy_intp *dims = PyArray_DIMS(a);
         for (int i = 0; i < nd; ++i) {
-            // kAnyExtent: a symbolic extent, any size from 2 up (0 and 1 stay specialised).
-            if (dims[i] != g.shape[i] && !(g.shape[i] == kAnyExtent && dims[i] >= 2)) return 0;
+            // Negative: a symbolic extent, any size from -shape[i] up (0 and 1 stay specialised).
+            if (dims[i] != g.shape[i] && !(g.shape[i] < 0 && dims[i] >= -g.shape[i])) return 0;
         }
         return classify_layout(arg) == g.layout;
     }
@@ -389,7 +389,7 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
                 shape[d] = out.shape[d];
             } else {  // a symbolic extent: the guards checked the argument it is read from
                 const auto &[arg, axis] = k.symbol_sources[-1 - out.shape[d]];
-                shape[d] = PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[arg]), axis);
+                shape[d] = PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[arg]), axis) + out.offsets[d];
             }
         }
         if (out.alias_arg >= 0) {

@@ -193,6 +193,44 @@ def test_independent_sizes_stay_independent():
     assert compiled.cache_info().entries == 2
 
 
+# -- slices a fixed distance from the ends: stencils over any size --------------------------
+
+def stencil(x):
+    return x[1:-1] + x[2:] + x[:-2]
+
+
+def blur3x3(x):
+    h = (x[:, :-2] + x[:, 1:-1] + x[:, 2:]) / 3
+    return (h[:-2] + h[1:-1] + h[2:]) / 3
+
+
+def jacobi_steps(u):
+    u = u.copy()
+    for _ in range(3):
+        u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return u
+
+
+def differences(x):
+    return np.diff(x, axis=0), x[1:] - x[:-1], x[3:].sum(axis=0)
+
+
+@pytest.mark.parametrize("fn, make, least", [
+    (stencil, lambda r, n: (r.random(n),), 3),
+    (blur3x3, lambda r, n: (r.random((n, n + 5), dtype=np.float32),), 3),
+    (jacobi_steps, lambda r, n: (r.random((n, n)),), 3),
+    (differences, lambda r, n: (r.random((n, 4)),), 4),
+], ids=["stencil", "blur3x3", "jacobi_steps", "differences"])
+def test_slices_a_fixed_distance_from_the_ends_serve_every_size(fn, make, least):
+    """The slices' lengths are the size plus a fixed offset; the entry takes every size from
+    the least that leaves each slice an element, and smaller sizes get entries of their own."""
+    compiled = _run_sizes(fn, make, sizes=[9, 10, 17, 64, 300, least, least + 1])
+    assert compiled.cache_info().entries == 2
+    assert f"any size from {least};" in _shapes(compiled)[1]
+    smaller = _run_sizes(fn, make, sizes=[9, 10] + list(range(1, least)))
+    assert smaller.cache_info().entries == 2 + (least - 1)
+
+
 # -- what stays static, and still gives NumPy's answer -------------------------------------
 
 def branch_on_size(x):
@@ -209,8 +247,12 @@ def head(x):
     return x[:5] * 2
 
 
-def stencil(x):
-    return x[1:-1] + x[2:] + x[:-2]
+def step(x):
+    return x[::2] * 2
+
+
+def tail(x):
+    return x[-3:] * 2
 
 
 def flatten(x):
@@ -223,7 +265,8 @@ def last_row(x):
 
 STATIC = [
     (branch_on_size, "__gt__"), (clamp_by_size, "__gt__"), (head, "part of a dynamic axis"),
-    (stencil, "depends on the sizes"), (flatten, "depends on the sizes"), (last_row, "computed from a dynamic size"),
+    (step, "depends on the sizes"), (tail, "computed from a dynamic size"),
+    (flatten, "depends on the sizes"), (last_row, "computed from a dynamic size"),
 ]
 
 

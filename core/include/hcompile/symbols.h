@@ -6,6 +6,10 @@
 // fusion, schedule heuristics) keeps working on plain integers, and an equality between a
 // symbolic and a static extent can never hold by accident. The lowering reads a symbol's value
 // from the call's argument (its `source`), and the dispatcher sizes outputs from it.
+//
+// An extent within kMaxSymbolOffset of a placeholder is that symbol plus the difference (a
+// slice `x[1:-1]` of an axis of size n has n - 2 elements): the frontend spaces placeholders so
+// that these windows hold no static extent and do not overlap.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +23,8 @@ namespace hc {
 // so that a kernel serving every size is vectorized and parallel where the static one would be
 // for big arrays; guarded tails keep small sizes correct, at the cost of a thread-pool wake-up.
 constexpr int64_t kScheduledSymbolicExtent = int64_t{1} << 16;
+
+constexpr int64_t kMaxSymbolOffset = 64;
 
 struct SymbolSource {
     int arg = -1;   // call argument
@@ -41,16 +47,19 @@ struct SymbolicExtents {
     std::vector<SymbolSource> loaded;
 
     bool any() const { return !values.empty(); }
-    // The symbol an extent stands for, or -1 for a static extent.
+    // The symbol an extent stands for (it is that symbol's size plus offset_of(extent)), or -1
+    // for a static extent.
     int symbol_of(int64_t extent) const;
+    int64_t offset_of(int64_t extent) const;
 };
 
 // Finds where the graph loads each symbol and checks that every node computes the
 // same function of the symbols for every value from 2 up: symbolic axes flow through
 // elementwise ops, broadcasts, transposes, reshapes that only add or drop unit axes, full
-// slices and updates along them, reductions and matmuls over any axes. Anything else (a partial
-// slice of one, a reshape that merges one with others) throws GraphError naming the node: the
-// caller then compiles for the exact shapes instead.
+// slices and updates along them that start at a static index with step 1 (`x[1:-1]`, `x[2:]`),
+// reductions and matmuls over any axes. Anything else (a slice of a fixed length, `x[:5]`; a
+// reshape that merges one with others) throws GraphError naming the node: the caller then
+// compiles for the exact shapes instead.
 SymbolicExtents resolve_symbolic_extents(const Graph &graph, const std::vector<int64_t> &values,
                                          const std::vector<SymbolSource> &sources);
 

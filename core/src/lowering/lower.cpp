@@ -120,7 +120,9 @@ Halide::Expr LowerContext::at(NodeId id, const std::vector<Halide::Expr> &index)
 
 Halide::Expr LowerContext::extent(const Node &node, int axis) const {
     const int k = symbols.symbol_of(node.shape[axis]);
-    return k < 0 ? Halide::Expr(static_cast<int>(node.shape[axis])) : symbol_value(k);
+    if (k < 0) return Halide::Expr(static_cast<int>(node.shape[axis]));
+    const int64_t offset = symbols.offset_of(node.shape[axis]);
+    return offset == 0 ? symbol_value(k) : symbol_value(k) + static_cast<int>(offset);
 }
 
 Halide::Expr LowerContext::symbol_value(int k) const {

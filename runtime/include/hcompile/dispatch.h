@@ -17,10 +17,6 @@ namespace hc {
 // Must run once (at module import) before any Dispatcher is used: imports NumPy's C API.
 bool init_numpy_api();
 
-// An ArgGuard extent that any size from 2 up satisfies (an axis compiled with a symbolic
-// extent, symbols.h).
-constexpr int64_t kAnyExtent = -1;
-
 // What one call argument must look like for an entry to apply.
 struct ArgGuard {
     // Equal: an immutable constant compared by value (tuples of ints/strings, dtypes); Identity: a
@@ -32,7 +28,7 @@ struct ArgGuard {
     PyObject *type = nullptr;     // exact type required (strong reference)
     int typenum = -1;             // Array/NumpyScalar: NumPy type number
     int layout = 0;               // Array: its layout class (classify_layout())
-    std::vector<int64_t> shape;   // Array: exact sizes, or kAnyExtent
+    std::vector<int64_t> shape;   // Array: exact sizes; -m: any size from m up (a symbolic extent, symbols.h)
     PyObject *value = nullptr;    // Int/Float/Str/Equal/Identity: the specialised value (strong ref)
 };
 

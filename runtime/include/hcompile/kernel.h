@@ -26,9 +26,10 @@ struct KernelScalar {
 
 struct KernelOutput {
     DType dtype = DType::Float32;
-    // Static for the guard set this kernel was compiled under; -1 - k for symbol k, whose value
-    // is the extent of the call argument `Kernel::symbol_sources[k]` names.
+    // Static for the guard set this kernel was compiled under; -1 - k for symbol k: the extent
+    // of the call argument `Kernel::symbol_sources[k]` names, plus `offsets[d]`.
     std::vector<int64_t> shape;
+    std::vector<int64_t> offsets;
     int alias_arg = -1;          // >= 0: written into this call argument (C-contiguous, same shape)
 };
 
