@@ -2,7 +2,8 @@
 
 ``python -m apps.dynamic_shapes_bench [--write apps/RESULTS.md]``
 
-For each workload, one process runs a loop over 20 batch sizes (the same sizes for every peer):
+For each workload (blur3x3: a stencil, whose slices are the size minus a fixed offset), one
+process runs a loop over 20 batch sizes (the same sizes for every peer):
 hcompile with the default ``dynamic=None`` (the second size compiles once for every size), with
 ``dynamic=False`` (a compile per size, capped by the recompile limit, past which calls run as
 NumPy), jax.jit (a trace and compile per shape) and NumPy. The loop's wall time includes every
@@ -41,6 +42,11 @@ def column_mean(x):
     return x.mean(axis=0) - x.min(axis=0)
 
 
+def blur3x3(x):
+    h = (x[:, :-2] + x[:, 1:-1] + x[:, 2:]) / 3
+    return (h[:-2] + h[1:-1] + h[2:]) / 3
+
+
 def _inputs(name, n, rng):
     if name == "softmax_rows":
         return (rng.random((n, 256)),)
@@ -50,11 +56,13 @@ def _inputs(name, n, rng):
     if name == "mlp":
         return (rng.random((n, 128), dtype=np.float32), rng.random((128, 128), dtype=np.float32),
                 rng.random(128, dtype=np.float32))
+    if name == "blur3x3":
+        return (rng.random((n, 512), dtype=np.float32),)
     return (rng.random((n, 64)),)
 
 
 WORKLOADS = {"softmax_rows": softmax_rows, "layernorm_rows": layernorm_rows, "mlp": mlp,
-             "column_mean": column_mean}
+             "column_mean": column_mean, "blur3x3": blur3x3}
 SIZES = [int(s) for s in np.random.default_rng(7).integers(64, 4096, 20)]
 STEADY_SIZE = 2000
 
@@ -70,7 +78,9 @@ def _jax_version(fn):
               "layernorm_rows": lambda x, g, b: (lambda m: (lambda v: (x - m) / jnp.sqrt(v + 1e-5) * g + b)(
                   ((x - m) ** 2).mean(axis=-1, keepdims=True)))(x.mean(axis=-1, keepdims=True)),
               "mlp": lambda x, w, b: jnp.maximum(x @ w + b, 0),
-              "column_mean": lambda x: x.mean(axis=0) - x.min(axis=0)}[fn.__name__]
+              "column_mean": lambda x: x.mean(axis=0) - x.min(axis=0),
+              "blur3x3": lambda x: (lambda h: (h[:-2] + h[1:-1] + h[2:]) / 3)(
+                  (x[:, :-2] + x[:, 1:-1] + x[:, 2:]) / 3)}[fn.__name__]
     compiled = jax.jit(source)
     return lambda *args: np.asarray(compiled(*args))
 
