@@ -246,19 +246,17 @@ class CompiledFunction:
         exact_specs = self._float_arguments_read_at_run_time([guards.arg_guard(a) for a in args])
         axes = dynamic_shapes.dynamic_axes(exact_specs, args, self._guard_sets, self.options["dynamic"],
                                            self._dynamic_axes)
-        arg_specs = dynamic_shapes.guard_specs(exact_specs, axes)
         if self._guard_sets:
             logs.log("recompiles", "%s: recompiling (%s)", self.__qualname__,
-                     guards.diff(self._guard_sets[-1], arg_specs, self._last_value_guards))
-        self._guard_sets.append(arg_specs)
-        logs.log("guards", "%s: entry %d guards: %s", self.__qualname__, len(self._guard_sets) - 1,
-                 [guards.describe(s) for s in arg_specs])
+                     guards.diff(self._guard_sets[-1], exact_specs, self._last_value_guards))
+        # The exact shapes until the dynamic axes prove generic (_generic_over_axes).
+        self._guard_sets.append(exact_specs)
         start = time.perf_counter()
         record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [],
                   "started": start}
         self.compile_records.append(record)
         try:
-            dynamic_floats = frozenset(i for i, spec in enumerate(arg_specs) if spec is guards.DYNAMIC_FLOAT)
+            dynamic_floats = frozenset(i for i, spec in enumerate(exact_specs) if spec is guards.DYNAMIC_FLOAT)
 
             def capture_at(shapes=None, watch_sizes=()):
                 return capture(self._fn, tuple(args), outline_loops=not self.options["fullgraph"],
@@ -285,11 +283,10 @@ class CompiledFunction:
             # A break that depends on how the arguments relate (a written argument aliasing
             # another) holds only while they relate so; other calls may still compile. Other
             # sizes may compile too: the entry keeps the exact shapes.
-            self._guard_sets[-1] = exact_specs
             self._dispatcher.add_entry(exact_specs, [], None, [], None, None, getattr(e, "relations", []))
             return
         base = cap
-        cap, symbols, extent_relations = self._generic_over_axes(cap, capture_at, args, axes, record)
+        cap, symbols, extent_relations, smallest = self._generic_over_axes(cap, capture_at, args, axes, record)
         # Code that computes nothing before a break, or after one (a resume function returning
         # what it was given), leaves no graph.
         empty = not cap.graph.outputs and (cap.break_point is not None or self._generated)
@@ -325,16 +322,19 @@ class CompiledFunction:
         elif continuation is not None:          # nothing computed before the break
             runner = continuation.run
         record["seconds"] = time.perf_counter() - start
-        arg_specs = self._guard_sets[-1] = exact_specs if symbols is None else self._guard_sets[-1]
+        arg_specs = exact_specs if symbols is None else dynamic_shapes.guard_specs(exact_specs, axes, smallest)
+        self._guard_sets[-1] = arg_specs
+        logs.log("guards", "%s: entry %d guards: %s", self.__qualname__, len(self._guard_sets) - 1,
+                 [guards.describe(s) for s in arg_specs])
         self._dispatcher.add_entry(arg_specs, value_specs, kernel, as_scalar, builder, runner,
                                    relations + extent_relations)
 
     def _generic_over_axes(self, cap, capture_at, args, axes, record):
-        """(capture, symbols, extent guards) for compiling the dynamic ``axes`` for any size
-        (dynamic_shapes.py), or (cap, None, []) when they stay static for this entry (said in
-        the recompile log and the compile record)."""
+        """(capture, symbols, extent guards, least size per axis) for compiling the dynamic
+        ``axes`` for any size (dynamic_shapes.py), or (cap, None, [], {}) when they stay static
+        for this entry (said in the recompile log and the compile record)."""
         if not axes:
-            return cap, None, []
+            return cap, None, [], {}
         why = None
         if self.options["backend"] != "halide":
             why = "the eager backend runs the captured shapes"
@@ -353,7 +353,7 @@ class CompiledFunction:
         if why is not None:
             logs.log("recompiles", "%s: %s kept static: %s", self.__qualname__, dynamic_shapes.describe(axes), why)
             record["dynamic"] = f"static shapes ({dynamic_shapes.describe(axes)} changed, but {why})"
-            return cap, None, []
+            return cap, None, [], {}
         least = sorted(set(smallest.values()))
         sizes = (f"any size from {least[0]}" if len(least) == 1 else
                  "any size from " + ", ".join(f"{m} (argument {i} axis {a})" for (i, a), m in sorted(smallest.items())))
@@ -361,8 +361,7 @@ class CompiledFunction:
         record["dynamic"] = (f"dynamic: {dynamic_shapes.describe(axes)} ({sizes}; in the graph, " +
                              ", ".join(f"{value} is the size of argument {arg} axis {axis}"
                                        for value, arg, axis in compiled_symbols) + ")")
-        self._guard_sets[-1] = dynamic_shapes.guard_specs(self._guard_sets[-1], axes, smallest)
-        return generic, (compiled_symbols, extent_values), dynamic_shapes.same_extent_relations(symbols)
+        return generic, (compiled_symbols, extent_values), dynamic_shapes.same_extent_relations(symbols), smallest
 
     def _compile(self, cap, args, record, symbols=None):
         """(kernel, report), or (None, None) when the compile fails. ``symbols``: (symbols,

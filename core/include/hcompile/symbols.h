@@ -46,7 +46,6 @@ struct SymbolicExtents {
     // only empty nodes have the symbol (the empty-array pass left no load of it).
     std::vector<SymbolSource> loaded;
 
-    bool any() const { return !values.empty(); }
     // The symbol an extent stands for (it is that symbol's size plus offset_of(extent)), or -1
     // for a static extent.
     int symbol_of(int64_t extent) const;
