@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -110,6 +111,29 @@ void check_compile_budget(const Graph &graph) {
     }
 }
 
+// The arrays of `graph` whose bytes depend on the symbols, each once, for the dispatcher's
+// check of a call's sizes against Halide's buffer limit (kernel.h).
+std::vector<SymbolicArrayBytes> symbolic_arrays(const Graph &graph, const SymbolicExtents &symbols) {
+    std::vector<SymbolicArrayBytes> arrays;
+    for (const Node &n : graph.nodes()) {
+        SymbolicArrayBytes a;
+        a.static_bytes = std::max(1, dtype_bits(n.dtype) / 8);  // a bool is a byte
+        for (int64_t extent : n.shape) {
+            int k = symbols.symbol_of(extent);
+            if (k < 0) {
+                a.static_bytes *= extent;
+            } else {
+                a.symbol_terms.emplace_back(k, symbols.offset_of(extent));
+            }
+        }
+        bool seen = std::any_of(arrays.begin(), arrays.end(), [&](const SymbolicArrayBytes &b) {
+            return b.static_bytes == a.static_bytes && b.symbol_terms == a.symbol_terms;
+        });
+        if (!a.symbol_terms.empty() && !seen) arrays.push_back(std::move(a));
+    }
+    return arrays;
+}
+
 }  // namespace
 
 Halide::Target resolve_target(const std::string &name) {
@@ -164,6 +188,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         kernel->outputs.push_back(out);
     }
     for (const SymbolSource &source : symbols.sources) kernel->symbol_sources.emplace_back(source.arg, source.axis);
+    kernel->symbolic_arrays = symbolic_arrays(graph, symbols);
     if (options.want_lowered_stmt) {
         report.lowered_stmt = step("lowered_stmt", [&] { return lowered_statement(lowered, args, target); });
     }

@@ -131,6 +131,11 @@ class CompiledFunction:
             result = self._dispatcher(*args)
             if result is not _C.MISS:
                 return result
+            if self._dispatcher.matches(*args):
+                # A kernel compiled for any size found an array of this call past Halide's
+                # 2 GiB buffers (an outer product of two long vectors): Python runs it.
+                self._record_break(Unsupported("an array of this call is past Halide's 2 GiB buffer limit", self._fn.__code__.co_filename,
+                                               self._fn.__code__.co_firstlineno), once=True)
         return _AS_PYTHON
 
     def _child(self, spec):

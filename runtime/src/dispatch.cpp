@@ -123,6 +123,12 @@ bool arrays_overlap(PyObject *x, PyObject *y) {
     return x_lo < x_hi && y_lo < y_hi && x_lo < y_hi && y_lo < x_hi;
 }
 
+bool fits_buffer_limit(const Kernel &k, PyObject *const *args) {
+    return k.fits_buffer_limit([&](int arg, int axis) {
+        return static_cast<int64_t>(PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[arg]), axis));
+    });
+}
+
 bool relations_hold(const std::vector<ArgRelationGuard> &guards, PyObject *const *args) {
     for (const ArgRelationGuard &g : guards) {
         bool actual = false;
@@ -326,7 +332,9 @@ PyObject *Dispatcher::call(PyObject *const *args, Py_ssize_t nargs) {
     bool error;
     Entry *entry = find(*entries, args, nargs, &error);
     if (error) return nullptr;
-    if (!entry) {
+    // A kernel for any size may find an array of this call past Halide's buffer limit although
+    // its guards hold: the caller then sees a matching entry that did not run, and runs Python.
+    if (!entry || (entry->kernel && !fits_buffer_limit(*entry->kernel, args))) {
         ++misses_;
         PyObject *miss = miss_sentinel();
         Py_INCREF(miss);

@@ -147,3 +147,29 @@ TEST_CASE("a slice from a fixed start to a fixed distance from the end is the sy
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("symbols") {
+
+TEST_CASE("a kernel for any size checks a call's array bytes against Halide's 2 GiB buffers") {
+    // outer(x, x[1:]) in float32: 4 * n * (n - 1) bytes, past 2^31 from n = 23171.
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {kN});
+    NodeId column = g.add_op(OpKind::Reshape, {x}, Attrs{{"shape", Ints{kN, 1}}});
+    NodeId row = g.add_op(OpKind::Reshape, {g.add_op(OpKind::Slice, {x}, slice_attrs({1}, {kN}, {1}))},
+                          Attrs{{"shape", Ints{1, kN - 1}}});
+    Ints square{kN, kN - 1};
+    NodeId outer = g.add_op(OpKind::Mul, {g.add_op(OpKind::Broadcast, {column}, Attrs{{"shape", square}}),
+                                          g.add_op(OpKind::Broadcast, {row}, Attrs{{"shape", square}})});
+    g.set_outputs({outer});
+    CompileOptions options;
+    options.symbol_values = {kN};
+    options.symbol_sources = {{0, 0}};
+    KernelPtr k = compile_graph(g, options);
+    auto fits = [&](int64_t n) { return k->fits_buffer_limit([n](int, int) { return n; }); };
+    CHECK(fits(2));
+    CHECK(fits(23170));
+    CHECK_FALSE(fits(23171));
+    CHECK_FALSE(fits(int64_t{1} << 40));   // no overflow on the way
+}
+
+}  // TEST_SUITE

@@ -193,6 +193,23 @@ def test_independent_sizes_stay_independent():
     assert compiled.cache_info().entries == 2
 
 
+def test_a_call_whose_arrays_pass_halides_buffer_limit_runs_as_python(caplog):
+    """A kernel for any size learns a call's array sizes only at the call: an output of
+    23171 x 23171 float32 (just past 2**31 bytes) from a short vector runs as Python, whose
+    broadcast_to is a view, instead of failing in Halide."""
+    def columns(a):
+        return np.broadcast_to(a[:, None] * 2, (a.shape[0], a.shape[0]))
+    compiled = _run_sizes(columns, lambda r, n: (r.random(n).astype(np.float32),), sizes=[3, 8], dynamic=True)
+    a = np.random.default_rng(0).random(23171).astype(np.float32)
+    with caplog.at_level("WARNING", logger="hcompile"):
+        got = compiled(a)
+    assert got.shape == (23171, 23171) and not got.flags.owndata
+    np.testing.assert_array_equal(got[::4096], columns(a)[::4096])
+    assert "past Halide's 2 GiB buffer limit" in caplog.text
+    assert compiled.cache_info().entries == 1
+    _same(compiled(a[:100]), columns(a[:100]))       # the entry still serves what fits
+
+
 # -- slices a fixed distance from the ends: stencils over any size --------------------------
 
 def stencil(x):

@@ -33,12 +33,39 @@ struct KernelOutput {
     int alias_arg = -1;          // >= 0: written into this call argument (C-contiguous, same shape)
 };
 
+// The bytes of one array of a kernel serving symbolic extents (dynamic shapes): the product
+// of its static extents times each symbolic one (symbol k's call extent plus an offset).
+struct SymbolicArrayBytes {
+    int64_t static_bytes = 1;                           // item size times the static extents
+    std::vector<std::pair<int, int64_t>> symbol_terms;  // (symbol, offset) per symbolic extent
+};
+
 struct Kernel {
     Halide::Callable callable;
     std::vector<KernelInput> inputs;    // Halide argument order: inputs, scalars, outputs
     std::vector<KernelScalar> scalars;
     std::vector<KernelOutput> outputs;
     std::vector<std::pair<int, int>> symbol_sources;  // (argument, axis) per symbolic extent
+    // A kernel compiled for any size cannot know a call's intermediate sizes in advance: the
+    // arrays whose size depends on the symbols, checked against Halide's 2 GiB buffer limit
+    // before each call (an outer product of two long vectors fits no buffer).
+    std::vector<SymbolicArrayBytes> symbolic_arrays;
+
+    // Whether every array of the call fits Halide's buffers; `extent_of(arg, axis)` reads a
+    // call argument's extent. A static kernel's arrays were checked when it was captured.
+    template <typename ExtentOf>
+    bool fits_buffer_limit(ExtentOf &&extent_of) const {
+        for (const SymbolicArrayBytes &a : symbolic_arrays) {
+            double bytes = static_cast<double>(a.static_bytes);
+            for (const auto &[symbol, offset] : a.symbol_terms) {
+                const auto &[arg, axis] = symbol_sources[symbol];
+                bytes *= static_cast<double>(extent_of(arg, axis) + offset);
+            }
+            if (bytes >= kHalideBufferLimit) return false;
+        }
+        return true;
+    }
+    static constexpr double kHalideBufferLimit = 2147483648.0;  // 2^31 bytes
 
     // Runs the pipeline: `buffers` holds the inputs then the outputs, in Halide argument order.
     // Returns Halide's error code (0 on success) and never throws (it may run without the GIL);
