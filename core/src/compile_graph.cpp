@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hcompile/apply_schedule.h"
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/fusion.h"
 #include "hcompile/in_place.h"
@@ -164,7 +165,11 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     LoweredPipeline lowered = step("lower_to_halide", [&] {
         return lower_to_halide(graph, partition, options.layouts, symbols);
     });
-    report.schedule = step("schedule", [&] { return apply_baseline_schedule(lowered, target); });
+    report.decisions = step("choose_schedule", [&] {
+        return options.schedule ? *options.schedule : baseline_schedule(lowered, target);
+    });
+    report.schedule = print_schedule(report.decisions, &lowered);
+    report.schedule_source = step("apply_schedule", [&] { return apply_schedule(lowered, report.decisions); });
 
     std::vector<Halide::Argument> args;
     auto kernel = std::make_shared<Kernel>();

@@ -22,6 +22,7 @@ nb::dict report_to_dict(const CompileReport &r) {
     d["optimized_graph"] = r.optimized_graph;
     d["regions"] = r.regions;
     d["schedule"] = r.schedule;
+    d["schedule_source"] = r.schedule_source;
     d["lowered_stmt"] = r.lowered_stmt;
     d["target"] = r.target;
     d["in_place_outputs"] = r.in_place_outputs;

@@ -23,6 +23,7 @@ def write(name, report):
         "optimized_graph.txt": report["optimized_graph"],
         "regions.txt": report["regions"],
         "schedule.txt": report["schedule"],
+        "schedule.cpp": report["schedule_source"],
         "lowered_stmt.txt": report["lowered_stmt"],
         "compile_steps.txt": "".join(f"{step}: {ms:.2f} ms\n" for step, ms in report["step_ms"])
         + f"target: {report['target']}\n",

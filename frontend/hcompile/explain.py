@@ -68,8 +68,10 @@ class Explanation:
                 lines.extend("    " + line for line in report["optimized_graph"].rstrip().splitlines())
             lines.append(f"  fused regions of graph {i}:")
             lines.extend("    " + line for line in report["regions"].rstrip().splitlines())
-            lines.append(f"  schedule of graph {i} ({report['target']}):")
+            lines.append(f"  schedule of graph {i} ({report['target']}), one decision per line:")
             lines.extend("    " + line for line in report["schedule"].rstrip().splitlines())
+            lines.append(f"  schedule of graph {i} as Halide C++ directives:")
+            lines.extend("    " + line for line in report["schedule_source"].rstrip().splitlines())
         return "\n".join(lines)
 
     __repr__ = __str__

@@ -106,6 +106,10 @@ def test_explain_shows_graph_regions_and_schedule():
     text = str(hc.explain(f, np.ones((4, 9), np.float32)))
     assert "exp(" in text and "max[axes=[1], keepdims=1]" in text
     assert "fused regions" in text and "schedule" in text
+    # the decisions as values, and the same schedule as Halide C++ directives
+    assert "region 0 (" in text and ": compute_root" in text and "vectorize axis 0 by" in text
+    assert "as Halide C++ directives" in text and ".compute_root();" in text
+    assert ".vectorize(" in text and "TailStrategy::GuardWithIf);" in text
 
 
 def test_debug_dir_dumps_every_stage(tmp_path, monkeypatch):
@@ -114,8 +118,9 @@ def test_debug_dir_dumps_every_stage(tmp_path, monkeypatch):
     c(np.ones((3, 3)))
     (folder,) = list(tmp_path.iterdir())
     names = {p.name for p in folder.iterdir()}
-    assert {"captured_graph.txt", "optimized_graph.txt", "regions.txt", "schedule.txt",
+    assert {"captured_graph.txt", "optimized_graph.txt", "regions.txt", "schedule.txt", "schedule.cpp",
             "lowered_stmt.txt", "compile_steps.txt"} <= names
+    assert ".compute_root();" in (folder / "schedule.cpp").read_text()
     assert "produce" in (folder / "lowered_stmt.txt").read_text()
 
 

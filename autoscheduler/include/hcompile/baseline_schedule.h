@@ -1,15 +1,14 @@
-// The baseline schedule: every region computed at root, innermost dimension vectorized, outer
-// dimension parallel, row reductions vectorized through rfactor, matmuls register-tiled.
-// The cost-model autoscheduler (a later issue) plugs in beside it with the same signature.
+// The baseline schedule: one producer of decision lists (decisions.h), a fixed heuristic. Every
+// region computed at root (or per row where the partitioner found row fusion), innermost
+// dimension vectorized, outer dimension parallel above a size, row reductions in vector lanes
+// (rfactor), float sums through their blocked lanes, matmuls register-tiled.
 #pragma once
 
-#include <string>
-
+#include "hcompile/decisions.h"
 #include "hcompile/lowering.h"
 
 namespace hc {
 
-// Schedules every region of `lowered` for `target`; returns a readable account of the decisions.
-std::string apply_baseline_schedule(LoweredPipeline &lowered, const Halide::Target &target);
+Schedule baseline_schedule(const LoweredPipeline &lowered, const Halide::Target &target);
 
 }  // namespace hc

@@ -1,10 +1,12 @@
 // The compile driver: graph in, runnable kernel out. The whole order of steps is in one function.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "hcompile/decisions.h"
 #include "hcompile/graph.h"
 #include "hcompile/kernel.h"
 #include "hcompile/lowering.h"
@@ -15,7 +17,10 @@ namespace hc {
 struct CompileOptions {
     std::string target = "host";            // "host" or a Halide target string
     std::vector<InputLayout> layouts;       // by argument index
-    std::string scheduler = "baseline";
+    // The schedule to apply (decisions.h), in place of the baseline's choice; regions are
+    // numbered as the lowering orders them (CompileReport::schedule lists them). The first
+    // level of the precedence "explicit option, then tuned record, then search".
+    std::optional<Schedule> schedule;
     bool want_lowered_stmt = false;         // also produce Halide's lowered statement (slower)
     // (output index, argument index): the output holds the written argument's final contents;
     // where safe (in_place.h) the kernel writes it straight into the argument.
@@ -35,7 +40,9 @@ struct CompileReport {
     std::string captured_graph;
     std::string optimized_graph;
     std::string regions;
-    std::string schedule;
+    Schedule decisions;           // the schedule applied (decisions.h)
+    std::string schedule;         // the decisions, one per line
+    std::string schedule_source;  // the same as Halide C++ schedule directives
     std::string lowered_stmt;
     std::string target;
     std::vector<int> in_place_outputs;                    // outputs written into their argument

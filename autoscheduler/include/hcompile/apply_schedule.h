@@ -1,0 +1,19 @@
+// The one place where a lowered pipeline's Funcs are scheduled: a list of decisions in,
+// Halide scheduling directives applied, their C++ source out.
+#pragma once
+
+#include <string>
+
+#include "hcompile/decisions.h"
+#include "hcompile/lowering.h"
+
+namespace hc {
+
+// Applies `schedule` to `lowered`'s Funcs and returns the Halide C++ schedule source of what
+// it did. Throws std::invalid_argument, naming the decision, for a list that does not fit the
+// pipeline: a region or axis it lacks, a choice its op class has no use for, two choices of one
+// kind for one region, a region placed twice, nowhere (the partitioner decided what is stored)
+// or inside a region that is itself placed inside another.
+std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule);
+
+}  // namespace hc

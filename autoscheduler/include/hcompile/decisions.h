@@ -1,0 +1,66 @@
+// Schedule decisions as values: one choice for one region of a lowered pipeline, small,
+// immutable, printable, hashable and comparable. A schedule is a list of them; producers (the
+// baseline heuristic, later the cost-model search and tuning records) only ever build lists,
+// and apply_schedule() (apply_schedule.h) is the one place that turns a list into Halide
+// scheduling directives.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hc {
+
+struct LoweredPipeline;
+
+enum class Choice : uint8_t {
+    // Where a region is computed (each region has exactly one).
+    ComputeRoot,      // stored and computed once, at the root
+    ComputeAtRow,     // value: the region it is computed inside, per row (that region's outer axis)
+    // Loops of the region's pure definition (a reduction's read-out and its accumulator's init).
+    Vectorize,        // axis, value: vector width (tails guarded)
+    Parallel,         // axis: run in parallel (a tiled region: that axis's outer tile loop)
+    ParallelChunks,   // axis 0 of a 1-D region split into `value` chunks run in parallel
+    StageOperand,     // the region's staged operand (lowering.h) computed per vector of it
+    // A reduction's update.
+    ReduceAcrossOutputs,  // axis 0, value: width: vector across neighbouring outputs
+    ReduceInLanes,        // value: width: the innermost reduced axis split into vector lanes (rfactor)
+    ParallelUpdate,       // axis: the update's loop over that output axis in parallel
+    SumVector,            // a blocked float sum: value: width of its lanes or outputs vector
+    // A matrix product.
+    RegisterTile,     // value, value2: a tile of value x value2 outputs accumulated in registers
+};
+
+struct Decision {
+    int region = -1;        // index in LoweredPipeline::regions
+    Choice choice = Choice::ComputeRoot;
+    int axis = -1;          // Halide order (0 innermost); -1 where the choice has none
+    int64_t value = 0;
+    int64_t value2 = 0;
+
+    bool operator==(const Decision &o) const {
+        return region == o.region && choice == o.choice && axis == o.axis && value == o.value && value2 == o.value2;
+    }
+    bool operator!=(const Decision &o) const { return !(*this == o); }
+    bool operator<(const Decision &o) const;
+};
+
+using Schedule = std::vector<Decision>;
+
+const char *choice_name(Choice c);
+
+// "region 2 (sum_4$1): vectorize axis 0 by 8": the region's Func named where `lowered` is given.
+std::string to_string(const Decision &d, const LoweredPipeline *lowered = nullptr);
+// One decision per line.
+std::string print_schedule(const Schedule &schedule, const LoweredPipeline *lowered = nullptr);
+
+size_t hash_value(const Decision &d);
+size_t hash_value(const Schedule &s);
+
+}  // namespace hc
+
+template <>
+struct std::hash<hc::Decision> {
+    size_t operator()(const hc::Decision &d) const { return hc::hash_value(d); }
+};

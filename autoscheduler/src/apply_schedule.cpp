@@ -1,0 +1,362 @@
+#include "hcompile/apply_schedule.h"
+
+#include <stdexcept>
+
+#include "schedule_writer.h"
+
+namespace hc {
+
+namespace {
+
+// Tails are guarded rather than shifted inwards: a consumer may need fewer elements of an
+// intermediate than one vector (a reversed 2-element slice of a reduction), and a shifted vector
+// would then read its producers, and the inputs, out of bounds (fuzz seed 3).
+constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
+
+// One region's decisions, gathered (each field is set by at most one decision).
+struct RegionPlan {
+    bool placed = false;
+    int row_of = -1;              // ComputeAtRow: the region whose row loop holds this one
+    int vector_axis = -1;
+    int64_t vector_width = 0;
+    int parallel_axis = -1;
+    int64_t chunks = 0;
+    bool stage_operand = false;
+    int64_t across_outputs = 0;   // ReduceAcrossOutputs width
+    int64_t lanes = 0;            // ReduceInLanes width
+    int parallel_update_axis = -1;
+    int64_t sum_vector = 0;
+    int64_t tile_n = 0, tile_m = 0;
+};
+
+[[noreturn]] void refuse(const Decision &d, const LoweredPipeline &lowered, const std::string &why) {
+    throw std::invalid_argument("schedule decision '" + to_string(d, &lowered) + "': " + why);
+}
+
+// Sets a plan field once; a second decision of the same kind for the region is refused.
+template <typename T>
+void set_once(T &field, T value, T unset, const Decision &d, const LoweredPipeline &lowered) {
+    if (field != unset) refuse(d, lowered, "the region already has a decision of this kind");
+    field = value;
+}
+
+std::vector<RegionPlan> gather(const LoweredPipeline &lowered, const Schedule &schedule) {
+    std::vector<RegionPlan> plans(lowered.regions.size());
+    for (const Decision &d : schedule) {
+        if (d.region < 0 || d.region >= static_cast<int>(plans.size())) refuse(d, lowered, "no such region");
+        const RegionFunc &r = lowered.regions[d.region];
+        RegionPlan &p = plans[d.region];
+        const bool reduction = r.accumulator.defined() && !r.rextents.empty();
+        const bool matmul = r.op_class == OpClass::Matmul && r.vars.size() >= 2;
+        auto need_axis = [&] {
+            if (d.axis < 0 || d.axis >= static_cast<int>(r.vars.size())) refuse(d, lowered, "no such axis");
+        };
+        auto need_width = [&] {
+            if (d.value < 1) refuse(d, lowered, "a width or count must be at least 1");
+        };
+        auto need = [&](bool ok, const char *why) {
+            if (!ok) refuse(d, lowered, why);
+        };
+        switch (d.choice) {
+        case Choice::ComputeRoot:
+            set_once(p.placed, true, false, d, lowered);
+            break;
+        case Choice::ComputeAtRow:
+            set_once(p.placed, true, false, d, lowered);
+            need(d.value >= 0 && d.value < static_cast<int64_t>(plans.size()) && d.value != d.region,
+                 "the row loop must be another region's");
+            need(!lowered.regions[d.value].vars.empty(), "that region has no rows");
+            p.row_of = static_cast<int>(d.value);
+            break;
+        case Choice::Vectorize:
+            need_axis();
+            need_width();
+            need(!matmul, "a matrix product vectorizes through its register tile");
+            set_once(p.vector_axis, d.axis, -1, d, lowered);
+            p.vector_width = d.value;
+            break;
+        case Choice::Parallel:
+            need_axis();
+            set_once(p.parallel_axis, d.axis, -1, d, lowered);
+            break;
+        case Choice::ParallelChunks:
+            need(r.vars.size() == 1 && d.axis == 0, "chunks split a 1-D region's axis 0");
+            need_width();
+            set_once(p.chunks, d.value, int64_t{0}, d, lowered);
+            break;
+        case Choice::StageOperand:
+            need(r.staged_operand.defined() && !reduction && !matmul, "the region stages no operand");
+            set_once(p.stage_operand, true, false, d, lowered);
+            break;
+        case Choice::ReduceAcrossOutputs:
+            need(reduction && !r.blocked_sum && !matmul, "not a reduction with an update to vectorize");
+            need(d.axis == 0, "outputs are vectorized along axis 0");
+            need_axis();
+            need_width();
+            set_once(p.across_outputs, d.value, int64_t{0}, d, lowered);
+            break;
+        case Choice::ReduceInLanes:
+            need(reduction && !r.blocked_sum && !matmul && r.reduces_innermost && r.associative_vectorizable,
+                 "not an associative reduction over the innermost axis");
+            need_width();
+            set_once(p.lanes, d.value, int64_t{0}, d, lowered);
+            break;
+        case Choice::ParallelUpdate:
+            need((reduction || r.blocked_sum) && !matmul, "the region has no reduction update");
+            need_axis();
+            set_once(p.parallel_update_axis, d.axis, -1, d, lowered);
+            break;
+        case Choice::SumVector:
+            need(r.blocked_sum.has_value(), "not a blocked float sum");
+            need_width();
+            need(r.blocked_sum->lanes == 1 ? !r.vars.empty() : d.value == r.blocked_sum->lanes,
+                 "a sum's vector is its lanes (as many as it has) or, with one lane, its outputs");
+            set_once(p.sum_vector, d.value, int64_t{0}, d, lowered);
+            break;
+        case Choice::RegisterTile:
+            need(matmul, "not a matrix product");
+            need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
+            set_once(p.tile_n, d.value, int64_t{0}, d, lowered);
+            p.tile_m = d.value2;
+            break;
+        }
+        if (p.across_outputs && p.lanes) refuse(d, lowered, "a reduction vectorizes across outputs or in lanes, not both");
+        if (p.chunks && p.parallel_axis >= 0) refuse(d, lowered, "chunks are the region's parallel loop already");
+    }
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const RegionPlan &p = plans[i];
+        std::string region = "region " + std::to_string(i) + " (" + lowered.regions[i].func.name() + ")";
+        if (!p.placed) throw std::invalid_argument("schedule: " + region + " is not placed (compute_root or compute_at_row)");
+        if (p.row_of >= 0 && plans[p.row_of].row_of >= 0) {
+            throw std::invalid_argument("schedule: " + region + " is placed in a row of a region placed in another's");
+        }
+        if (lowered.regions[i].op_class == OpClass::Matmul && lowered.regions[i].vars.size() >= 2 && !p.tile_n) {
+            throw std::invalid_argument("schedule: " + region + " is a matrix product without a register tile");
+        }
+    }
+    return plans;
+}
+
+// The pure definition's loops: vectorized and parallel as planned. Returns the loop that runs
+// once per vector of the innermost dimension (per element where it is not vectorized).
+Halide::VarOrRVar schedule_pure_loops(ScheduleWriter &w, const Halide::Func &f, const RegionFunc &r, const RegionPlan &p) {
+    StageRef s = ScheduleWriter::pure(f);
+    if (r.vars.empty()) return Halide::Var::outermost();
+    if (p.chunks) {
+        // One long dimension: chunks in parallel, vectors inside each chunk.
+        Halide::Var outer("chunk"), inner("x_in");
+        int64_t width = std::max<int64_t>(p.vector_width, 1);
+        // A symbolic extent (symbols.h): the chunks of whatever size the call has.
+        Halide::Expr chunk = r.symbolic ? Halide::max(static_cast<int>(width), r.extent_exprs[0] / static_cast<int>(p.chunks) /
+                                                                                   static_cast<int>(width) * static_cast<int>(width))
+                                        : Halide::Expr(static_cast<int>(std::max<int64_t>(width, r.extents[0] / p.chunks / width * width)));
+        w.split(s, r.vars[0], outer, inner, chunk, kTail);
+        w.parallel(s, outer);
+        if (p.vector_width) w.vectorize(s, inner, static_cast<int>(p.vector_width), kTail);
+        return inner;
+    }
+    if (p.vector_axis >= 0) w.vectorize(s, r.vars[p.vector_axis], static_cast<int>(p.vector_width), kTail);
+    if (p.parallel_axis >= 0) w.parallel(s, r.vars[p.parallel_axis]);
+    return r.vars[0];
+}
+
+void place(ScheduleWriter &w, const Halide::Func &f, const LoweredPipeline &lowered, const RegionPlan &p) {
+    if (p.row_of < 0) {
+        w.compute_root(f);
+        return;
+    }
+    // Inside the row loop of the row root, so a row is reduced and consumed while it is in
+    // cache; the root's own parallel row loop covers it.
+    const RegionFunc &root = lowered.regions[p.row_of];
+    Halide::VarOrRVar row = root.vars.back();
+    w.compute_at(f, root.func, &row);
+}
+
+// An elementwise region; its staged operand (lowering.h) is computed per vector of it (per
+// element where it is not vectorized), inside whatever loop the region itself runs in.
+void schedule_elementwise(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    Halide::VarOrRVar per_vector = schedule_pure_loops(w, r.func, r, p);
+    if (!p.stage_operand) return;
+    if (r.vars.empty()) {
+        w.compute_root(r.staged_operand);
+    } else {
+        w.compute_at(r.staged_operand, r.func, &per_vector);
+    }
+    if (p.vector_axis == 0) w.vectorize(ScheduleWriter::pure(r.staged_operand), r.vars[0], static_cast<int>(p.vector_width), kTail);
+}
+
+// `acc` holds the update; `func` (the region's value) reads the answer out of it.
+void schedule_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    schedule_pure_loops(w, r.func, r, p);
+    Halide::Func acc = r.accumulator;
+    schedule_pure_loops(w, acc, r, p);
+    StageRef update = ScheduleWriter::update(acc);
+    if (r.rextents.empty()) {
+        w.unscheduled(update);
+        return;
+    }
+    bool scheduled = false;
+    if (p.across_outputs) {
+        // Neighbouring outputs reduce neighbouring inputs: vectorize across outputs.
+        w.vectorize(update, r.vars[0], static_cast<int>(p.across_outputs), kTail);
+        scheduled = true;
+    } else if (p.lanes) {
+        // Row reduction: split the innermost reduced axis into vector lanes and reduce those
+        // lanes in an intermediate Func (reassociates the sum; within float tolerance).
+        Halide::RVar outer("r_out"), inner("r_lane");
+        Halide::Var lane("lane");
+        Halide::Func lanes = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(p.lanes), lane);
+        if (r.vars.empty()) {
+            w.compute_root(lanes);
+        } else {
+            Halide::VarOrRVar at = r.vars[0];
+            w.compute_at(lanes, acc, &at);
+        }
+        w.vectorize(ScheduleWriter::pure(lanes), lane);
+        w.vectorize(ScheduleWriter::update(lanes), lane);
+        scheduled = true;
+    }
+    if (p.parallel_update_axis >= 0) {
+        w.parallel(update, r.vars[p.parallel_update_axis]);
+        scheduled = true;
+    }
+    if (!scheduled) w.unscheduled(update);  // serial loops are the plan here, not an oversight
+}
+
+// A float sum (BlockedSum, lowering.h): the accumulator's lanes (or, with one lane, its
+// outputs) are the vector; each block sum is computed in registers inside the accumulator's
+// loop over blocks; the planned output axis runs in parallel.
+void schedule_blocked_sum(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    schedule_pure_loops(w, r.func, r, p);
+    const BlockedSum &b = *r.blocked_sum;
+    Halide::Func acc = r.accumulator;
+    w.compute_root(acc);   // a row-fused sum moves into the row loop with its region, last
+    const bool vectorize = p.sum_vector > 0;
+    const bool across_outputs = vectorize && b.lanes == 1;
+    // The innermost loop of each update: the vector's (with no vector, the single lane's).
+    Halide::VarOrRVar vec = across_outputs ? Halide::VarOrRVar(r.vars[0]) : Halide::VarOrRVar(b.lane);
+    const int width = static_cast<int>(p.sum_vector);
+    const bool parallel = p.parallel_update_axis >= 0;
+    if (vectorize) w.vectorize(ScheduleWriter::pure(acc), vec, width, kTail);
+    // The vector innermost in each update stage, then the stage's reduction loops.
+    auto schedule_stage = [&](int stage, const Halide::RDom &domain, const Halide::Func &part) {
+        if (stage < 0) return;
+        StageRef update = ScheduleWriter::update(acc, stage - 1);
+        std::vector<Halide::VarOrRVar> order{vec};
+        if (domain.defined()) {
+            for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
+        }
+        if (order.size() > 1) w.reorder(update, order);
+        if (vectorize) w.vectorize(update, vec, width, kTail);
+        if (parallel) w.parallel(update, r.vars[p.parallel_update_axis]);
+        if (order.size() == 1 && !vectorize && !parallel) w.unscheduled(update);  // one serial pass
+        // A part is needed for all lanes of one iteration of the domain's innermost loop (or,
+        // without a domain, of one output row). (The tail's stage is the last one, which a
+        // loop of a pure var names.)
+        Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0])
+                               : !r.vars.empty() ? Halide::VarOrRVar(r.vars.back())
+                                                 : Halide::VarOrRVar(Halide::Var::outermost());
+        w.compute_at(part, acc, domain.defined() || !r.vars.empty() ? &at : nullptr);
+        if (vectorize) {
+            w.vectorize(ScheduleWriter::pure(part), vec.var, width, kTail);
+            for (int u = 0; u < part.num_update_definitions(); ++u) {
+                w.vectorize(ScheduleWriter::update(part, u), vec.var, width, kTail);
+            }
+        }
+    };
+    schedule_stage(b.block_stage, b.block_domain, b.blocks);
+    schedule_stage(b.tail_stage, b.tail_domain, b.tail);
+    if (parallel) w.parallel(ScheduleWriter::pure(acc), r.vars[p.parallel_update_axis]);
+}
+
+// Register-tiled matmul: each tile of TN x TM outputs accumulates in registers over all of K.
+void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    Halide::Func f = r.func, acc = r.accumulator;
+    const auto &v = r.vars;
+    const int tn = static_cast<int>(p.tile_n), tm = static_cast<int>(p.tile_m);
+    // The tiles fit the whole product, not whatever part a consumer reads: a slice such as
+    // (a @ b)[:, :-1] asks for 7 of 8 columns, and a tile of 8 shifted inward to cover 7 would
+    // start at column -1. Computing the full (static) shape costs at most one tile.
+    for (size_t i = 0; i < v.size(); ++i) w.bound(f, v[i], 0, r.extent_exprs[i]);
+    Halide::Var no("no"), mo("mo"), ni("ni"), mi("mi");
+    // The parallel loop: a tile loop of axis 0 or 1, or a batch axis.
+    const Halide::VarOrRVar parallel = p.parallel_axis == 0 ? Halide::VarOrRVar(no)
+                                       : p.parallel_axis == 1 ? Halide::VarOrRVar(mo)
+                                                              : Halide::VarOrRVar(v[std::max(p.parallel_axis, 0)]);
+    // Vectorizing by the whole tile width (several native vectors) unrolls it fully, so the
+    // tn x tm accumulators stay in registers across the k loop.
+    // Column tiles outermost: one tn-wide panel of B stays in cache while every row tile of A
+    // streams past it.
+    auto tiles = [&](const StageRef &s, Halide::TailStrategy tail) {
+        w.tile(s, v[0], v[1], no, mo, ni, mi, tn, tm, tail);
+        w.reorder(s, {ni, mi, mo, no});
+        w.vectorize(s, ni, tn, tail);
+        w.unroll(s, mi, tm, tail);
+        if (p.parallel_axis >= 0) w.parallel(s, parallel);
+    };
+    auto accumulate = [&](const StageRef &s, Halide::TailStrategy tail) {
+        w.vectorize(s, v[0], tn, tail);
+        w.unroll(s, v[1], tm, tail);
+    };
+    Halide::VarOrRVar tile_row = mo;
+    if (r.symbolic) {
+        // A symbolic extent may be smaller than a tile. Once both fit, the static schedule
+        // runs; below, the tiles are guarded, and so is the accumulator (it covers exactly
+        // what its tile needs, or it would read the operands past their ends).
+        Halide::Expr fits = r.extent_exprs[0] >= tn && r.extent_exprs[1] >= tm;
+        StageRef out = ScheduleWriter::pure(f);
+        tiles(w.specialize(out, fits), Halide::TailStrategy::Auto);
+        tiles(out, kTail);
+        w.compute_at(acc, f, &tile_row);
+        StageRef init = ScheduleWriter::pure(acc);
+        accumulate(w.specialize(init, fits), Halide::TailStrategy::Auto);
+        accumulate(init, kTail);
+        StageRef update = ScheduleWriter::update(acc);
+        w.reorder(update, {v[0], v[1], r.rdom.x});
+        accumulate(w.specialize(update, fits), Halide::TailStrategy::Auto);
+        accumulate(update, kTail);
+    } else {
+        StageRef out = ScheduleWriter::pure(f);
+        w.tile(out, v[0], v[1], no, mo, ni, mi, tn, tm, Halide::TailStrategy::Auto);
+        w.reorder(out, {ni, mi, mo, no});
+        w.vectorize(out, ni, tn, Halide::TailStrategy::Auto);
+        w.unroll(out, mi);
+        if (p.parallel_axis >= 0) w.parallel(out, parallel);
+        w.compute_at(acc, f, &tile_row);
+        StageRef init = ScheduleWriter::pure(acc);
+        w.vectorize(init, v[0], tn, Halide::TailStrategy::Auto);
+        w.unroll(init, v[1]);
+        StageRef update = ScheduleWriter::update(acc);
+        w.reorder(update, {v[0], v[1], r.rdom.x});
+        w.vectorize(update, v[0], tn, Halide::TailStrategy::Auto);
+        w.unroll(update, v[1]);
+    }
+}
+
+}  // namespace
+
+std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
+    std::vector<RegionPlan> plans = gather(lowered, schedule);
+    ScheduleWriter w;
+    for (size_t i = 0; i < lowered.regions.size(); ++i) {
+        const RegionFunc &r = lowered.regions[i];
+        const RegionPlan &p = plans[i];
+        place(w, r.func, lowered, p);
+        if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
+            schedule_matmul(w, r, p);
+        } else if (r.blocked_sum) {
+            schedule_blocked_sum(w, r, p);
+        } else if (r.accumulator.defined()) {
+            if (p.row_of < 0) w.compute_root(r.accumulator);
+            schedule_reduction(w, r, p);
+        } else {
+            schedule_elementwise(w, r, p);
+        }
+        // A row-fused region's accumulator moves into the row loop with it (last, as the
+        // accumulator's own placement above is the root's or its tile's).
+        if (p.row_of >= 0 && r.accumulator.defined()) place(w, r.accumulator, lowered, p);
+    }
+    return w.source();
+}
+
+}  // namespace hc

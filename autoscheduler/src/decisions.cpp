@@ -1,0 +1,76 @@
+#include "hcompile/decisions.h"
+
+#include <tuple>
+
+#include "hcompile/lowering.h"
+
+namespace hc {
+
+const char *choice_name(Choice c) {
+    switch (c) {
+    case Choice::ComputeRoot: return "compute_root";
+    case Choice::ComputeAtRow: return "compute_at_row";
+    case Choice::Vectorize: return "vectorize";
+    case Choice::Parallel: return "parallel";
+    case Choice::ParallelChunks: return "parallel_chunks";
+    case Choice::StageOperand: return "stage_operand";
+    case Choice::ReduceAcrossOutputs: return "reduce_across_outputs";
+    case Choice::ReduceInLanes: return "reduce_in_lanes";
+    case Choice::ParallelUpdate: return "parallel_update";
+    case Choice::SumVector: return "sum_vector";
+    case Choice::RegisterTile: return "register_tile";
+    }
+    return "?";
+}
+
+bool Decision::operator<(const Decision &o) const {
+    return std::tie(region, choice, axis, value, value2) < std::tie(o.region, o.choice, o.axis, o.value, o.value2);
+}
+
+std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
+    std::string s = "region " + std::to_string(d.region);
+    if (lowered && d.region >= 0 && d.region < static_cast<int>(lowered->regions.size())) {
+        s += " (" + lowered->regions[d.region].func.name() + ")";
+    }
+    s += ": ";
+    std::string axis = "axis " + std::to_string(d.axis);
+    std::string value = std::to_string(d.value);
+    switch (d.choice) {
+    case Choice::ComputeRoot: return s + "compute_root";
+    case Choice::ComputeAtRow: return s + "compute_at_row of region " + value;
+    case Choice::Vectorize: return s + "vectorize " + axis + " by " + value;
+    case Choice::Parallel: return s + "parallel " + axis;
+    case Choice::ParallelChunks: return s + "parallel_chunks " + axis + " in " + value + " chunks";
+    case Choice::StageOperand: return s + "stage_operand per vector";
+    case Choice::ReduceAcrossOutputs: return s + "reduce_across_outputs " + axis + " by " + value;
+    case Choice::ReduceInLanes: return s + "reduce_in_lanes of " + value;
+    case Choice::ParallelUpdate: return s + "parallel_update " + axis;
+    case Choice::SumVector: return s + "sum_vector of " + value;
+    case Choice::RegisterTile: return s + "register_tile " + value + "x" + std::to_string(d.value2);
+    }
+    return s + "?";
+}
+
+std::string print_schedule(const Schedule &schedule, const LoweredPipeline *lowered) {
+    std::string text;
+    for (const Decision &d : schedule) text += to_string(d, lowered) + "\n";
+    return text;
+}
+
+namespace {
+size_t combine(size_t h, size_t part) { return h ^ (part + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+}  // namespace
+
+size_t hash_value(const Decision &d) {
+    size_t h = std::hash<int64_t>()(d.region);
+    for (int64_t part : {int64_t(d.choice), int64_t(d.axis), d.value, d.value2}) h = combine(h, std::hash<int64_t>()(part));
+    return h;
+}
+
+size_t hash_value(const Schedule &s) {
+    size_t h = s.size();
+    for (const Decision &d : s) h = combine(h, hash_value(d));
+    return h;
+}
+
+}  // namespace hc

@@ -1,0 +1,158 @@
+#include "schedule_writer.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace hc {
+
+namespace {
+
+std::string text(const Halide::Expr &e) {
+    std::ostringstream os;
+    os << e;
+    return os.str();
+}
+
+std::string text(Halide::TailStrategy t) {
+    switch (t) {
+    case Halide::TailStrategy::GuardWithIf: return "TailStrategy::GuardWithIf";
+    case Halide::TailStrategy::Auto: return "TailStrategy::Auto";
+    case Halide::TailStrategy::ShiftInwards: return "TailStrategy::ShiftInwards";
+    case Halide::TailStrategy::RoundUp: return "TailStrategy::RoundUp";
+    default: return "TailStrategy(" + std::to_string(static_cast<int>(t)) + ")";
+    }
+}
+
+std::string name_of(const Halide::VarOrRVar &v) { return ScheduleWriter::cpp_name(v.name()); }
+
+}  // namespace
+
+std::string ScheduleWriter::cpp_name(const std::string &halide_name) {
+    std::string s = halide_name;
+    std::replace(s.begin(), s.end(), '$', '_');
+    std::replace(s.begin(), s.end(), '.', '_');
+    return s;
+}
+
+StageRef ScheduleWriter::pure(const Halide::Func &f) { return {Halide::Stage(f), cpp_name(f.name())}; }
+
+StageRef ScheduleWriter::update(const Halide::Func &f, int index) {
+    Halide::Func g = f;  // update() is not const
+    return {g.update(index), cpp_name(f.name()) + ".update(" + std::to_string(index) + ")"};
+}
+
+void ScheduleWriter::line(const StageRef &s, const std::string &call) { source_ += s.name + "." + call + ";\n"; }
+
+void ScheduleWriter::declare(const Halide::VarOrRVar &v) {
+    std::string name = name_of(v);
+    if (std::find(declared_.begin(), declared_.end(), name) != declared_.end()) return;
+    declared_.push_back(name);
+    source_ += std::string(v.is_rvar ? "RVar " : "Var ") + name + "(\"" + v.name() + "\");\n";
+}
+
+void ScheduleWriter::compute_root(Halide::Func f) {
+    f.compute_root();
+    line(pure(f), "compute_root()");
+}
+
+void ScheduleWriter::compute_at(Halide::Func f, const Halide::Func &at, const Halide::VarOrRVar *loop) {
+    if (loop) {
+        f.compute_at(loop->is_rvar ? Halide::LoopLevel(at, loop->rvar) : Halide::LoopLevel(at, loop->var));
+        line(pure(f), "compute_at(" + cpp_name(at.name()) + ", " + name_of(*loop) + ")");
+    } else {
+        f.compute_at(Halide::LoopLevel(at, Halide::Var::outermost()));
+        line(pure(f), "compute_at(" + cpp_name(at.name()) + ", Var::outermost())");
+    }
+}
+
+void ScheduleWriter::bound(Halide::Func f, const Halide::Var &v, const Halide::Expr &min, const Halide::Expr &extent) {
+    f.bound(v, min, extent);
+    line(pure(f), "bound(" + name_of(v) + ", " + text(min) + ", " + text(extent) + ")");
+}
+
+StageRef ScheduleWriter::specialize(const StageRef &s, const Halide::Expr &condition) {
+    Halide::Stage stage = s.stage;
+    return {stage.specialize(condition), s.name + ".specialize(" + text(condition) + ")"};
+}
+
+void ScheduleWriter::vectorize(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &width,
+                               Halide::TailStrategy tail) {
+    Halide::Stage stage = s.stage;
+    stage.vectorize(v, width, tail);
+    line(s, "vectorize(" + name_of(v) + ", " + text(width) + ", " + text(tail) + ")");
+}
+
+void ScheduleWriter::vectorize(const StageRef &s, const Halide::VarOrRVar &v) {
+    Halide::Stage stage = s.stage;
+    stage.vectorize(v);
+    line(s, "vectorize(" + name_of(v) + ")");
+}
+
+void ScheduleWriter::parallel(const StageRef &s, const Halide::VarOrRVar &v) {
+    Halide::Stage stage = s.stage;
+    stage.parallel(v);
+    line(s, "parallel(" + name_of(v) + ")");
+}
+
+void ScheduleWriter::unroll(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &factor,
+                            Halide::TailStrategy tail) {
+    Halide::Stage stage = s.stage;
+    stage.unroll(v, factor, tail);
+    line(s, "unroll(" + name_of(v) + ", " + text(factor) + ", " + text(tail) + ")");
+}
+
+void ScheduleWriter::unroll(const StageRef &s, const Halide::VarOrRVar &v) {
+    Halide::Stage stage = s.stage;
+    stage.unroll(v);
+    line(s, "unroll(" + name_of(v) + ")");
+}
+
+void ScheduleWriter::split(const StageRef &s, const Halide::VarOrRVar &v, const Halide::VarOrRVar &outer,
+                           const Halide::VarOrRVar &inner, const Halide::Expr &factor, Halide::TailStrategy tail) {
+    declare(outer);
+    declare(inner);
+    Halide::Stage stage = s.stage;
+    stage.split(v, outer, inner, factor, tail);
+    line(s, "split(" + name_of(v) + ", " + name_of(outer) + ", " + name_of(inner) + ", " + text(factor) + ", " +
+                text(tail) + ")");
+}
+
+void ScheduleWriter::tile(const StageRef &s, const Halide::VarOrRVar &x, const Halide::VarOrRVar &y,
+                          const Halide::VarOrRVar &xo, const Halide::VarOrRVar &yo, const Halide::VarOrRVar &xi,
+                          const Halide::VarOrRVar &yi, const Halide::Expr &xfactor, const Halide::Expr &yfactor,
+                          Halide::TailStrategy tail) {
+    for (const Halide::VarOrRVar *v : {&xo, &yo, &xi, &yi}) declare(*v);
+    Halide::Stage stage = s.stage;
+    stage.tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail);
+    line(s, "tile(" + name_of(x) + ", " + name_of(y) + ", " + name_of(xo) + ", " + name_of(yo) + ", " + name_of(xi) +
+                ", " + name_of(yi) + ", " + text(xfactor) + ", " + text(yfactor) + ", " + text(tail) + ")");
+}
+
+void ScheduleWriter::reorder(const StageRef &s, const std::vector<Halide::VarOrRVar> &order) {
+    Halide::Stage stage = s.stage;
+    stage.reorder(order);
+    std::string names;
+    for (const Halide::VarOrRVar &v : order) names += (names.empty() ? "" : ", ") + name_of(v);
+    line(s, "reorder(" + names + ")");
+}
+
+Halide::Func ScheduleWriter::split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,
+                                               const Halide::RVar &inner, int factor, const Halide::Var &lane) {
+    declare(outer);
+    declare(inner);
+    declare(lane);
+    Halide::Stage stage = s.stage;
+    Halide::Func intermediate = stage.split(r, outer, inner, factor).rfactor(inner, lane);
+    source_ += "Func " + cpp_name(intermediate.name()) + " = " + s.name + ".split(" + name_of(r) + ", " +
+               name_of(outer) + ", " + name_of(inner) + ", " + std::to_string(factor) + ").rfactor(" + name_of(inner) +
+               ", " + name_of(lane) + ");\n";
+    return intermediate;
+}
+
+void ScheduleWriter::unscheduled(const StageRef &s) {
+    Halide::Stage stage = s.stage;
+    stage.unscheduled();
+    line(s, "unscheduled()");
+}
+
+}  // namespace hc

@@ -1,0 +1,61 @@
+// Applies Halide scheduling directives and writes each one as a line of Halide C++ schedule
+// source, so that what a schedule did can be read (explain, debug dumps) and pasted into a
+// Halide program over the same Funcs. apply_schedule() schedules only through this class.
+#pragma once
+
+#include <Halide.h>
+
+#include <string>
+#include <vector>
+
+namespace hc {
+
+// A stage of a Func as the source names it: `f` for its pure definition, `f.update(0)` for an
+// update, with `.specialize(c)` appended for a specialization of either.
+struct StageRef {
+    Halide::Stage stage;
+    std::string name;
+};
+
+class ScheduleWriter {
+public:
+    static std::string cpp_name(const std::string &halide_name);  // `$` is not C++
+    static StageRef pure(const Halide::Func &f);
+    static StageRef update(const Halide::Func &f, int index = 0);
+
+    void compute_root(Halide::Func f);
+    // `loop` of `at`; with no loop, `at`'s outermost loop.
+    void compute_at(Halide::Func f, const Halide::Func &at, const Halide::VarOrRVar *loop);
+    void bound(Halide::Func f, const Halide::Var &v, const Halide::Expr &min, const Halide::Expr &extent);
+    StageRef specialize(const StageRef &s, const Halide::Expr &condition);
+    void vectorize(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &width,
+                   Halide::TailStrategy tail);
+    void vectorize(const StageRef &s, const Halide::VarOrRVar &v);  // the whole loop
+    void parallel(const StageRef &s, const Halide::VarOrRVar &v);
+    void unroll(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &factor,
+                Halide::TailStrategy tail);
+    void unroll(const StageRef &s, const Halide::VarOrRVar &v);
+    void split(const StageRef &s, const Halide::VarOrRVar &v, const Halide::VarOrRVar &outer,
+               const Halide::VarOrRVar &inner, const Halide::Expr &factor, Halide::TailStrategy tail);
+    void tile(const StageRef &s, const Halide::VarOrRVar &x, const Halide::VarOrRVar &y, const Halide::VarOrRVar &xo,
+              const Halide::VarOrRVar &yo, const Halide::VarOrRVar &xi, const Halide::VarOrRVar &yi,
+              const Halide::Expr &xfactor, const Halide::Expr &yfactor, Halide::TailStrategy tail);
+    void reorder(const StageRef &s, const std::vector<Halide::VarOrRVar> &order);
+    // Splits the update's reduction variable `r` into `outer` and `inner`, then rfactors
+    // `inner` into the new pure variable `lane`; returns the intermediate Func.
+    Halide::Func split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,
+                                   const Halide::RVar &inner, int factor, const Halide::Var &lane);
+    // A stage whose loops stay serial and in their definition's order, said on purpose.
+    void unscheduled(const StageRef &s);
+
+    const std::string &source() const { return source_; }
+
+private:
+    void line(const StageRef &s, const std::string &call);
+    void declare(const Halide::VarOrRVar &v);
+
+    std::string source_;
+    std::vector<std::string> declared_;
+};
+
+}  // namespace hc
