@@ -4,7 +4,9 @@
                          [--size bench|small] [--no-overhead] [--write apps/RESULTS.md]
 
 Peers: NumPy (the reference), hcompile (default mode), torch eager and torch.compile (default
-mode, if torch imports), jax.jit (if jax imports). For each (workload, peer):
+mode, if torch imports), jax.jit (if jax imports), and Halide's own autoschedulers Adams2019,
+Mullapudi2016 and Li2018 (``halide:<name>``: hcompile's lowered pipeline, scheduled by the
+plugin from the Halide wheel, estimates from the call's shapes). For each (workload, peer):
 
 * the first call is timed alone and reported as *compile* time (for NumPy and torch eager it is
   just a cold call);
@@ -49,13 +51,16 @@ from apps import workloads as W
 
 NS = time.perf_counter_ns
 
-PEERS = ["numpy", "hcompile", "torch", "torch.compile", "jax.jit"]
+# Halide's own CPU autoschedulers, each run by hcompile on exactly the pipeline it lowered.
+HALIDE_PEERS = ["Adams2019", "Mullapudi2016", "Li2018"]
+PEERS = ["numpy", "hcompile", "torch", "torch.compile", "jax.jit"] + [f"halide:{a}" for a in HALIDE_PEERS]
 PEER_TITLES = {
     "numpy": "NumPy",
     "hcompile": "hcompile",
     "torch": "torch eager",
     "torch.compile": "torch.compile",
     "jax.jit": "jax.jit",
+    **{f"halide:{a}": a for a in HALIDE_PEERS},
 }
 THREAD_ENV = [
     "APPS_BENCH_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE",
@@ -112,7 +117,7 @@ class Peers:
 
     def available(self, peer) -> str | None:
         """None if usable, else why not."""
-        if peer == "hcompile" and self.hc is None:
+        if (peer == "hcompile" or peer.startswith("halide:")) and self.hc is None:
             return self.hc_err
         if peer in ("torch", "torch.compile") and self.torch is None:
             return self.torch_err
@@ -131,6 +136,9 @@ class Peers:
         if peer == "hcompile":
             fn = self.hc.hcompile(wl.fn)
             self.hc_fns[wl.name] = fn
+            return Prepared(lambda: fn(*args), nop, np.asarray)
+        if peer.startswith("halide:"):
+            fn = self.hc.hcompile(wl.fn, autoscheduler=peer.split(":", 1)[1])
             return Prepared(lambda: fn(*args), nop, np.asarray)
         if peer in ("torch", "torch.compile"):
             torch = self.torch
@@ -313,7 +321,7 @@ def workload_table(results: dict, peers: list[str]) -> str:
 
 
 def compile_table(results: dict, peers: list[str], hc_explain: dict) -> str:
-    cp = [p for p in peers if p in ("hcompile", "torch.compile", "jax.jit")]
+    cp = [p for p in peers if p in ("hcompile", "torch.compile", "jax.jit") or p.startswith("halide:")]
     head = ["workload"] + [f"{PEER_TITLES[p]} first call s" for p in cp]
     if "hcompile" in peers:
         head += ["hcompile graphs / breaks", "max abs err vs NumPy (hc)"]

@@ -338,6 +338,7 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
 std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
     std::vector<RegionPlan> plans = gather(lowered, schedule);
     ScheduleWriter w;
+    for (const Halide::Func &f : lowered.point_load_funcs) w.compute_root(f);  // not regions: no choices
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const RegionPlan &p = plans[i];

@@ -15,6 +15,7 @@
 #include "hcompile/apply_schedule.h"
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/fusion.h"
+#include "hcompile/halide_peers.h"
 #include "hcompile/in_place.h"
 #include "hcompile/passes.h"
 #include "hcompile/printer.h"
@@ -135,6 +136,21 @@ std::vector<SymbolicArrayBytes> symbolic_arrays(const Graph &graph, const Symbol
     return arrays;
 }
 
+// The shapes Halide's autoschedulers are told to expect: the graph's (static: the call's).
+PipelineEstimates estimates_for(const Graph &graph, const LoweredPipeline &lowered) {
+    PipelineEstimates e;
+    for (const LoweredInput &in : lowered.inputs) {
+        for (const Node &n : graph.nodes()) {
+            if (n.kind == OpKind::Input && n.int_attr("arg") == in.arg_index) {
+                e.input_shapes.push_back(n.shape);
+                break;
+            }
+        }
+    }
+    for (NodeId id : graph.outputs()) e.output_shapes.push_back(graph.node(id).shape);
+    return e;
+}
+
 }  // namespace
 
 Halide::Target resolve_target(const std::string &name) {
@@ -145,6 +161,11 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     CompileReport local;
     CompileReport &report = report_out ? *report_out : local;
     StepTimer step(report);
+    if (!options.autoscheduler.empty() && options.autoscheduler != "hcompile" && options.autoscheduler != "baseline" &&
+        !is_halide_autoscheduler(options.autoscheduler)) {
+        throw std::invalid_argument("unknown autoscheduler '" + options.autoscheduler +
+                                    "' (hcompile, baseline, Adams2019, Mullapudi2016 or Li2018)");
+    }
     Halide::Target target = ieee_target(resolve_target(options.target));
     report.target = target.to_string();
     report.captured_graph = print_graph(input);
@@ -165,11 +186,30 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     LoweredPipeline lowered = step("lower_to_halide", [&] {
         return lower_to_halide(graph, partition, options.layouts, symbols);
     });
-    report.decisions = step("choose_schedule", [&] {
-        return options.schedule ? *options.schedule : baseline_schedule(lowered, target);
+    if (is_halide_autoscheduler(options.autoscheduler) && !symbols.values.empty()) {
+        // Their schedules are for the sizes estimated; measured on symbolic extents: Li2018's
+        // tiles read before the start of a 2-row input, and Adams2019's plugin ends the process
+        // with an internal error nothing catches. The frontend compiles the exact shapes instead.
+        throw std::invalid_argument("Halide's " + options.autoscheduler + " autoscheduler is not given symbolic extents");
+    }
+    const bool empty_array = std::any_of(graph.nodes().begin(), graph.nodes().end(), [](const Node &n) {
+        return std::find(n.shape.begin(), n.shape.end(), 0) != n.shape.end();
     });
-    report.schedule = print_schedule(report.decisions, &lowered);
-    report.schedule_source = step("apply_schedule", [&] { return apply_schedule(lowered, report.decisions); });
+    if (is_halide_autoscheduler(options.autoscheduler) && !empty_array) {
+        // A peer for comparisons: Halide's own autoscheduler on this very pipeline. (An empty
+        // array, estimated as one element, leaves it tiles past the array's end: Li2018 wrote
+        // an empty output at index 0. Nothing to compare there: hcompile's own schedule runs it.)
+        report.schedule = "Halide's " + options.autoscheduler + " autoscheduler (its schedule source below)\n";
+        report.schedule_source = step("apply_halide_autoscheduler", [&] {
+            return apply_halide_autoscheduler(lowered, target, options.autoscheduler, estimates_for(graph, lowered));
+        });
+    } else {
+        report.decisions = step("choose_schedule", [&] {
+            return options.schedule ? *options.schedule : baseline_schedule(lowered, target);
+        });
+        report.schedule = print_schedule(report.decisions, &lowered);
+        report.schedule_source = step("apply_schedule", [&] { return apply_schedule(lowered, report.decisions); });
+    }
 
     std::vector<Halide::Argument> args;
     auto kernel = std::make_shared<Kernel>();

@@ -37,8 +37,10 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            const std::vector<std::pair<int, int>> &writebacks,
                                                            const std::vector<std::string> &also_compile_for,
                                                            const std::vector<std::tuple<int64_t, int, int>> &symbols,
-                                                           const std::vector<std::tuple<int, int, int64_t, int64_t>> &extent_values) {
+                                                           const std::vector<std::tuple<int, int, int64_t, int64_t>> &extent_values,
+                                                           const std::string &autoscheduler) {
     CompileOptions options;
+    options.autoscheduler = autoscheduler;
     for (const auto &[node, symbol, scale, offset] : extent_values) options.extent_values.push_back({node, symbol, scale, offset});
     for (const auto &[value, arg, axis] : symbols) {
         options.symbol_values.push_back(value);
@@ -165,6 +167,7 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("also_compile_for") = std::vector<std::string>{},
           nb::arg("symbols") = std::vector<std::tuple<int64_t, int, int>>{},
           nb::arg("extent_values") = std::vector<std::tuple<int, int, int64_t, int64_t>>{},
+          nb::arg("autoscheduler") = "hcompile",
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"

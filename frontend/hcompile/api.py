@@ -30,6 +30,9 @@ CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 BACKENDS = ("halide", "eager")
+# "hcompile" and "baseline": our schedule; the others: Halide's own CPU autoschedulers on the same
+# lowered pipeline (peers for like-for-like comparisons; autoscheduler/halide_peers.h).
+AUTOSCHEDULERS = ("hcompile", "baseline", "Adams2019", "Mullapudi2016", "Li2018")
 # Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes (input
 # views spanning more are copied by the dispatcher; see classify_layout). Arrays of more than
 # 16 dimensions run as Python: compile time grows steeply with rank (measured on 2 cores, a
@@ -68,6 +71,8 @@ class CompiledFunction:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        if autoscheduler not in AUTOSCHEDULERS:
+            raise ValueError(f"autoscheduler must be one of {AUTOSCHEDULERS}, got {autoscheduler!r}")
         if not isinstance(target, str):
             raise TypeError(f"target must be a string, got {type(target).__name__}")
         _C.jit_target(target)  # ValueError naming what is wrong, rather than SIGILL on the first call
@@ -343,6 +348,8 @@ class CompiledFunction:
         why = None
         if self.options["backend"] != "halide":
             why = "the eager backend runs the captured shapes"
+        elif self.options["autoscheduler"] not in ("hcompile", "baseline"):
+            why = f"Halide's {self.options['autoscheduler']} autoscheduler schedules for the exact sizes"
         elif not cap.graph.outputs and cap.break_point is None:
             why = "nothing is compiled"
         else:      # a kernel, or only the code after a graph break (its own entries are dynamic)
@@ -376,7 +383,8 @@ class CompiledFunction:
         try:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
                                               want_stmt, [(o, a) for a, o in cap.writebacks],
-                                              list(config.also_compile_for), *(symbols or ([], [])))
+                                              list(config.also_compile_for), *(symbols or ([], [])),
+                                              self.options["autoscheduler"])
         except (RuntimeError, ValueError) as e:
             if symbols:
                 logs.log("recompiles", "%s: compiling for any size failed, so for these shapes: %s",
@@ -591,8 +599,6 @@ def _warn_partial_options(options):
     notes = []
     if options["mode"] != "default":
         notes.append(f"mode={options['mode']!r} behaves like 'default' in this build (baseline schedule)")
-    if options["autoscheduler"] not in ("hcompile", "baseline"):
-        notes.append(f"autoscheduler={options['autoscheduler']!r} is not wired in yet; using the baseline schedule")
     for note in notes:
         if note not in _warned_options:
             _warned_options.add(note)

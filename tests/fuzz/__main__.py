@@ -28,10 +28,15 @@ def main(argv=None) -> int:
                     help="run against a stand-in for hcompile to validate the fuzzer (fake.py)")
     ap.add_argument("--dynamic", action="store_true",
                     help="compile with dynamic=True: every axis from size 2 up symbolic (runner.DYNAMIC_ENV)")
+    ap.add_argument("--autoscheduler", default="",
+                    help="compile with this autoscheduler (a Halide peer: Adams2019, Mullapudi2016, Li2018; "
+                         "runner.AUTOSCHEDULER_ENV)")
     ap.add_argument("--replay", help=argparse.SUPPRESS)  # the crash shrinker's subprocess
     a = ap.parse_args(argv)
     if a.dynamic:
         os.environ[runner.DYNAMIC_ENV] = "1"      # workers and replays inherit it
+    if a.autoscheduler:
+        os.environ[runner.AUTOSCHEDULER_ENV] = a.autoscheduler
     if a.replay:
         return driver.replay_main(a.replay)
     if a.show:

@@ -102,12 +102,15 @@ def _reason(e) -> str:
 # Set to "1" (`--dynamic`): every program compiles with dynamic=True, so every axis of size 2 or
 # more is symbolic from the first call: the generic kernels meet the whole op space.
 DYNAMIC_ENV = "HCOMPILE_FUZZ_DYNAMIC"
+# An autoscheduler name (`--autoscheduler`): Halide's peers meet the whole op space too.
+AUTOSCHEDULER_ENV = "HCOMPILE_FUZZ_AUTOSCHEDULER"
 
 
 def run(prog, hc, sets=SETS) -> Outcome:
     """Compile `prog` once and check it on `sets`; the first mismatch wins."""
     f = prog.function()
-    cf = hc.hcompile(f, fullgraph=True, dynamic=True if os.environ.get(DYNAMIC_ENV) == "1" else None)
+    cf = hc.hcompile(f, fullgraph=True, dynamic=True if os.environ.get(DYNAMIC_ENV) == "1" else None,
+                     **({"autoscheduler": os.environ[AUTOSCHEDULER_ENV]} if os.environ.get(AUTOSCHEDULER_ENV) else {}))
     calls, notes = 0, []
     for which in sets:
         o = check_call(prog, f, cf, which, hc)

@@ -21,6 +21,10 @@ struct CompileOptions {
     // numbered as the lowering orders them (CompileReport::schedule lists them). The first
     // level of the precedence "explicit option, then tuned record, then search".
     std::optional<Schedule> schedule;
+    // "hcompile" (or empty) and "baseline": hcompile's schedule; "Adams2019", "Mullapudi2016",
+    // "Li2018": Halide's own autoscheduler on the lowered pipeline (halide_peers.h), told to
+    // expect the graph's shapes (static shapes only).
+    std::string autoscheduler = "hcompile";
     bool want_lowered_stmt = false;         // also produce Halide's lowered statement (slower)
     // (output index, argument index): the output holds the written argument's final contents;
     // where safe (in_place.h) the kernel writes it straight into the argument.

@@ -76,6 +76,10 @@ struct LoweredPipeline {
     std::vector<Halide::Func> outputs;     // one per graph output
     std::vector<RegionFunc> regions;       // materialized funcs, including outputs
     int row_root = -1;                     // index in `regions` of the row-fusion root, or -1
+    // Loads at constant indices, one Func per input (LowerContext::PointLoads): hcompile's
+    // schedules compute them at root; Halide's autoschedulers refuse pre-scheduled Funcs and
+    // place them themselves.
+    std::vector<Halide::Func> point_load_funcs;
     Halide::Pipeline pipeline;
 };
 

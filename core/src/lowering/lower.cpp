@@ -154,7 +154,6 @@ Halide::Expr LowerContext::point_load(NodeId input, const std::vector<int64_t> &
         }
         loads.func(slot) = inputs_[input](halide_order(at));
         loads.func(slot) = loads.func(slot);  // an update: no value bounds (see PointLoads)
-        loads.func.compute_root();
     }
     auto it = std::find(loads.indices.begin(), loads.indices.end(), index);
     if (it == loads.indices.end()) {
@@ -468,6 +467,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         used[id] = true;
         out.outputs.push_back(f);
     }
+    out.point_load_funcs = ctx.point_load_funcs();
     out.pipeline = Halide::Pipeline(out.outputs);
     add_ieee_zero_division_pass(out.pipeline);
     return out;

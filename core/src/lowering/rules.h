@@ -96,6 +96,16 @@ private:
     };
     Halide::Expr point_load(NodeId input, const std::vector<int64_t> &index) const;
     mutable std::map<NodeId, PointLoads> point_loads_;
+
+public:
+    // The point-load Funcs, which every schedule computes at root, first (LoweredPipeline).
+    std::vector<Halide::Func> point_load_funcs() const {
+        std::vector<Halide::Func> funcs;
+        for (const auto &[input, loads] : point_loads_) funcs.push_back(loads.func);
+        return funcs;
+    }
+
+private:
     mutable int64_t inlined_units_ = 0;
 };
 
