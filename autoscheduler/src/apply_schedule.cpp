@@ -27,6 +27,9 @@ struct RegionPlan {
     int parallel_update_axis = -1;
     int64_t sum_vector = 0;
     int64_t tile_n = 0, tile_m = 0;
+    int64_t library = 0;          // CallLibrary: vector width of the stored operands
+    int library_axis = -1;
+    int64_t library_tiles = 0;
 };
 
 [[noreturn]] void refuse(const Decision &d, const LoweredPipeline &lowered, const std::string &why) {
@@ -46,8 +49,8 @@ std::vector<RegionPlan> gather(const LoweredPipeline &lowered, const Schedule &s
         if (d.region < 0 || d.region >= static_cast<int>(plans.size())) refuse(d, lowered, "no such region");
         const RegionFunc &r = lowered.regions[d.region];
         RegionPlan &p = plans[d.region];
-        const bool reduction = r.accumulator.defined() && !r.rextents.empty();
-        const bool matmul = r.op_class == OpClass::Matmul && r.vars.size() >= 2;
+        const bool reduction = r.accumulator.defined() && !r.rextents.empty() && !r.library_call;
+        const bool matmul = r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call;
         auto need_axis = [&] {
             if (d.axis < 0 || d.axis >= static_cast<int>(r.vars.size())) refuse(d, lowered, "no such axis");
         };
@@ -113,6 +116,14 @@ std::vector<RegionPlan> gather(const LoweredPipeline &lowered, const Schedule &s
                  "a sum's vector is its lanes (as many as it has) or, with one lane, its outputs");
             set_once(p.sum_vector, d.value, int64_t{0}, d, lowered);
             break;
+        case Choice::CallLibrary:
+            need(r.library_call, "the region was not lowered as a library call");
+            need_width();
+            need((d.axis == 0 || d.axis == 1) && d.value2 >= 1, "tiles of axis 0 or 1, at least one");
+            set_once(p.library, d.value, int64_t{0}, d, lowered);
+            p.library_axis = d.axis;
+            p.library_tiles = d.value2;
+            break;
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -130,7 +141,12 @@ std::vector<RegionPlan> gather(const LoweredPipeline &lowered, const Schedule &s
         if (p.row_of >= 0 && plans[p.row_of].row_of >= 0) {
             throw std::invalid_argument("schedule: " + region + " is placed in a row of a region placed in another's");
         }
-        if (lowered.regions[i].op_class == OpClass::Matmul && lowered.regions[i].vars.size() >= 2 && !p.tile_n) {
+        const RegionFunc &r = lowered.regions[i];
+        if (r.library_call != (p.library > 0)) {
+            throw std::invalid_argument("schedule: " + region + (r.library_call ? " is a library call without call_library"
+                                                                                 : " is not a library call"));
+        }
+        if (r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call && !p.tile_n) {
             throw std::invalid_argument("schedule: " + region + " is a matrix product without a register tile");
         }
     }
@@ -269,6 +285,29 @@ void schedule_blocked_sum(ScheduleWriter &w, const RegionFunc &r, const RegionPl
     if (parallel) w.parallel(ScheduleWriter::pure(acc), r.vars[p.parallel_update_axis]);
 }
 
+// A product through BLAS: the region's Func (a copy of the extern stage) split into tiles run
+// in parallel, the stage computed per tile (one BLAS call on each thread, for that tile's rows
+// or columns); the operands it needs stored at the root, vectorized.
+void schedule_library_call(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    StageRef s = ScheduleWriter::pure(r.func);
+    if (p.vector_axis >= 0) w.vectorize(s, r.vars[p.vector_axis], static_cast<int>(p.vector_width), kTail);
+    if (p.library_tiles > 1) {
+        Halide::Var tile("tile"), within("within");
+        const int tiles = static_cast<int>(p.library_tiles);
+        Halide::Expr size = (r.extent_exprs[p.library_axis] + (tiles - 1)) / tiles;
+        w.split(s, r.vars[p.library_axis], tile, within, Halide::max(size, 1), kTail);
+        w.parallel(s, tile);
+        Halide::VarOrRVar at = tile;
+        w.compute_at(r.accumulator, r.func, &at);
+    } else {
+        w.compute_root(r.accumulator);
+    }
+    for (const Halide::Func &operand : r.library_operands) {
+        w.compute_root(operand);
+        w.vectorize(ScheduleWriter::pure(operand), operand.args()[0], static_cast<int>(p.library), kTail);
+    }
+}
+
 // Register-tiled matmul: each tile of TN x TM outputs accumulates in registers over all of K.
 void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
     Halide::Func f = r.func, acc = r.accumulator;
@@ -343,7 +382,9 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
         const RegionFunc &r = lowered.regions[i];
         const RegionPlan &p = plans[i];
         place(w, r.func, lowered, p);
-        if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
+        if (r.library_call) {
+            schedule_library_call(w, r, p);
+        } else if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
             schedule_matmul(w, r, p);
         } else if (r.blocked_sum) {
             schedule_blocked_sum(w, r, p);

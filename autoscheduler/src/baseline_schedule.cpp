@@ -1,6 +1,7 @@
 #include "hcompile/baseline_schedule.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace hc {
 
@@ -14,6 +15,10 @@ constexpr int64_t kParallelChunks = 64;
 
 // Rows of a register tile: 2 x tm vector accumulators plus 2 loads of B fit AVX2's 16 registers.
 constexpr int64_t kMatmulTileRows = 6;
+
+// The least rows (else columns) of a product's tile for one BLAS call each.
+constexpr int64_t kMinLibraryTileRows = 8;
+constexpr int64_t kMinLibraryTileColumns = 64;
 
 int64_t product(const std::vector<int64_t> &v) {
     int64_t p = 1;
@@ -53,6 +58,10 @@ private:
             add(i, Choice::ComputeAtRow, -1, lowered_.row_root);
         } else {
             add(i, Choice::ComputeRoot);
+        }
+        if (r.library_call) {
+            choose_library_call(i, r, width);
+            return;
         }
         if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
             choose_matmul(i, r, width);
@@ -110,6 +119,23 @@ private:
         const bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty() &&
                               !r.row_fused && r.extents.back() > 1;
         if (parallel) add(i, Choice::ParallelUpdate, static_cast<int>(r.vars.size()) - 1);
+    }
+
+    // BLAS calls in parallel, one per core: tiles of rows where each has a few (BLAS's kernels
+    // work in blocks of rows), else of columns; the copy out vectorized.
+    void choose_library_call(int i, const RegionFunc &r, int width) {
+        const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+        const int64_t columns = r.extents[0], rows = r.extents[1];
+        int axis = 1;
+        int64_t tiles = 1;
+        if (rows >= kMinLibraryTileRows * cores) {
+            tiles = cores;
+        } else if (columns >= kMinLibraryTileColumns * cores) {
+            axis = 0;
+            tiles = cores;
+        }
+        add(i, Choice::CallLibrary, axis, width, tiles);
+        if (columns >= width) add(i, Choice::Vectorize, 0, width);
     }
 
     // Tiles of 2 vectors x 6 rows in registers (smaller products: what fits); column tiles in

@@ -19,6 +19,7 @@ const char *choice_name(Choice c) {
     case Choice::ParallelUpdate: return "parallel_update";
     case Choice::SumVector: return "sum_vector";
     case Choice::RegisterTile: return "register_tile";
+    case Choice::CallLibrary: return "call_library";
     }
     return "?";
 }
@@ -47,6 +48,9 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::ParallelUpdate: return s + "parallel_update " + axis;
     case Choice::SumVector: return s + "sum_vector of " + value;
     case Choice::RegisterTile: return s + "register_tile " + value + "x" + std::to_string(d.value2);
+    case Choice::CallLibrary:
+        return s + "call_library (BLAS) in " + std::to_string(d.value2) + " parallel tiles of " + axis +
+               ", operands stored in vectors of " + value;
     }
     return s + "?";
 }

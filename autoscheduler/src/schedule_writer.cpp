@@ -41,7 +41,9 @@ StageRef ScheduleWriter::update(const Halide::Func &f, int index) {
     return {g.update(index), cpp_name(f.name()) + ".update(" + std::to_string(index) + ")"};
 }
 
-void ScheduleWriter::line(const StageRef &s, const std::string &call) { source_ += s.name + "." + call + ";\n"; }
+void ScheduleWriter::line(const StageRef &s, const std::string &call) { line(s.name, call); }
+
+void ScheduleWriter::line(const std::string &name, const std::string &call) { source_ += name + "." + call + ";\n"; }
 
 void ScheduleWriter::declare(const Halide::VarOrRVar &v) {
     std::string name = name_of(v);
@@ -52,22 +54,22 @@ void ScheduleWriter::declare(const Halide::VarOrRVar &v) {
 
 void ScheduleWriter::compute_root(Halide::Func f) {
     f.compute_root();
-    line(pure(f), "compute_root()");
+    line(cpp_name(f.name()), "compute_root()");  // (an extern stage is a Func but no Stage)
 }
 
 void ScheduleWriter::compute_at(Halide::Func f, const Halide::Func &at, const Halide::VarOrRVar *loop) {
     if (loop) {
         f.compute_at(loop->is_rvar ? Halide::LoopLevel(at, loop->rvar) : Halide::LoopLevel(at, loop->var));
-        line(pure(f), "compute_at(" + cpp_name(at.name()) + ", " + name_of(*loop) + ")");
+        line(cpp_name(f.name()), "compute_at(" + cpp_name(at.name()) + ", " + name_of(*loop) + ")");
     } else {
         f.compute_at(Halide::LoopLevel(at, Halide::Var::outermost()));
-        line(pure(f), "compute_at(" + cpp_name(at.name()) + ", Var::outermost())");
+        line(cpp_name(f.name()), "compute_at(" + cpp_name(at.name()) + ", Var::outermost())");
     }
 }
 
 void ScheduleWriter::bound(Halide::Func f, const Halide::Var &v, const Halide::Expr &min, const Halide::Expr &extent) {
     f.bound(v, min, extent);
-    line(pure(f), "bound(" + name_of(v) + ", " + text(min) + ", " + text(extent) + ")");
+    line(cpp_name(f.name()), "bound(" + name_of(v) + ", " + text(min) + ", " + text(extent) + ")");
 }
 
 StageRef ScheduleWriter::specialize(const StageRef &s, const Halide::Expr &condition) {

@@ -52,6 +52,7 @@ public:
 
 private:
     void line(const StageRef &s, const std::string &call);
+    void line(const std::string &name, const std::string &call);
     void declare(const Halide::VarOrRVar &v);
 
     std::string source_;

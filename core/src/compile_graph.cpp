@@ -14,9 +14,11 @@
 
 #include "hcompile/apply_schedule.h"
 #include "hcompile/baseline_schedule.h"
+#include "hcompile/blas.h"
 #include "hcompile/fusion.h"
 #include "hcompile/halide_peers.h"
 #include "hcompile/in_place.h"
+#include "hcompile/library_calls.h"
 #include "hcompile/passes.h"
 #include "hcompile/printer.h"
 #include "hcompile/symbols.h"
@@ -183,9 +185,17 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         return resolve_symbolic_extents(graph, options.symbol_values, options.symbol_sources);
     });
     Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
-    LoweredPipeline lowered = step("lower_to_halide", [&] {
-        return lower_to_halide(graph, partition, options.layouts, symbols);
+    std::vector<NodeId> library_calls = step("choose_library_calls", [&] {
+        // hcompile's own choice: the baseline heuristic and Halide's peers keep Halide loops.
+        bool ours = options.autoscheduler.empty() || options.autoscheduler == "hcompile";
+        return choose_library_calls(graph, ours && blas_available());
     });
+    LoweredPipeline lowered = step("lower_to_halide", [&] {
+        return lower_to_halide(graph, partition, options.layouts, symbols, library_calls);
+    });
+    if (!library_calls.empty()) {
+        lowered.pipeline.set_jit_externs({{kBlasGemmName, Halide::JITExtern(&hc_blas_gemm)}});
+    }
     if (is_halide_autoscheduler(options.autoscheduler) && !symbols.values.empty()) {
         // Their schedules are for the sizes estimated; measured on symbolic extents: Li2018's
         // tiles read before the start of a 2-row input, and Adams2019's plugin ends the process

@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "hcompile/blas.h"
 #include "hcompile/compile.h"
 #include "hcompile/dispatch.h"
 #include "hcompile/target.h"
@@ -174,6 +175,9 @@ void bind_runtime(nb::module_ &m) {
           "symbols: (placeholder extent, argument, axis) per symbolic extent (core symbols.h); ValueError when the graph\n"
           "is not the same function for every size of them. extent_values: (constant node, symbol, scale,\n"
           "offset): constants that are scale * size + offset of a symbol, read at run time.");
+    m.def("load_blas", &load_blas, nb::arg("path"),
+          "Load the BLAS library matrix products may call; returns '' or why it cannot be used.");
+    m.def("blas_available", &blas_available, "Whether a BLAS library is loaded.");
     m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
     m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),

@@ -7,11 +7,14 @@
 
 See README.md for the whole API.
 """
+from . import blas as _blas
 from .api import CacheInfo, CompiledFunction, hcompile, reset
 from .config import config
 from .errors import CompileError, Unsupported
 from .explain import Explanation, explain
 from .logs import set_logs
+
+_blas.load()
 
 __version__ = "0.1.0"
 __all__ = ["hcompile", "explain", "reset", "set_logs", "Unsupported", "CompileError", "Explanation",

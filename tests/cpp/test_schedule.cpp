@@ -136,6 +136,7 @@ TEST_CASE("lists that do not fit the pipeline are refused, naming the decision")
     refused({root_sum, root_product, tile, {product, Choice::Vectorize, 0, 8}}, "register tile");
     refused({root_sum, root_product, tile, {sum, Choice::ReduceInLanes, -1, 8}}, "'region " + std::to_string(sum));
     refused({{sum, Choice::ComputeAtRow, -1, sum}, root_product, tile}, "another region's");
+    refused({root_sum, root_product, tile, {product, Choice::CallLibrary, 1, 8, 2}}, "not lowered as a library call");
 }
 
 }  // TEST_SUITE

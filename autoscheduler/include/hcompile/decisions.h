@@ -30,6 +30,10 @@ enum class Choice : uint8_t {
     SumVector,            // a blocked float sum: value: width of its lanes or outputs vector
     // A matrix product.
     RegisterTile,     // value, value2: a tile of value x value2 outputs accumulated in registers
+    // The product is BLAS calls (library_calls.h), one per tile of `axis` (0: columns, 1: rows)
+    // split into value2 tiles run in parallel (value2 1: one call); value: vector width of the
+    // operands it stores.
+    CallLibrary,
 };
 
 struct Decision {

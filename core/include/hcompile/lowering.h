@@ -67,7 +67,13 @@ struct RegionFunc {
     bool row_fused = false;             // computed per row of the pipeline's row root (Partition)
     std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure
     Halide::Func staged_operand;        // an integer power's base: computed per vector of `func`
+    bool library_call = false;          // a matmul whose `accumulator` is a BLAS extern stage
+    std::vector<Halide::Func> library_operands;  // the operands it stores for that call
 };
+
+// The name of the extern stage a matmul lowered as a library call calls (runtime/blas.h);
+// the compile driver binds it to the function.
+constexpr const char *kBlasGemmName = "hc_blas_gemm";
 
 struct LoweredPipeline {
     std::vector<Halide::Func> node_funcs;  // region roots and leaves, by node id; fused nodes have none
@@ -99,7 +105,9 @@ void add_ieee_zero_division_pass(Halide::Pipeline &pipeline);
 
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 // `symbols`: the graph's symbolic extents (none: every shape is static).
+// `library_calls`: the matmul nodes to lower as BLAS calls (choose_library_calls).
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
-                                const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols = {});
+                                const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols = {},
+                                const std::vector<NodeId> &library_calls = {});
 
 }  // namespace hc

@@ -374,17 +374,19 @@ Halide::Target ieee_target(const Halide::Target &target) {
 }
 
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
-                                const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols) {
+                                const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols,
+                                const std::vector<NodeId> &library_calls) {
     LoweredPipeline out;
     out.node_funcs.resize(graph.num_nodes());
     LowerContext ctx(graph, partition, out.node_funcs, out.scalars, symbols);
+    ctx.library_calls.insert(library_calls.begin(), library_calls.end());
     // Inputs first: any node may need a symbolic extent read from one (LowerContext::extent).
     for (const Node &n : graph.nodes()) {
         if (n.kind != OpKind::Input) continue;
         int arg = static_cast<int>(n.int_attr("arg"));
         InputLayout layout = arg < static_cast<int>(layouts.size()) ? layouts[arg] : InputLayout::CContiguous;
         LoweredInput input{arg, n.dtype, make_input(n, layout, symbols)};
-        ctx.set_input(n.id, arg, input.param);
+        ctx.set_input(n.id, arg, input.param, layout != InputLayout::Strided);
         out.inputs.push_back(input);
     }
     for (const Node &n : graph.nodes()) {
@@ -430,6 +432,8 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             region.associative_vectorizable = r.associative;
             region.accumulator = r.accumulator;
             region.blocked_sum = r.blocked_sum;
+            region.library_call = r.library_call;
+            region.library_operands = r.library_operands;
             break;
         }
         }

@@ -376,8 +376,51 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
     return out;
 }
 
+namespace {
+
+// A 2-D float product through BLAS (runtime/blas.h: an extern stage): an operand that is an
+// input with a unit inner stride, or a region stored at the root, is passed as it is; any
+// other (a fused expression, a strided input) is first stored, in the product's dtype (the
+// schedule computes it at root). `f` is a copy of the stage: Halide then
+// writes an output array once, through its own code.
+ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const Node &n, Halide::Func &f,
+                                               const std::vector<Halide::Var> &axes) {
+    const Node &a = ctx.graph.node(n.inputs[0]);
+    const Halide::Type t = halide_type(n.dtype);
+    ReductionLowering out;
+    std::vector<Halide::ExternFuncArgument> args;
+    for (NodeId operand : n.inputs) {
+        const bool same_dtype = ctx.graph.node(operand).dtype == n.dtype;
+        if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {
+            args.emplace_back(*param);
+            continue;
+        }
+        if (const Halide::Func *region = ctx.stored_region(operand); region && same_dtype) {
+            args.emplace_back(*region);  // computed at root by the schedule: read where it is
+            continue;
+        }
+        Halide::Func stored("blas_operand_" + std::to_string(operand) + "_of_" + std::to_string(n.id));
+        Halide::Var column("c"), row("r");
+        stored(column, row) = Halide::cast(t, ctx.at(operand, {row, column}));
+        args.emplace_back(stored);
+        out.library_operands.push_back(stored);
+    }
+    args.emplace_back(Halide::cast(Halide::Int(32), ctx.extent(a, 1)));
+    Halide::Func call("blas_" + std::to_string(n.id));
+    call.define_extern(kBlasGemmName, args, t, 2);
+    std::vector<Expr> lhs = halide_vars(axes);
+    f(lhs) = call(lhs);
+    out.rextents = {a.shape[1]};
+    out.accumulator = call;
+    out.library_call = true;
+    return out;
+}
+
+}  // namespace
+
 ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::Func &f,
                                const std::vector<Halide::Var> &axes) {
+    if (ctx.library_calls.count(n.id)) return lower_matmul_as_library_call(ctx, n, f, axes);
     const Node &a = ctx.graph.node(n.inputs[0]);
     const Node &b = ctx.graph.node(n.inputs[1]);
     int nd = n.ndim();

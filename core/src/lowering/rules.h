@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <vector>
 
@@ -51,10 +52,24 @@ public:
     Halide::Expr compute(const Node &node, const std::vector<Halide::Expr> &index) const;
 
     // Leaves are read directly, not through a Func: an input's ImageParam, a constant's value.
-    void set_input(NodeId id, int arg, const Halide::ImageParam &param) {
+    void set_input(NodeId id, int arg, const Halide::ImageParam &param, bool unit_inner_stride) {
         inputs_[id] = param;
         params_by_arg_.emplace(arg, param);
+        if (unit_inner_stride) dense_inputs_.insert(id);
     }
+    // The ImageParam of an input whose innermost stride is one element (a BLAS operand as it
+    // is), or null.
+    const Halide::ImageParam *dense_input(NodeId id) const { return dense_inputs_.count(id) ? &inputs_[id] : nullptr; }
+
+    // The Func of a region root computed at the root (not per row of another region), or null.
+    const Halide::Func *stored_region(NodeId id) const {
+        bool per_row = !partition_.row_fused.empty() && partition_.row_fused[id];
+        return partition_.materialized[id] && op_class(graph.node(id).kind) != OpClass::Leaf && !per_row
+                   ? &funcs_[id] : nullptr;
+    }
+
+    // Matrix products lowered as library calls (lower_matmul; decided before lowering).
+    std::set<NodeId> library_calls;
     void set_constant(NodeId id, const Halide::Expr &value) { constants_[id] = value; }
 
     // A float constant as a kernel scalar argument (see LoweredScalar): Halide never sees its
@@ -74,6 +89,7 @@ private:
     std::vector<LoweredScalar> &scalars_;     // the kernel's scalar arguments
     std::vector<Halide::ImageParam> inputs_;  // by node id
     std::map<int, Halide::ImageParam> params_by_arg_;
+    std::set<NodeId> dense_inputs_;
     std::vector<Halide::Expr> constants_;     // by node id
     // Fused values already built, by node: (index, value). An elementwise consumer passes its
     // own index on, so a value read twice at one index is built once and shared (Halide's CSE
@@ -135,6 +151,8 @@ struct ReductionLowering {
     bool associative = false;
     Halide::Func accumulator;  // matmul: the Func holding the update (f itself is a pure copy)
     std::optional<BlockedSum> blocked_sum;  // float sums
+    bool library_call = false;                     // matmul: `accumulator` is a BLAS extern stage
+    std::vector<Halide::Func> library_operands;    // its operands stored for it
 };
 ReductionLowering lower_reduction(const LowerContext &ctx, const Node &node, Halide::Func &func,
                                   const std::vector<Halide::Var> &axes);

@@ -1,0 +1,93 @@
+"""Large float matrix products call BLAS (NumPy's own OpenBLAS) as a Halide extern stage, one
+call per parallel tile. Every case is compared with NumPy on fresh inputs: operands that are
+inputs, strided views, transposes and fused expressions; outputs read in part; dynamic sizes;
+writes into arguments. Products below the size, integer and batched products stay Halide loops."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hcompile as hc
+from hcompile import _C
+
+pytestmark = pytest.mark.skipif(not _C.blas_available(), reason="NumPy ships no OpenBLAS here")
+
+DEEP = 1024   # k from which a product of 4M multiply-adds calls BLAS (library_calls.h)
+
+
+def _schedule(compiled):
+    return "\n".join(r["report"]["schedule"] for r in compiled.compile_records if r.get("report"))
+
+
+def _check(fn, *args, library=True, **options):
+    compiled = hc.hcompile(fn, **options)
+    mine = [a.copy() for a in args]
+    want = fn(*args)
+    got = compiled(*mine)
+    tol = 2e-4 if np.asarray(want).dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 8)
+    assert ("call_library" in _schedule(compiled)) == library, _schedule(compiled)
+    return compiled, mine
+
+
+def rand(*shape, dtype=np.float64, seed=0):
+    return np.random.default_rng(seed + sum(shape)).standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, n", [(64, 64), (3, 1500), (61, 73), (1, 4100)])
+def test_products_of_inputs(dtype, m, n):
+    _check(lambda a, b: a @ b, rand(m, DEEP, dtype=dtype), rand(DEEP, n, dtype=dtype))
+
+
+def test_fused_operands_and_consumers():
+    _check(lambda a, b, c: np.tanh((a * 2 - 1) @ b.T + c), rand(64, DEEP), rand(70, DEEP), rand(70))
+
+
+def test_strided_and_transposed_views():
+    a, b = rand(130, 2 * DEEP), rand(DEEP, 90)
+    _check(lambda a, b: a @ b, a[::2, ::2], b)           # no unit stride: stored first
+    _check(lambda a, b: a @ b, a[:, :DEEP], b[:, ::-1])   # a row slice; reversed columns
+    _check(lambda a, b: a.T @ b, rand(DEEP, 50), b)       # a transposed input
+
+
+def test_part_of_the_product_is_read():
+    _check(lambda a, b: (a @ b)[1:-1, ::3], rand(66, DEEP), rand(DEEP, 71))
+
+
+def test_write_into_an_argument():
+    def gemm(c, a, b):
+        c[:] = 0.5 * (a @ b) + c
+        return c
+    c = rand(64, 66)
+    compiled, (c_after, _, _) = _check(gemm, c, rand(64, DEEP), rand(DEEP, 66))
+    np.testing.assert_allclose(c_after, c, rtol=1e-10, atol=1e-10)   # the reference call updated `c`
+
+
+def test_dynamic_sizes_call_the_library_at_every_size():
+    compiled = hc.hcompile(lambda a, b: np.maximum(a @ b, 0))
+    for m in [170, 133, 102, 229]:
+        a, b = rand(m, DEEP), rand(DEEP, 40)
+        np.testing.assert_allclose(compiled(a, b), np.maximum(a @ b, 0), rtol=1e-10, atol=1e-10)
+    assert compiled.cache_info().entries == 2 and "call_library" in _schedule(compiled)
+
+
+def test_special_values_pass_through():
+    a, b = rand(64, DEEP), rand(DEEP, 64)
+    a[3, 5], a[7, 0], b[2, 9] = np.nan, np.inf, -np.inf
+    with np.errstate(all="ignore"):
+        _check(lambda a, b: a @ b, a, b)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (lambda a, b: a @ b, (rand(20, 64), rand(64, 20))),                         # small
+    (lambda a, b: a @ b, (np.ones((64, DEEP), np.int64), np.ones((DEEP, 64), np.int64))),
+    (lambda a, b: a @ b, (rand(2, 48, DEEP), rand(2, DEEP, 48))),                # batched
+])
+def test_other_products_stay_halide_loops(fn, args):
+    _check(fn, *args, library=False)
+
+
+def test_baseline_and_halide_peers_keep_halide_loops():
+    a, b = rand(64, DEEP), rand(DEEP, 64)
+    _check(lambda a, b: a @ b, a, b, library=False, autoscheduler="baseline")
