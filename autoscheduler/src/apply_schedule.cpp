@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "region_plan.h"
 #include "schedule_writer.h"
 
 namespace hc {
@@ -12,146 +13,6 @@ namespace {
 // intermediate than one vector (a reversed 2-element slice of a reduction), and a shifted vector
 // would then read its producers, and the inputs, out of bounds (fuzz seed 3).
 constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
-
-// One region's decisions, gathered (each field is set by at most one decision).
-struct RegionPlan {
-    bool placed = false;
-    int row_of = -1;              // ComputeAtRow: the region whose row loop holds this one
-    int vector_axis = -1;
-    int64_t vector_width = 0;
-    int parallel_axis = -1;
-    int64_t chunks = 0;
-    bool stage_operand = false;
-    int64_t across_outputs = 0;   // ReduceAcrossOutputs width
-    int64_t lanes = 0;            // ReduceInLanes width
-    int parallel_update_axis = -1;
-    int64_t sum_vector = 0;
-    int64_t tile_n = 0, tile_m = 0;
-    int64_t library = 0;          // CallLibrary: vector width of the stored operands
-    int library_axis = -1;
-    int64_t library_tiles = 0;
-};
-
-[[noreturn]] void refuse(const Decision &d, const LoweredPipeline &lowered, const std::string &why) {
-    throw std::invalid_argument("schedule decision '" + to_string(d, &lowered) + "': " + why);
-}
-
-// Sets a plan field once; a second decision of the same kind for the region is refused.
-template <typename T>
-void set_once(T &field, T value, T unset, const Decision &d, const LoweredPipeline &lowered) {
-    if (field != unset) refuse(d, lowered, "the region already has a decision of this kind");
-    field = value;
-}
-
-std::vector<RegionPlan> gather(const LoweredPipeline &lowered, const Schedule &schedule) {
-    std::vector<RegionPlan> plans(lowered.regions.size());
-    for (const Decision &d : schedule) {
-        if (d.region < 0 || d.region >= static_cast<int>(plans.size())) refuse(d, lowered, "no such region");
-        const RegionFunc &r = lowered.regions[d.region];
-        RegionPlan &p = plans[d.region];
-        const bool reduction = r.accumulator.defined() && !r.rextents.empty() && !r.library_call;
-        const bool matmul = r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call;
-        auto need_axis = [&] {
-            if (d.axis < 0 || d.axis >= static_cast<int>(r.vars.size())) refuse(d, lowered, "no such axis");
-        };
-        auto need_width = [&] {
-            if (d.value < 1) refuse(d, lowered, "a width or count must be at least 1");
-        };
-        auto need = [&](bool ok, const char *why) {
-            if (!ok) refuse(d, lowered, why);
-        };
-        switch (d.choice) {
-        case Choice::ComputeRoot:
-            set_once(p.placed, true, false, d, lowered);
-            break;
-        case Choice::ComputeAtRow:
-            set_once(p.placed, true, false, d, lowered);
-            need(d.value >= 0 && d.value < static_cast<int64_t>(plans.size()) && d.value != d.region,
-                 "the row loop must be another region's");
-            need(!lowered.regions[d.value].vars.empty(), "that region has no rows");
-            p.row_of = static_cast<int>(d.value);
-            break;
-        case Choice::Vectorize:
-            need_axis();
-            need_width();
-            need(!matmul, "a matrix product vectorizes through its register tile");
-            set_once(p.vector_axis, d.axis, -1, d, lowered);
-            p.vector_width = d.value;
-            break;
-        case Choice::Parallel:
-            need_axis();
-            set_once(p.parallel_axis, d.axis, -1, d, lowered);
-            break;
-        case Choice::ParallelChunks:
-            need(r.vars.size() == 1 && d.axis == 0, "chunks split a 1-D region's axis 0");
-            need_width();
-            set_once(p.chunks, d.value, int64_t{0}, d, lowered);
-            break;
-        case Choice::StageOperand:
-            need(r.staged_operand.defined() && !reduction && !matmul, "the region stages no operand");
-            set_once(p.stage_operand, true, false, d, lowered);
-            break;
-        case Choice::ReduceAcrossOutputs:
-            need(reduction && !r.blocked_sum && !matmul, "not a reduction with an update to vectorize");
-            need(d.axis == 0, "outputs are vectorized along axis 0");
-            need_axis();
-            need_width();
-            set_once(p.across_outputs, d.value, int64_t{0}, d, lowered);
-            break;
-        case Choice::ReduceInLanes:
-            need(reduction && !r.blocked_sum && !matmul && r.reduces_innermost && r.associative_vectorizable,
-                 "not an associative reduction over the innermost axis");
-            need_width();
-            set_once(p.lanes, d.value, int64_t{0}, d, lowered);
-            break;
-        case Choice::ParallelUpdate:
-            need((reduction || r.blocked_sum) && !matmul, "the region has no reduction update");
-            need_axis();
-            set_once(p.parallel_update_axis, d.axis, -1, d, lowered);
-            break;
-        case Choice::SumVector:
-            need(r.blocked_sum.has_value(), "not a blocked float sum");
-            need_width();
-            need(r.blocked_sum->lanes == 1 ? !r.vars.empty() : d.value == r.blocked_sum->lanes,
-                 "a sum's vector is its lanes (as many as it has) or, with one lane, its outputs");
-            set_once(p.sum_vector, d.value, int64_t{0}, d, lowered);
-            break;
-        case Choice::CallLibrary:
-            need(r.library_call, "the region was not lowered as a library call");
-            need_width();
-            need((d.axis == 0 || d.axis == 1) && d.value2 >= 1, "tiles of axis 0 or 1, at least one");
-            set_once(p.library, d.value, int64_t{0}, d, lowered);
-            p.library_axis = d.axis;
-            p.library_tiles = d.value2;
-            break;
-        case Choice::RegisterTile:
-            need(matmul, "not a matrix product");
-            need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
-            set_once(p.tile_n, d.value, int64_t{0}, d, lowered);
-            p.tile_m = d.value2;
-            break;
-        }
-        if (p.across_outputs && p.lanes) refuse(d, lowered, "a reduction vectorizes across outputs or in lanes, not both");
-        if (p.chunks && p.parallel_axis >= 0) refuse(d, lowered, "chunks are the region's parallel loop already");
-    }
-    for (size_t i = 0; i < plans.size(); ++i) {
-        const RegionPlan &p = plans[i];
-        std::string region = "region " + std::to_string(i) + " (" + lowered.regions[i].func.name() + ")";
-        if (!p.placed) throw std::invalid_argument("schedule: " + region + " is not placed (compute_root or compute_at_row)");
-        if (p.row_of >= 0 && plans[p.row_of].row_of >= 0) {
-            throw std::invalid_argument("schedule: " + region + " is placed in a row of a region placed in another's");
-        }
-        const RegionFunc &r = lowered.regions[i];
-        if (r.library_call != (p.library > 0)) {
-            throw std::invalid_argument("schedule: " + region + (r.library_call ? " is a library call without call_library"
-                                                                                 : " is not a library call"));
-        }
-        if (r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call && !p.tile_n) {
-            throw std::invalid_argument("schedule: " + region + " is a matrix product without a register tile");
-        }
-    }
-    return plans;
-}
 
 // The pure definition's loops: vectorized and parallel as planned. Returns the loop that runs
 // once per vector of the innermost dimension (per element where it is not vectorized).
@@ -375,7 +236,7 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
 }  // namespace
 
 std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
-    std::vector<RegionPlan> plans = gather(lowered, schedule);
+    std::vector<RegionPlan> plans = plan_regions(lowered, schedule);
     ScheduleWriter w;
     for (const Halide::Func &f : lowered.point_load_funcs) w.compute_root(f);  // not regions: no choices
     for (size_t i = 0; i < lowered.regions.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "hcompile/baseline_schedule.h"
 
+#include "associativity.h"
+
 #include <algorithm>
 #include <thread>
 
@@ -24,17 +26,6 @@ int64_t product(const std::vector<int64_t> &v) {
     int64_t p = 1;
     for (int64_t x : v) p *= x;
     return p;
-}
-
-// Whether Halide's rfactor will accept the accumulator's update. The lowering builds plain
-// sums, products, min/max and any/all, but Halide sees the update after simplifying it: a
-// product of a constant (np.prod(a > a): acc * 0) is no longer an operator it can prove
-// associative, and rfactor would stop the compile (fuzz seed 3, program 73987).
-bool update_provably_associative(Halide::Func acc) {
-    const Halide::Internal::Definition &update = acc.function().update(0);
-    std::vector<Halide::Expr> values;
-    for (const Halide::Expr &v : update.values()) values.push_back(Halide::Internal::simplify(v));
-    return Halide::Internal::prove_associativity(acc.name(), update.args(), values).associative();
 }
 
 class BaselineChooser {

@@ -1,5 +1,6 @@
 #include "hcompile/decisions.h"
 
+#include <stdexcept>
 #include <tuple>
 
 #include "hcompile/lowering.h"
@@ -22,6 +23,13 @@ const char *choice_name(Choice c) {
     case Choice::CallLibrary: return "call_library";
     }
     return "?";
+}
+
+Choice choice_from_name(const std::string &name) {
+    for (int c = 0; c <= static_cast<int>(Choice::CallLibrary); ++c) {
+        if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
+    }
+    throw std::invalid_argument("unknown schedule choice '" + name + "'");
 }
 
 bool Decision::operator<(const Decision &o) const {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hcompile/analysis.h"
 #include "hcompile/apply_schedule.h"
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/blas.h"
@@ -19,8 +20,10 @@
 #include "hcompile/halide_peers.h"
 #include "hcompile/in_place.h"
 #include "hcompile/library_calls.h"
+#include "hcompile/machine.h"
 #include "hcompile/passes.h"
 #include "hcompile/printer.h"
+#include "hcompile/search.h"
 #include "hcompile/symbols.h"
 #include "hcompile/target.h"
 #include "hcompile/verify.h"
@@ -104,6 +107,9 @@ void compile_and_discard(LoweredPipeline &lowered, const std::vector<Halide::Arg
 // of np.exp (11000 units) in 47 s. Past the bound the graph runs as Python, said once in the
 // graph-break log, rather than compiling for minutes.
 constexpr int64_t kMaxGraphUnits = 4096;
+
+// Variants of the chosen schedule the report lists (apps/cost_model_ranking.py times them).
+constexpr int kReportedVariants = 24;
 
 void check_compile_budget(const Graph &graph) {
     int64_t units = 0;
@@ -215,7 +221,14 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         });
     } else {
         report.decisions = step("choose_schedule", [&] {
-            return options.schedule ? *options.schedule : baseline_schedule(lowered, target);
+            if (options.schedule) return *options.schedule;
+            if (options.autoscheduler == "baseline") return baseline_schedule(lowered, target);
+            PipelineAnalysis analysis = analyze_pipeline(lowered);
+            MachineModel machine = machine_model(target);
+            SearchResult found = search_schedule(lowered, analysis, machine, target);
+            report.analysis = analysis.print() + "machine: " + machine.print() + "\n" + found.print() + "\n";
+            report.variants = schedule_variants(lowered, analysis, machine, target, found.schedule, kReportedVariants);
+            return found.schedule;
         });
         report.schedule = print_schedule(report.decisions, &lowered);
         report.schedule_source = step("apply_schedule", [&] { return apply_schedule(lowered, report.decisions); });

@@ -1,4 +1,5 @@
 // Bindings for compiling graphs and for the per-function dispatcher.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -17,6 +18,13 @@ namespace hc::bindings {
 
 namespace {
 
+// A decision as Python sees it: (region, choice name, axis, value, value2).
+nb::list decision_tuples(const Schedule &schedule) {
+    nb::list out;
+    for (const Decision &d : schedule) out.append(nb::make_tuple(d.region, choice_name(d.choice), d.axis, d.value, d.value2));
+    return out;
+}
+
 nb::dict report_to_dict(const CompileReport &r) {
     nb::dict d;
     d["captured_graph"] = r.captured_graph;
@@ -24,9 +32,14 @@ nb::dict report_to_dict(const CompileReport &r) {
     d["regions"] = r.regions;
     d["schedule"] = r.schedule;
     d["schedule_source"] = r.schedule_source;
+    d["analysis"] = r.analysis;
     d["lowered_stmt"] = r.lowered_stmt;
     d["target"] = r.target;
     d["in_place_outputs"] = r.in_place_outputs;
+    nb::list variants;
+    for (const auto &[schedule, seconds] : r.variants) variants.append(nb::make_tuple(decision_tuples(schedule), seconds));
+    d["variants"] = variants;
+    d["decisions"] = decision_tuples(r.decisions);
     nb::list steps;
     for (const auto &[name, ms] : r.step_ms) steps.append(nb::make_tuple(name, ms));
     d["step_ms"] = steps;
@@ -39,9 +52,16 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            const std::vector<std::string> &also_compile_for,
                                                            const std::vector<std::tuple<int64_t, int, int>> &symbols,
                                                            const std::vector<std::tuple<int, int, int64_t, int64_t>> &extent_values,
-                                                           const std::string &autoscheduler) {
+                                                           const std::string &autoscheduler,
+                                                           const std::optional<std::vector<std::tuple<int, std::string, int, int64_t, int64_t>>> &schedule) {
     CompileOptions options;
     options.autoscheduler = autoscheduler;
+    if (schedule) {
+        options.schedule = Schedule{};
+        for (const auto &[region, choice, axis, value, value2] : *schedule) {
+            options.schedule->push_back(Decision{region, choice_from_name(choice), axis, value, value2});
+        }
+    }
     for (const auto &[node, symbol, scale, offset] : extent_values) options.extent_values.push_back({node, symbol, scale, offset});
     for (const auto &[value, arg, axis] : symbols) {
         options.symbol_values.push_back(value);
@@ -168,7 +188,7 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("also_compile_for") = std::vector<std::string>{},
           nb::arg("symbols") = std::vector<std::tuple<int64_t, int, int>>{},
           nb::arg("extent_values") = std::vector<std::tuple<int, int, int64_t, int64_t>>{},
-          nb::arg("autoscheduler") = "hcompile",
+          nb::arg("autoscheduler") = "hcompile", nb::arg("schedule") = nb::none(),
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"

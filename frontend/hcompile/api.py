@@ -64,7 +64,7 @@ class CompiledFunction:
     """What ``hcompile(fn)`` returns: call it like ``fn``."""
 
     def __init__(self, fn, *, mode="default", fullgraph=False, dynamic=None, backend="halide",
-                 target="auto", autoscheduler="hcompile", _generated=False, _structure=None):
+                 target="auto", autoscheduler="hcompile", schedule=None, _generated=False, _structure=None):
         if not isinstance(fn, type(lambda: 0)):
             raise TypeError(f"hcompile needs a Python function, got {type(fn).__name__}")
         if mode not in MODES:
@@ -73,13 +73,15 @@ class CompiledFunction:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         if autoscheduler not in AUTOSCHEDULERS:
             raise ValueError(f"autoscheduler must be one of {AUTOSCHEDULERS}, got {autoscheduler!r}")
+        schedule = _decision_list(schedule)
         if not isinstance(target, str):
             raise TypeError(f"target must be a string, got {type(target).__name__}")
         _C.jit_target(target)  # ValueError naming what is wrong, rather than SIGILL on the first call
         functools.update_wrapper(self, fn)
         self._fn = fn
         self.options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                            target="host" if target == "auto" else target, autoscheduler=autoscheduler)
+                            target="host" if target == "auto" else target, autoscheduler=autoscheduler,
+                            schedule=schedule)
         # One family of entries per argument structure (structure.py): a child CompiledFunction
         # per Spec, called with the leaves. Its entries that run as Python hand back _AS_PYTHON,
         # and the parent calls the function with the caller's own arguments.
@@ -350,6 +352,8 @@ class CompiledFunction:
             why = "the eager backend runs the captured shapes"
         elif self.options["autoscheduler"] not in ("hcompile", "baseline"):
             why = f"Halide's {self.options['autoscheduler']} autoscheduler schedules for the exact sizes"
+        elif self.options["schedule"] is not None:
+            why = "an explicit schedule is for the shapes it was written for"
         elif not cap.graph.outputs and cap.break_point is None:
             why = "nothing is compiled"
         else:      # a kernel, or only the code after a graph break (its own entries are dynamic)
@@ -384,7 +388,7 @@ class CompiledFunction:
             kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
                                               want_stmt, [(o, a) for a, o in cap.writebacks],
                                               list(config.also_compile_for), *(symbols or ([], [])),
-                                              self.options["autoscheduler"])
+                                              self.options["autoscheduler"], self.options["schedule"])
         except (RuntimeError, ValueError) as e:
             if symbols:
                 logs.log("recompiles", "%s: compiling for any size failed, so for these shapes: %s",
@@ -557,6 +561,17 @@ def _result_plan(cap, continuation):
     return as_scalar, build
 
 
+def _decision_list(schedule):
+    """``schedule=``: None, or a list of decisions, each (region, choice, axis, value, value2)
+    as ``compile_records[i]["report"]["decisions"]`` lists them (autoscheduler/decisions.h)."""
+    if schedule is None:
+        return None
+    try:
+        return [(int(r), str(c), int(a), int(v), int(v2)) for r, c, a, v, v2 in schedule]
+    except (TypeError, ValueError) as e:
+        raise ValueError("schedule must be a list of (region, choice, axis, value, value2) decisions") from e
+
+
 def _beyond_kernel_limits(graph, sizes_are_real=True):
     """Why a kernel cannot hold this graph's arrays (too many bytes or dimensions), or None.
     Placeholder sizes (``sizes_are_real`` false: dynamic shapes) say nothing of the bytes a
@@ -606,10 +621,10 @@ def _warn_partial_options(options):
 
 
 def hcompile(fn=None, *, mode="default", fullgraph=False, dynamic=None, backend="halide", target="auto",
-             autoscheduler="hcompile"):
+             autoscheduler="hcompile", schedule=None):
     """Compile a NumPy function (decorator, with or without options)."""
     options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend, target=target,
-                   autoscheduler=autoscheduler)
+                   autoscheduler=autoscheduler, schedule=schedule)
     if fn is None:
         return lambda f: CompiledFunction(f, **options)
     if isinstance(fn, CompiledFunction):

@@ -24,6 +24,7 @@ def write(name, report):
         "regions.txt": report["regions"],
         "schedule.txt": report["schedule"],
         "schedule.cpp": report["schedule_source"],
+        "analysis.txt": report["analysis"],
         "lowered_stmt.txt": report["lowered_stmt"],
         "compile_steps.txt": "".join(f"{step}: {ms:.2f} ms\n" for step, ms in report["step_ms"])
         + f"target: {report['target']}\n",

@@ -68,6 +68,9 @@ class Explanation:
                 lines.extend("    " + line for line in report["optimized_graph"].rstrip().splitlines())
             lines.append(f"  fused regions of graph {i}:")
             lines.extend("    " + line for line in report["regions"].rstrip().splitlines())
+            if report.get("analysis"):
+                lines.append(f"  the autoscheduler's view of graph {i} (its analysis, the machine, the cost model):")
+                lines.extend("    " + line for line in report["analysis"].rstrip().splitlines())
             lines.append(f"  schedule of graph {i} ({report['target']}), one decision per line:")
             lines.extend("    " + line for line in report["schedule"].rstrip().splitlines())
             lines.append(f"  schedule of graph {i} as Halide C++ directives:")

@@ -53,6 +53,8 @@ struct Decision {
 using Schedule = std::vector<Decision>;
 
 const char *choice_name(Choice c);
+// The choice a name names; throws std::invalid_argument for an unknown one.
+Choice choice_from_name(const std::string &name);
 
 // "region 2 (sum_4$1): vectorize axis 0 by 8": the region's Func named where `lowered` is given.
 std::string to_string(const Decision &d, const LoweredPipeline *lowered = nullptr);

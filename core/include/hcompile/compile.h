@@ -47,6 +47,9 @@ struct CompileReport {
     Schedule decisions;           // the schedule applied (decisions.h)
     std::string schedule;         // the decisions, one per line
     std::string schedule_source;  // the same as Halide C++ schedule directives
+    std::string analysis;         // what the search saw and predicted (hcompile's own schedule)
+    // Lists one region away from the search's, with their predicted seconds (search.h).
+    std::vector<std::pair<Schedule, double>> variants;
     std::string lowered_stmt;
     std::string target;
     std::vector<int> in_place_outputs;                    // outputs written into their argument

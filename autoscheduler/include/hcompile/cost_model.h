@@ -1,0 +1,24 @@
+// The analytical cost model: predicted seconds of a schedule from the pipeline analysis and the
+// machine model. Per region: vector arithmetic against the core's rate (tails and lanes wider
+// than a register counted), bytes against one core's or all cores' bandwidth, parallel loops
+// against the core count (imbalance of the last wave) plus a launch each; the region takes the
+// larger of arithmetic and memory time. Learned corrections plug in behind `predict_seconds`.
+#pragma once
+
+#include <vector>
+
+#include "hcompile/analysis.h"
+#include "hcompile/decisions.h"
+#include "hcompile/machine.h"
+
+namespace hc {
+
+// Predicted seconds per schedule (a batch; each list must fit the pipeline, plan_regions).
+std::vector<double> predict_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
+                                    const std::vector<Schedule> &schedules, const MachineModel &machine);
+
+// One region's predicted seconds under its own decisions (the search ranks per region).
+double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
+                              const MachineModel &machine);
+
+}  // namespace hc

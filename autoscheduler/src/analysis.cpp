@@ -1,0 +1,191 @@
+#include "hcompile/analysis.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace hc {
+
+namespace {
+
+// Weights of ops in units of one vector add: a division and a math library call take many.
+constexpr double kDivideWeight = 8, kCallWeight = 12;
+
+// Counts the arithmetic of an expression DAG, each shared node once (the lowering builds
+// fused values as shared subexpressions), and the arrays it reads.
+class WorkCounter : public Halide::Internal::IRGraphVisitor {
+public:
+    double ops = 0;
+    std::map<std::string, int> array_bytes;  // array read -> bytes of one element
+
+    void count(const Halide::Expr &e) { e.accept(this); }
+
+protected:
+    using IRGraphVisitor::visit;
+    template <typename Node>
+    void arithmetic(const Node *op, double weight) {
+        ops += weight;
+        IRGraphVisitor::visit(op);
+    }
+    void visit(const Halide::Internal::Add *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Sub *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Mul *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Div *op) override { arithmetic(op, kDivideWeight); }
+    void visit(const Halide::Internal::Mod *op) override { arithmetic(op, kDivideWeight); }
+    void visit(const Halide::Internal::Min *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Max *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::EQ *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::NE *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::LT *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::LE *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::GT *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::GE *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::And *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Or *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Not *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Select *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Cast *op) override { arithmetic(op, 1); }
+    void visit(const Halide::Internal::Call *op) override {
+        if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image) {
+            array_bytes[op->name] = op->type.bytes();
+        } else if (op->call_type == Halide::Internal::Call::PureExtern || op->call_type == Halide::Internal::Call::Extern) {
+            ops += kCallWeight;
+        } else {
+            ops += 1;   // bit operations, fused multiply-adds, shifts, ...
+        }
+        IRGraphVisitor::visit(op);
+    }
+};
+
+// Bytes per point read from `arrays` (those not in `skip`) over `points` points: an element
+// per point, but no array more than once in all (a broadcast row is read from cache).
+double bytes_of(const std::map<std::string, int> &arrays, const std::set<std::string> &skip,
+                const std::map<std::string, double> &array_sizes, double points) {
+    double bytes = 0;
+    for (const auto &[name, size] : arrays) {
+        if (skip.count(name)) continue;
+        auto it = array_sizes.find(name);
+        bytes += it == array_sizes.end() ? size : std::min<double>(size, it->second / std::max(points, 1.0));
+    }
+    return bytes;
+}
+
+// Bytes of each stored array the regions read: the inputs and the regions themselves.
+std::map<std::string, double> array_sizes(const LoweredPipeline &lowered) {
+    std::map<std::string, double> sizes;
+    for (const LoweredInput &in : lowered.inputs) {
+        double bytes = in.param.type().bytes();
+        for (int d = 0; d < in.param.dimensions(); ++d) {
+            const Halide::Expr bound = in.param.parameter().extent_constraint(d);   // set by the lowering
+            auto extent = bound.defined() ? Halide::Internal::as_const_int(bound) : std::nullopt;
+            bytes *= extent ? double(*extent) : double(kScheduledSymbolicExtent);
+        }
+        sizes[Halide::Func(in.param).name()] = bytes;   // the name its loads call
+    }
+    for (const RegionFunc &r : lowered.regions) {
+        double bytes = r.func.type().bytes();
+        for (int64_t e : r.extents) bytes *= double(std::max<int64_t>(e, 1));
+        sizes[r.func.name()] = bytes;
+    }
+    return sizes;
+}
+
+// The values of a Func's definition (pure, or update `u`), with the args of an update (its
+// self-reference is the accumulator, not a load).
+std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update) {
+    const Halide::Internal::Definition &d = update < 0 ? f.function().definition() : f.function().update(update);
+    std::vector<Halide::Expr> values = d.values();
+    for (const Halide::Expr &a : d.args()) values.push_back(a);
+    return values;
+}
+
+}  // namespace
+
+PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
+    PipelineAnalysis a;
+    const std::map<std::string, double> sizes = array_sizes(lowered);
+    std::map<std::string, int> region_of_func;
+    for (size_t i = 0; i < lowered.regions.size(); ++i) region_of_func[lowered.regions[i].func.name()] = static_cast<int>(i);
+    for (size_t i = 0; i < lowered.regions.size(); ++i) {
+        const RegionFunc &r = lowered.regions[i];
+        StageAnalysis s;
+        s.region = static_cast<int>(i);
+        s.name = r.func.name();
+        s.op_class = r.op_class;
+        s.extents = r.extents;
+        s.symbolic = r.symbolic;
+        s.type_bits = r.func.type().bits();
+        s.library_call = r.library_call;
+        for (int64_t e : r.extents) s.points *= std::max<int64_t>(e, 1);
+        for (int64_t e : r.rextents) s.reduction_points *= std::max<int64_t>(e, 1);
+        s.store_bytes_per_point = r.func.type().bytes();
+        // The region's own Funcs: their calls to each other are not loads from memory.
+        std::set<std::string> own{r.func.name()};
+        std::vector<Halide::Func> parts;
+        if (r.accumulator.defined()) parts.push_back(r.accumulator);
+        if (r.blocked_sum) {
+            if (r.blocked_sum->blocks.defined()) parts.push_back(r.blocked_sum->blocks);
+            if (r.blocked_sum->tail.defined()) parts.push_back(r.blocked_sum->tail);
+        }
+        if (r.staged_operand.defined()) parts.push_back(r.staged_operand);
+        for (const Halide::Func &p : parts) own.insert(p.name());
+        WorkCounter pure, reduction;
+        if (!r.library_call) {
+            for (const Halide::Expr &v : definition_values(r.func, -1)) pure.count(v);
+            if (r.staged_operand.defined()) {
+                for (const Halide::Expr &v : definition_values(r.staged_operand, -1)) pure.count(v);
+            }
+            for (const Halide::Func &p : parts) {
+                if (p.name() == r.staged_operand.name() || !p.function().has_pure_definition()) continue;
+                // A blocked sum's accumulator adds one block sum per block: its parts (blocks,
+                // tail) hold the work per element.
+                if (r.blocked_sum && p.name() == r.accumulator.name()) continue;
+                for (int u = 0; u < p.num_update_definitions(); ++u) {
+                    for (const Halide::Expr &v : definition_values(p, u)) reduction.count(v);
+                }
+            }
+        }
+        s.ops_per_point = pure.ops;
+        s.load_bytes_per_point = bytes_of(pure.array_bytes, own, sizes, double(s.points));
+        s.ops_per_reduction_point = reduction.ops;
+        s.load_bytes_per_reduction_point =
+            bytes_of(reduction.array_bytes, own, sizes, double(s.points) * double(s.reduction_points));
+        std::set<int> producers;
+        for (const auto *arrays : {&pure.array_bytes, &reduction.array_bytes}) {
+            for (const auto &[name, size] : *arrays) {
+                auto it = region_of_func.find(name);
+                if (it != region_of_func.end() && it->second != s.region) producers.insert(it->second);
+            }
+        }
+        s.producers.assign(producers.begin(), producers.end());
+        a.stages.push_back(std::move(s));
+    }
+    return a;
+}
+
+std::string PipelineAnalysis::print() const {
+    std::ostringstream os;
+    for (const StageAnalysis &s : stages) {
+        os << "region " << s.region << " (" << s.name << "): " << s.points << " points";
+        if (s.reduction_points > 1) os << " x " << s.reduction_points << " reduced";
+        os << (s.symbolic ? " (symbolic extents assumed " + std::to_string(kScheduledSymbolicExtent) + ")" : "");
+        if (s.library_call) {
+            os << ", a BLAS call";
+        } else {
+            os << ", " << s.ops_per_point << " ops and " << s.load_bytes_per_point << " bytes read per point";
+            if (s.reduction_points > 1) {
+                os << ", " << s.ops_per_reduction_point << " ops and " << s.load_bytes_per_reduction_point
+                   << " bytes per reduced point";
+            }
+        }
+        if (!s.producers.empty()) {
+            os << ", reads region";
+            for (int p : s.producers) os << " " << p;
+        }
+        os << "\n";
+    }
+    return os.str();
+}
+
+}  // namespace hc

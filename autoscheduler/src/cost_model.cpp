@@ -1,0 +1,125 @@
+#include "hcompile/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "region_plan.h"
+
+namespace hc {
+
+namespace {
+
+// Vector instructions for `points` points of `ops` each, `lanes` at a time over an innermost
+// extent `inner` (guarded tails pay whole vectors), with `native` lanes per register.
+double vector_ops(double points, double ops, int64_t lanes, int64_t inner, int native) {
+    lanes = std::max<int64_t>(lanes, 1);
+    const double registers = std::ceil(double(lanes) / native);
+    const double tail = inner > 0 ? std::ceil(double(inner) / lanes) * lanes / double(inner) : 1.0;
+    return points / lanes * registers * tail * std::max(ops, 1.0);
+}
+
+// The probe times parallel loops back to back, with the pool still warm; inside kernels a
+// parallel loop costs about twice that (measured: two parallel loops added 13 us to the 40 us
+// matmul_softmax_100 kernel, against the probe's 3.4 us each). The learned correction's job,
+// until it exists.
+constexpr double kLaunchCalibration = 2.0;
+
+// Seconds of `work` vector ops and `bytes` of traffic spread over `tasks` parallel tasks (1:
+// serial).
+double run_seconds(double work, double bytes, int64_t tasks, const MachineModel &m) {
+    const double compute = work / m.vector_ops_per_second;
+    const double workers = tasks <= 1 ? 1.0 : double(std::min<int64_t>(tasks, m.cores));
+    const bool cached = bytes <= m.cache_bytes_per_core * workers;
+    const double bandwidth = (tasks <= 1 ? m.core_bandwidth : m.machine_bandwidth) *
+                             (cached ? MachineModel::kCacheBandwidthFactor : 1.0);
+    if (tasks <= 1) return std::max(compute, bytes / bandwidth);
+    const double waves = std::ceil(double(tasks) / workers);
+    const double imbalance = waves * workers / double(tasks);
+    return std::max(compute * imbalance / workers, bytes / bandwidth) + kLaunchCalibration * m.parallel_launch_seconds;
+}
+
+// Load and store instructions per point: one per array read (each is one vector load where the
+// loop is vectorized) and one store.
+double memory_ops(double load_bytes, double store_bytes, int type_bits) {
+    const double item = std::max(1, type_bits / 8);
+    return (load_bytes + store_bytes) / item;
+}
+
+double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, const RegionPlan &p, const MachineModel &m) {
+    const RegionFunc &r = lowered.regions[s.region];
+    if (p.row_of >= 0) {
+        // Inside the root's row loop: its parallel rows share this work, with no launch of its own.
+        RegionPlan alone = p;
+        alone.row_of = -1;
+        const double serial = region_seconds(lowered, s, alone, m);
+        const int64_t rows = lowered.regions[p.row_of].extents.back();
+        return serial / double(std::max<int64_t>(1, std::min<int64_t>(rows, m.cores)));
+    }
+    const int native = std::max(1, m.vector_bits / std::max(8, s.type_bits));
+    const int64_t inner = s.extents.empty() ? 1 : s.extents[0];
+    const double points = double(s.points), reduced = double(s.points) * double(s.reduction_points);
+    // A row-fused region runs inside its root's parallel rows: the root's tasks cover it.
+    auto tasks_of = [&](int axis) -> int64_t { return axis >= 0 ? s.extents[axis] : 1; };
+    if (s.library_call) {
+        // BLAS at about two fused multiply-adds per cycle per native vector.
+        const double work = reduced / native / 2.0;
+        const double bytes = points * s.store_bytes_per_point * 2;
+        return run_seconds(work, bytes, std::max<int64_t>(p.library_tiles, 1), m);
+    }
+    if (p.tile_n) {
+        // Register tiles: per k step, tn/native vector FMAs per row plus the loads that feed them.
+        const double fmas = reduced / native;
+        const double per_fma = 1.0 + (double(p.tile_m) + double(p.tile_n) / native) / (double(p.tile_m) * p.tile_n / native);
+        const int64_t rows = s.extents.size() > 1 ? std::max<int64_t>(s.extents[1], 1) : 1;
+        const double tail = std::ceil(double(inner) / p.tile_n) * p.tile_n / double(std::max<int64_t>(inner, 1)) *
+                            std::ceil(double(rows) / p.tile_m) * p.tile_m / double(rows);
+        const double bytes = points * s.store_bytes_per_point + reduced * s.load_bytes_per_reduction_point / p.tile_m;
+        const int64_t tasks = p.parallel_axis == 0   ? (inner + p.tile_n - 1) / p.tile_n
+                              : p.parallel_axis == 1 ? (s.extents[1] + p.tile_m - 1) / p.tile_m
+                                                     : tasks_of(p.parallel_axis);
+        return run_seconds(fmas * per_fma * tail, bytes, tasks, m);
+    }
+    // The pure definition (a reduction's read-out and its accumulator's init run the same loops).
+    const int64_t pure_lanes = p.vector_axis == 0 || p.chunks ? p.vector_width : 1;
+    const int64_t pure_tasks = p.chunks ? p.chunks : tasks_of(p.parallel_axis);
+    double work = vector_ops(points, s.ops_per_point + memory_ops(s.load_bytes_per_point, s.store_bytes_per_point, s.type_bits),
+                             pure_lanes, inner, native);
+    double bytes = points * (s.load_bytes_per_point + s.store_bytes_per_point);
+    if (r.accumulator.defined()) work *= 2;
+    double seconds = run_seconds(work, bytes, pure_tasks, m);
+    if (s.reduction_points > 1 || !r.rextents.empty()) {
+        const int64_t lanes = p.lanes ? p.lanes : p.across_outputs ? p.across_outputs : p.sum_vector ? p.sum_vector : 1;
+        // Lanes of the reduced axis (rfactor lanes, a blocked sum's own lanes) or of the outputs.
+        const bool reduced_lanes = p.lanes || (p.sum_vector && r.blocked_sum && r.blocked_sum->lanes > 1);
+        const int64_t lane_extent = reduced_lanes && !r.rextents.empty() ? r.rextents[0] : inner;
+        double rwork = vector_ops(reduced, s.ops_per_reduction_point + memory_ops(s.load_bytes_per_reduction_point, 0, s.type_bits),
+                                  lanes, lane_extent, native);
+        double rbytes = reduced * s.load_bytes_per_reduction_point;
+        seconds += run_seconds(rwork, rbytes, tasks_of(p.parallel_update_axis), m);
+    }
+    return seconds;
+}
+
+}  // namespace
+
+double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
+                              const MachineModel &machine) {
+    std::vector<RegionPlan> plans = plan_regions(lowered, decisions, /*whole_pipeline=*/false);
+    return region_seconds(lowered, stage, plans[stage.region], machine);
+}
+
+std::vector<double> predict_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
+                                    const std::vector<Schedule> &schedules, const MachineModel &machine) {
+    std::vector<double> seconds;
+    for (const Schedule &s : schedules) {
+        std::vector<RegionPlan> plans = plan_regions(lowered, s);
+        double total = 0;
+        for (const StageAnalysis &stage : analysis.stages) {
+            total += region_seconds(lowered, stage, plans[stage.region], machine);
+        }
+        seconds.push_back(total);
+    }
+    return seconds;
+}
+
+}  // namespace hc

@@ -1,0 +1,36 @@
+// A schedule's decisions gathered per region: what apply_schedule() and the cost model read.
+#pragma once
+
+#include <vector>
+
+#include "hcompile/decisions.h"
+#include "hcompile/lowering.h"
+
+namespace hc {
+
+// One region's decisions (each field is set by at most one decision).
+struct RegionPlan {
+    bool placed = false;
+    int row_of = -1;              // ComputeAtRow: the region whose row loop holds this one
+    int vector_axis = -1;
+    int64_t vector_width = 0;
+    int parallel_axis = -1;
+    int64_t chunks = 0;
+    bool stage_operand = false;
+    int64_t across_outputs = 0;   // ReduceAcrossOutputs width
+    int64_t lanes = 0;            // ReduceInLanes width
+    int parallel_update_axis = -1;
+    int64_t sum_vector = 0;
+    int64_t tile_n = 0, tile_m = 0;
+    int64_t library = 0;          // CallLibrary: vector width of the stored operands
+    int library_axis = -1;
+    int64_t library_tiles = 0;
+};
+
+// The plans of every region; throws std::invalid_argument for a list that does not fit the
+// pipeline (apply_schedule.h says what is refused). `whole_pipeline` false: the list holds some
+// regions' decisions only (the search ranks one region at a time), each of them complete.
+std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Schedule &schedule,
+                                     bool whole_pipeline = true);
+
+}  // namespace hc

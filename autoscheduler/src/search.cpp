@@ -1,0 +1,212 @@
+#include "hcompile/search.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "hcompile/baseline_schedule.h"
+#include "hcompile/cost_model.h"
+#include "associativity.h"
+
+namespace hc {
+
+namespace {
+
+constexpr int64_t kMatmulTiles[][2] = {{2, 6}, {1, 6}, {2, 4}, {1, 8}};  // (vectors, rows)
+
+// Every combination of the lists of alternatives (each alternative a few decisions).
+std::vector<Schedule> product(const std::vector<std::vector<Schedule>> &choices) {
+    std::vector<Schedule> out{Schedule{}};
+    for (const auto &alternatives : choices) {
+        std::vector<Schedule> next;
+        for (const Schedule &prefix : out) {
+            for (const Schedule &alt : alternatives) {
+                Schedule s = prefix;
+                s.insert(s.end(), alt.begin(), alt.end());
+                next.push_back(std::move(s));
+            }
+        }
+        out = std::move(next);
+    }
+    return out;
+}
+
+std::vector<Schedule> region_candidates(const LoweredPipeline &lowered, int i, const MachineModel &machine,
+                                        const Halide::Target &target) {
+    const RegionFunc &r = lowered.regions[i];
+    const int w = std::max(1, target.natural_vector_size(r.func.type()));
+    const int64_t cores = machine.cores;
+    const int last = static_cast<int>(r.vars.size()) - 1;
+    std::vector<std::vector<Schedule>> choices;
+    const bool per_row = r.row_fused && lowered.row_root >= 0;
+    choices.push_back({per_row ? Schedule{{i, Choice::ComputeAtRow, -1, lowered.row_root}} : Schedule{{i, Choice::ComputeRoot}}});
+    auto vector_options = [&](int64_t extent) {
+        std::vector<Schedule> v{{}};
+        for (int64_t width : {int64_t(w), int64_t(2 * w)}) {
+            if (extent >= width) v.push_back({{i, Choice::Vectorize, 0, width}});
+        }
+        return v;
+    };
+    if (r.library_call) {
+        std::vector<Schedule> calls{{{i, Choice::CallLibrary, 1, w, 1}}};
+        if (r.extents[1] >= 2 * cores) calls.push_back({{i, Choice::CallLibrary, 1, w, cores}});
+        if (r.extents[0] >= 2 * cores) calls.push_back({{i, Choice::CallLibrary, 0, w, cores}});
+        choices.push_back(calls);
+        choices.push_back(vector_options(r.extents[0]));
+        return product(choices);
+    }
+    if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
+        std::vector<Schedule> tiles;
+        for (const auto &t : kMatmulTiles) {
+            int64_t tn = std::min<int64_t>(t[0] * w, std::max<int64_t>(r.extents[0], 1));
+            int64_t tm = std::min<int64_t>(t[1], std::max<int64_t>(r.extents[1], 1));
+            Schedule s{{i, Choice::RegisterTile, -1, tn, tm}};
+            if (std::find(tiles.begin(), tiles.end(), s) == tiles.end()) tiles.push_back(s);
+        }
+        choices.push_back(tiles);
+        choices.push_back({{}, {{i, Choice::Parallel, r.vars.size() > 2 ? last : 0}}, {{i, Choice::Parallel, 1}}});
+        return product(choices);
+    }
+    if (!r.vars.empty()) {
+        // Pure loops: a vector, and a parallel outer loop (chunks of a single dimension).
+        std::vector<Schedule> loops;
+        for (const Schedule &v : vector_options(r.extents[0])) {
+            loops.push_back(v);
+            if (per_row) continue;
+            if (r.vars.size() == 1) {
+                for (int64_t chunks : {2 * cores, int64_t(64)}) {
+                    if (r.extents[0] < 4 * chunks * std::max<int64_t>(w, 1)) continue;
+                    Schedule s = v;
+                    s.push_back({i, Choice::ParallelChunks, 0, chunks});
+                    loops.push_back(s);
+                }
+            } else if (r.extents[last] > 1) {
+                Schedule s = v;
+                s.push_back({i, Choice::Parallel, last});
+                loops.push_back(s);
+            }
+        }
+        choices.push_back(loops);
+    }
+    if (r.staged_operand.defined() && !r.accumulator.defined()) choices.push_back({{{i, Choice::StageOperand}}});
+    if (r.accumulator.defined() && !r.rextents.empty()) {
+        std::vector<Schedule> strategy{{}};
+        if (r.blocked_sum) {
+            if (r.blocked_sum->lanes > 1) {
+                strategy = {{{i, Choice::SumVector, -1, r.blocked_sum->lanes}}};
+            } else if (!r.vars.empty() && r.extents[0] >= w) {
+                strategy.push_back({{i, Choice::SumVector, -1, w}});
+            }
+        } else if (!r.reduces_innermost && !r.vars.empty()) {
+            for (int64_t width : {int64_t(w), int64_t(2 * w)}) {
+                if (r.extents[0] >= width) strategy.push_back({{i, Choice::ReduceAcrossOutputs, 0, width}});
+            }
+        } else if (r.reduces_innermost && r.associative_vectorizable && r.rextents[0] >= 2 * w &&
+                   update_provably_associative(r.accumulator)) {
+            for (int64_t width : {int64_t(w), int64_t(2 * w)}) {
+                if (r.rextents[0] >= 2 * width) strategy.push_back({{i, Choice::ReduceInLanes, -1, width}});
+            }
+        }
+        choices.push_back(strategy);
+        std::vector<Schedule> parallel{{}};
+        if (!per_row && !r.vars.empty() && r.extents[last] > 1) parallel.push_back({{i, Choice::ParallelUpdate, last}});
+        choices.push_back(parallel);
+    }
+    return product(choices);
+}
+
+Schedule decisions_of(const Schedule &s, int region) {
+    Schedule out;
+    for (const Decision &d : s) {
+        if (d.region == region) out.push_back(d);
+    }
+    return out;
+}
+
+struct State {
+    Schedule schedule;
+    double seconds = 0;
+};
+
+}  // namespace
+
+SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
+                             const MachineModel &machine, const Halide::Target &target, int beam_width) {
+    SearchResult result;
+    const Schedule baseline = baseline_schedule(lowered, target);
+    std::vector<State> beam{State{}};
+    for (const StageAnalysis &stage : analysis.stages) {
+        const Schedule base = decisions_of(baseline, stage.region);
+        const double base_seconds = predict_region_seconds(lowered, stage, base, machine);
+        result.baseline_predicted_seconds += base_seconds;
+        // The region's alternatives, best first; the baseline's unless one is clearly better.
+        std::vector<State> options;
+        for (Schedule &c : region_candidates(lowered, stage.region, machine, target)) {
+            double seconds = predict_region_seconds(lowered, stage, c, machine);
+            ++result.candidates_ranked;
+            if (seconds * kMinPredictedGain + machine.parallel_launch_seconds < base_seconds) {
+                options.push_back({std::move(c), seconds});
+            }
+        }
+        options.push_back({base, base_seconds});
+        std::sort(options.begin(), options.end(), [](const State &a, const State &b) { return a.seconds < b.seconds; });
+        std::vector<State> next;
+        for (const State &prefix : beam) {
+            for (const State &option : options) {
+                State s = prefix;
+                s.schedule.insert(s.schedule.end(), option.schedule.begin(), option.schedule.end());
+                s.seconds += option.seconds;
+                next.push_back(std::move(s));
+            }
+        }
+        std::stable_sort(next.begin(), next.end(), [](const State &a, const State &b) { return a.seconds < b.seconds; });
+        if (static_cast<int>(next.size()) > beam_width) next.resize(beam_width);
+        beam = std::move(next);
+    }
+    result.schedule = beam.front().schedule;
+    result.predicted_seconds = beam.front().seconds;
+    for (const StageAnalysis &stage : analysis.stages) {
+        result.region_seconds.push_back(
+            predict_region_seconds(lowered, stage, decisions_of(result.schedule, stage.region), machine));
+    }
+    return result;
+}
+
+std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
+                                                          const MachineModel &machine, const Halide::Target &target,
+                                                          const Schedule &chosen, int limit) {
+    std::vector<std::pair<Schedule, double>> all;
+    std::vector<double> chosen_seconds;
+    double total = 0;
+    for (const StageAnalysis &stage : analysis.stages) {
+        chosen_seconds.push_back(predict_region_seconds(lowered, stage, decisions_of(chosen, stage.region), machine));
+        total += chosen_seconds.back();
+    }
+    for (const StageAnalysis &stage : analysis.stages) {
+        for (Schedule &c : region_candidates(lowered, stage.region, machine, target)) {
+            if (c == decisions_of(chosen, stage.region)) continue;
+            double seconds = total - chosen_seconds[stage.region] + predict_region_seconds(lowered, stage, c, machine);
+            Schedule whole;
+            for (const Decision &d : chosen) {
+                if (d.region != stage.region) whole.push_back(d);
+            }
+            whole.insert(whole.end(), c.begin(), c.end());
+            all.emplace_back(std::move(whole), seconds);
+        }
+    }
+    std::sort(all.begin(), all.end(), [](const auto &a, const auto &b) { return a.second < b.second; });
+    if (limit <= 0 || static_cast<int>(all.size()) <= limit) return all;
+    std::vector<std::pair<Schedule, double>> spread;
+    for (int i = 0; i < limit; ++i) spread.push_back(all[i * (all.size() - 1) / std::max(1, limit - 1)]);
+    return spread;
+}
+
+std::string SearchResult::print() const {
+    std::ostringstream os;
+    os.precision(3);
+    os << "cost model: " << predicted_seconds * 1e3 << " ms predicted (the baseline's list: "
+       << baseline_predicted_seconds * 1e3 << " ms), " << candidates_ranked << " candidates ranked; by region:";
+    for (size_t i = 0; i < region_seconds.size(); ++i) os << " " << i << ": " << region_seconds[i] * 1e3 << " ms";
+    return os.str();
+}
+
+}  // namespace hc
