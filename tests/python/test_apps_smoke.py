@@ -66,3 +66,10 @@ def test_tutorial_03_runs(capsys):
     assert out.count("CacheInfo(entries=2,") >= 3          # the norm, the 20 batch sizes, the stencil
     assert "dynamic: argument 0 axis 0, argument 0 axis 1 (any size from 2" in out
     assert "static shapes (argument 0 axis 0 changed, but" in out
+
+
+def test_tutorial_04_runs(capsys):
+    runpy.run_path(str(ROOT / "tutorials" / "04_autoscheduler.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert out.count("matches NumPy: True") == 8 and "matches NumPy: False" not in out
+    assert "cost model:" in out and "call_library (BLAS)" in out and "as Halide C++ directives" in out
