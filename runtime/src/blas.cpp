@@ -51,11 +51,18 @@ Operand operand(const halide_buffer_t *buf, int64_t col_min, int64_t row_min) {
     Operand o;
     o.data = reinterpret_cast<const char *>(buf->host) +
              ((row_min - row.min) * row.stride + (col_min - col.min) * col.stride) * buf->type.bytes();
+    // BLAS takes rows (or, transposed, columns) at a positive distance of at least a row's
+    // length: a broadcast row (stride 0), reversed rows or overlapping ones go to the loops.
+    auto lead = [](const halide_dimension_t &unit, const halide_dimension_t &other) -> int64_t {
+        const int64_t length = std::max<int64_t>(unit.extent, 1);
+        if (other.extent <= 1) return length;
+        return other.stride >= length ? other.stride : 0;
+    };
     if (col.stride == 1) {
-        o.lead = std::max<int64_t>(row.stride, std::max<int64_t>(col.extent, 1));
+        o.lead = lead(col, row);
     } else if (row.stride == 1) {
         o.transpose = kTrans;
-        o.lead = std::max<int64_t>(col.stride, std::max<int64_t>(row.extent, 1));
+        o.lead = lead(row, col);
     }
     return o;
 }
@@ -117,7 +124,8 @@ extern "C" int hc_blas_gemm(halide_buffer_t *a, halide_buffer_t *b, int32_t k, h
     if (m.extent == 0 || n.extent == 0) return 0;
     const bool f32 = out->type.bits == 32;
     Operand oa = operand(a, 0, m.min), ob = operand(b, n.min, 0);
-    if (k == 0 || oa.lead == 0 || ob.lead == 0 || n.stride != 1 || !blas_available()) {
+    const bool out_rows_apart = m.extent <= 1 || m.stride >= std::max<int64_t>(n.extent, 1);
+    if (k == 0 || oa.lead == 0 || ob.lead == 0 || n.stride != 1 || !out_rows_apart || !blas_available()) {
         if (f32) {
             gemm_loops<float>(a, b, k, out);
         } else {
@@ -127,7 +135,7 @@ extern "C" int hc_blas_gemm(halide_buffer_t *a, halide_buffer_t *b, int32_t k, h
     }
     OneBlasThread one_thread;
     char *c = reinterpret_cast<char *>(out->host);
-    const int64_t ldc = std::max<int64_t>(m.stride, std::max<int64_t>(n.extent, 1));
+    const int64_t ldc = m.extent <= 1 ? std::max<int64_t>(n.extent, 1) : m.stride;
     if (f32) {
         sgemm.load()(kRowMajor, oa.transpose, ob.transpose, m.extent, n.extent, k, 1.0f,
                      reinterpret_cast<const float *>(oa.data), oa.lead, reinterpret_cast<const float *>(ob.data),

@@ -274,3 +274,37 @@ def test_float_to_narrow_int_stays_a_32_bit_conversion_in_tails(to, dynamic, tmp
     statements = [p.read_text() for p in tmp_path.glob("*/lowered_stmt.txt")]
     direct = re.compile(rf"\b{to}(x\d+)?\(\(float32(x\d+)?\)")
     assert statements and not any(direct.search(text) for text in statements)
+
+
+@pytest.mark.parametrize("to", ["uint64", "uint32", "int64"])
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_float_to_wide_int_keeps_its_nan_check_where_bounds_say_in_range(to, dynamic, tmp_path, monkeypatch):
+    """Device fuzz, seed 3, program 2017365: Halide's bounds of a float ignore NaN; for a square
+    root of an int16 they put the value in range, the range check went, and the conversions
+    merged into one float -> uint64 conversion, which AVX-512 does unsigned (NaN gave 2^64 - 1,
+    NumPy 2^63). The lowered code must not convert a float to the unsigned type directly."""
+    import hcompile as hc
+
+    monkeypatch.setenv("HCOMPILE_DEBUG_DIR", str(tmp_path))
+    f = O.fn_from_src(f"def f(c):\n    return np.sqrt(c).astype(np.{to})\n")
+    c = ((np.arange(8 * 19, dtype=np.int16).reshape(8, 19) - 70) * 211).astype(np.int16)   # negatives: NaN
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(hc.hcompile(f, dynamic=dynamic)(c), f(c))
+    statements = [p.read_text() for p in tmp_path.glob("*/lowered_stmt.txt")]
+    direct = re.compile(r"\buint(64|32)(x\d+)?\(\(float32(x\d+)?\)")
+    assert statements and not any(direct.search(text) for text in statements)
+    assert all("is_nan" in text for text in statements)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64"])
+def test_reciprocal_of_an_integer_constant_compiles(dtype):
+    """Device fuzz, seed 3, program 2016972: np.reciprocal(np.full(..., nan, np.int64)) stopped
+    the compile (Halide's simplifier rewrote INT64_MIN == 1 as INT64_MIN - 1 == 0 and refused the
+    overflow). Every notable constant, against NumPy, under fullgraph."""
+    import hcompile as hc
+
+    info = np.iinfo(dtype)
+    for value in sorted({0, 1, 2, int(info.min), int(info.max)} | ({-1} if info.min < 0 else set())):
+        f = O.fn_from_src(f"def f():\n    return np.reciprocal(np.full((2, 1), {value}, dtype=np.{dtype}))\n")
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(hc.hcompile(f, fullgraph=True)(), f())

@@ -51,6 +51,16 @@ def test_strided_and_transposed_views():
     _check(lambda a, b: a.T @ b, rand(DEEP, 50), b)       # a transposed input
 
 
+def test_rows_blas_cannot_take_go_through_loops():
+    """A broadcast row (stride 0) and reversed rows have a unit inner stride but rows BLAS
+    cannot step through (fuzz seed 3, program 2023317: a.T @ a of a broadcast row)."""
+    row = rand(1, DEEP)
+    _check(lambda a, b: a @ b, np.broadcast_to(row, (64, DEEP)), rand(DEEP, 70))
+    _check(lambda a, b: a.T @ b, np.broadcast_to(row.T, (DEEP, 64)), rand(DEEP, 70))
+    _check(lambda a, b: a @ b, rand(64, DEEP)[::-1], rand(DEEP, 70)[::-1])
+    _check(lambda a: a.T @ a, np.broadcast_to(rand(1, 80), (DEEP, 80)))
+
+
 def test_part_of_the_product_is_read():
     _check(lambda a, b: (a @ b)[1:-1, ::3], rand(66, DEEP), rand(DEEP, 71))
 

@@ -175,7 +175,11 @@ Expr x86_truncate(const Expr &x, int bits) {
     Halide::Type t = Halide::Int(bits);
     Expr lo = Halide::Internal::make_const(x.type(), -std::ldexp(1.0, bits - 1));
     Expr hi = Halide::Internal::make_const(x.type(), std::ldexp(1.0, bits - 1));
-    return select(x >= lo && x < hi, Halide::cast(t, x), t.min());
+    // NaN explicitly: Halide's bounds of a float ignore NaN, so where they put x in range (a
+    // square root of an int16) it drops the range check, and the conversions around this one
+    // were merged into a float -> uint64 conversion, which AVX-512 does unsigned: NaN gave
+    // 2^64 - 1 where NumPy gives 2^63 (device fuzz, seed 3, program 2017365).
+    return select(x >= lo && x < hi && !Halide::is_nan(x), Halide::cast(t, x), t.min());
 }
 
 // x >= bound, false for NaN (Halide's simplifier turns a >= b into !(a < b), true for NaN).
@@ -333,7 +337,15 @@ Table make_table() {
         // NumPy computes 1.0 / x in double and casts it back: 1 and -1 are their own
         // reciprocals, 0 gives the cast of +inf, everything else 0.
         Expr one = Halide::Internal::make_one(t), zero = Halide::Internal::make_zero(t);
-        Expr of_zero = float_to_int(Halide::Internal::make_const(Halide::Float(64), INFINITY), t);
+        // NumPy's cast of +inf (float_to_int): the minimum for 32 and 64-bit signed types, 0 for
+        // the rest.
+        Expr of_zero = t.is_int() && t.bits() >= 32 ? t.min() : zero;
+        // A constant is answered here: Halide's simplifier rewrites `x == 1` as `x - 1 == 0`,
+        // and for x the type's minimum that folding overflows and stops the compile (device
+        // fuzz, seed 3, program 2016972: the reciprocal of np.full(..., nan, np.int64)).
+        if (auto c = Halide::Internal::as_const_int(a[0])) {
+            return *c == 1 || *c == -1 ? a[0] : *c == 0 ? of_zero : zero;
+        }
         Expr r = select(a[0] == one, one, a[0] == zero, of_zero, zero);
         return t.is_int() ? select(a[0] == Halide::Internal::make_const(t, -1), a[0], r) : r;
     };
