@@ -95,6 +95,15 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
         double rwork = vector_ops(reduced, s.ops_per_reduction_point + memory_ops(s.load_bytes_per_reduction_point, 0, s.type_bits),
                                   lanes, lane_extent, native);
         double rbytes = reduced * s.load_bytes_per_reduction_point;
+        if (p.parallel_update_axis == 0 && r.blocked_sum && !r.reduces_innermost) {
+            // A column sum parallel over its innermost (only) output axis: each task sums a strip
+            // one vector wide down every row, block by block, using part of each cache line it
+            // loads. Measured on 2 cores, serial against parallel: 2048^2 floats 2.1 against 2.6
+            // ms, 4096 x 512 0.48 against 0.82 ms, 100000 x 64 2.5 against 3.4 ms. (A column max,
+            // a plain update, gains from the same parallel loop: 3.1 against 6.3 ms at 100000 x 64.)
+            const double line = 64, strip = double(std::max<int64_t>(lanes, 1)) * std::max(1, s.type_bits / 8);
+            rbytes *= std::max(1.0, line / strip) * 2;
+        }
         seconds += run_seconds(rwork, rbytes, tasks_of(p.parallel_update_axis), m);
     }
     return seconds;

@@ -134,6 +134,17 @@ TEST_CASE("golden: the search's lists for small pipelines on the reference machi
             if (!lowered.regions[i].accumulator.defined()) CHECK(has(r.schedule, Decision{int(i), Choice::Vectorize, 0, 8}));
         }
     }
+    SUBCASE("a column sum keeps its loop over columns serial (measured 1.2-1.9x faster)") {
+        Graph g;
+        NodeId x = g.add_input(0, DType::Float32, {2048, 2048});
+        g.set_outputs({g.add_op(OpKind::Sum, {x}, Attrs{{"axes", Ints{0}}, {"keepdims", int64_t{0}}})});
+        LoweredPipeline lowered = lower(g);
+        Schedule baseline = baseline_schedule(lowered, avx2());
+        SearchResult r = search_schedule(lowered, analyze_pipeline(lowered), m, avx2());
+        CHECK(has(baseline, Decision{0, Choice::ParallelUpdate, 0}));
+        CHECK_FALSE(has(r.schedule, Decision{0, Choice::ParallelUpdate, 0}));
+        CHECK(has(r.schedule, Decision{0, Choice::SumVector, -1, 8}));
+    }
     SUBCASE("the variants differ from the choice in one region and are ranked") {
         Graph g = tanh_and_row_sum(256, 256);
         LoweredPipeline lowered = lower(g);
