@@ -114,13 +114,17 @@ TEST_CASE("the cost model prefers vectors and, for large regions, parallel loops
 
 TEST_CASE("golden: the search's lists for small pipelines on the reference machine") {
     const MachineModel m = reference_machine();
-    SUBCASE("a large elementwise region and its row reduction: the baseline's list") {
+    SUBCASE("a large tanh region: two vectors per iteration (its chains are long); the rest the baseline's") {
         Graph g = tanh_and_row_sum(2048, 1024);
         LoweredPipeline lowered = lower(g);
         SearchResult r = search_schedule(lowered, analyze_pipeline(lowered), m, avx2());
-        CHECK(r.predicted_seconds <= r.baseline_predicted_seconds);
+        CHECK(r.predicted_seconds < r.baseline_predicted_seconds);
         CHECK(r.candidates_ranked > 4);
-        CHECK(print_schedule(r.schedule) == print_schedule(baseline_schedule(lowered, avx2())));
+        Schedule expected = baseline_schedule(lowered, avx2());
+        for (Decision &d : expected) {
+            if (d.region == 0 && d.choice == Choice::Vectorize) d.value = 16;
+        }
+        CHECK(print_schedule(r.schedule) == print_schedule(expected));
     }
     SUBCASE("a region too small for parallel loops stays serial and vectorized") {
         Graph g = tanh_and_row_sum(8, 64);
