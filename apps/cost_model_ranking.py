@@ -29,7 +29,8 @@ def _pipelines():
     yield "exp_1d", lambda x: np.exp(x) * 2, (r.random(1 << 22, np.float32),)
 
 
-def _median_seconds(fn, args, repeat):
+def median_seconds(fn, args, repeat):
+    """Median seconds per call of ``fn(*args)`` over ``repeat`` samples of at least ~5 ms."""
     fn(*args)
     start = time.perf_counter()
     fn(*args)
@@ -63,8 +64,8 @@ def main(argv=None) -> int:
         report = chosen.compile_records[0]["report"]
         variants = report["variants"][: a.variants]
         predicted = [p for _, p in variants]
-        measured = [_median_seconds(hc.hcompile(fn, dynamic=False, schedule=s), args, a.repeat) for s, _ in variants]
-        chosen_measured = _median_seconds(chosen, args, a.repeat)
+        measured = [median_seconds(hc.hcompile(fn, dynamic=False, schedule=s), args, a.repeat) for s, _ in variants]
+        chosen_measured = median_seconds(chosen, args, a.repeat)
         chosen_predicted = float(report["analysis"].split("cost model: ")[1].split(" ms")[0]) / 1e3
         rho = _spearman(predicted, measured)
         if not np.isnan(rho):

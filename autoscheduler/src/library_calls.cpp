@@ -11,9 +11,7 @@ std::vector<NodeId> choose_library_calls(const Graph &graph, bool available) {
         }
         const int64_t k = graph.node(n.inputs[0]).shape[1];
         const int64_t multiply_adds = n.shape[0] * n.shape[1] * k;
-        if (multiply_adds >= kMinLibraryMultiplyAdds || (k >= kDeepProduct && multiply_adds >= kMinDeepLibraryMultiplyAdds)) {
-            calls.push_back(n.id);
-        }
+        if (multiply_adds >= kMinLibraryMultiplyAdds) calls.push_back(n.id);
     }
     return calls;
 }

@@ -12,7 +12,7 @@ from hcompile import _C
 
 pytestmark = pytest.mark.skipif(not _C.blas_available(), reason="NumPy ships no OpenBLAS here")
 
-DEEP = 1024   # k from which a product of 4M multiply-adds calls BLAS (library_calls.h)
+DEEP = 1024   # with 64 x 64 outputs, 4M multiply-adds: enough to call BLAS (library_calls.h)
 
 
 def _schedule(compiled):
