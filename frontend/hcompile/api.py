@@ -613,7 +613,7 @@ def _warn_partial_options(options):
     """Options accepted now whose behaviour arrives with later issues: say so, once each."""
     notes = []
     if options["mode"] != "default":
-        notes.append(f"mode={options['mode']!r} behaves like 'default' in this build (baseline schedule)")
+        notes.append(f"mode={options['mode']!r} behaves like 'default' in this build (the cost-model search, nothing timed)")
     for note in notes:
         if note not in _warned_options:
             _warned_options.add(note)
