@@ -79,44 +79,35 @@ StageRef ScheduleWriter::specialize(const StageRef &s, const Halide::Expr &condi
 
 void ScheduleWriter::vectorize(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &width,
                                Halide::TailStrategy tail) {
-    Halide::Stage stage = s.stage;
-    stage.vectorize(v, width, tail);
-    line(s, "vectorize(" + name_of(v) + ", " + text(width) + ", " + text(tail) + ")");
+    on_stage(s, "vectorize(" + name_of(v) + ", " + text(width) + ", " + text(tail) + ")",
+             [&](Halide::Stage &stage) { stage.vectorize(v, width, tail); });
 }
 
 void ScheduleWriter::vectorize(const StageRef &s, const Halide::VarOrRVar &v) {
-    Halide::Stage stage = s.stage;
-    stage.vectorize(v);
-    line(s, "vectorize(" + name_of(v) + ")");
+    on_stage(s, "vectorize(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.vectorize(v); });
 }
 
 void ScheduleWriter::parallel(const StageRef &s, const Halide::VarOrRVar &v) {
-    Halide::Stage stage = s.stage;
-    stage.parallel(v);
-    line(s, "parallel(" + name_of(v) + ")");
+    on_stage(s, "parallel(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.parallel(v); });
 }
 
 void ScheduleWriter::unroll(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &factor,
                             Halide::TailStrategy tail) {
-    Halide::Stage stage = s.stage;
-    stage.unroll(v, factor, tail);
-    line(s, "unroll(" + name_of(v) + ", " + text(factor) + ", " + text(tail) + ")");
+    on_stage(s, "unroll(" + name_of(v) + ", " + text(factor) + ", " + text(tail) + ")",
+             [&](Halide::Stage &stage) { stage.unroll(v, factor, tail); });
 }
 
 void ScheduleWriter::unroll(const StageRef &s, const Halide::VarOrRVar &v) {
-    Halide::Stage stage = s.stage;
-    stage.unroll(v);
-    line(s, "unroll(" + name_of(v) + ")");
+    on_stage(s, "unroll(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.unroll(v); });
 }
 
 void ScheduleWriter::split(const StageRef &s, const Halide::VarOrRVar &v, const Halide::VarOrRVar &outer,
                            const Halide::VarOrRVar &inner, const Halide::Expr &factor, Halide::TailStrategy tail) {
     declare(outer);
     declare(inner);
-    Halide::Stage stage = s.stage;
-    stage.split(v, outer, inner, factor, tail);
-    line(s, "split(" + name_of(v) + ", " + name_of(outer) + ", " + name_of(inner) + ", " + text(factor) + ", " +
-                text(tail) + ")");
+    on_stage(s, "split(" + name_of(v) + ", " + name_of(outer) + ", " + name_of(inner) + ", " + text(factor) + ", " +
+                    text(tail) + ")",
+             [&](Halide::Stage &stage) { stage.split(v, outer, inner, factor, tail); });
 }
 
 void ScheduleWriter::tile(const StageRef &s, const Halide::VarOrRVar &x, const Halide::VarOrRVar &y,
@@ -124,18 +115,15 @@ void ScheduleWriter::tile(const StageRef &s, const Halide::VarOrRVar &x, const H
                           const Halide::VarOrRVar &yi, const Halide::Expr &xfactor, const Halide::Expr &yfactor,
                           Halide::TailStrategy tail) {
     for (const Halide::VarOrRVar *v : {&xo, &yo, &xi, &yi}) declare(*v);
-    Halide::Stage stage = s.stage;
-    stage.tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail);
-    line(s, "tile(" + name_of(x) + ", " + name_of(y) + ", " + name_of(xo) + ", " + name_of(yo) + ", " + name_of(xi) +
-                ", " + name_of(yi) + ", " + text(xfactor) + ", " + text(yfactor) + ", " + text(tail) + ")");
+    on_stage(s, "tile(" + name_of(x) + ", " + name_of(y) + ", " + name_of(xo) + ", " + name_of(yo) + ", " + name_of(xi) +
+                    ", " + name_of(yi) + ", " + text(xfactor) + ", " + text(yfactor) + ", " + text(tail) + ")",
+             [&](Halide::Stage &stage) { stage.tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail); });
 }
 
 void ScheduleWriter::reorder(const StageRef &s, const std::vector<Halide::VarOrRVar> &order) {
-    Halide::Stage stage = s.stage;
-    stage.reorder(order);
     std::string names;
     for (const Halide::VarOrRVar &v : order) names += (names.empty() ? "" : ", ") + name_of(v);
-    line(s, "reorder(" + names + ")");
+    on_stage(s, "reorder(" + names + ")", [&](Halide::Stage &stage) { stage.reorder(order); });
 }
 
 Halide::Func ScheduleWriter::split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,
@@ -152,9 +140,7 @@ Halide::Func ScheduleWriter::split_and_rfactor(const StageRef &s, const Halide::
 }
 
 void ScheduleWriter::unscheduled(const StageRef &s) {
-    Halide::Stage stage = s.stage;
-    stage.unscheduled();
-    line(s, "unscheduled()");
+    on_stage(s, "unscheduled()", [](Halide::Stage &stage) { stage.unscheduled(); });
 }
 
 }  // namespace hc

@@ -53,6 +53,14 @@ public:
 private:
     void line(const StageRef &s, const std::string &call);
     void line(const std::string &name, const std::string &call);
+    // Applies a directive to `s` (a copy of the handle: Halide stages share their schedule) and
+    // writes `call` as its source.
+    template <typename Apply>
+    void on_stage(const StageRef &s, const std::string &call, Apply &&apply) {
+        Halide::Stage stage = s.stage;
+        apply(stage);
+        line(s, call);
+    }
     void declare(const Halide::VarOrRVar &v);
 
     std::string source_;

@@ -231,6 +231,10 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
             return found.schedule;
         });
         report.schedule = print_schedule(report.decisions, &lowered);
+        if (is_halide_autoscheduler(options.autoscheduler)) {
+            report.schedule = "Halide's " + options.autoscheduler + " autoscheduler was not run (an empty array): " +
+                              "hcompile's schedule\n" + report.schedule;
+        }
         report.schedule_source = step("apply_schedule", [&] { return apply_schedule(lowered, report.decisions); });
     }
 

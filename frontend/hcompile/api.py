@@ -98,6 +98,7 @@ class CompiledFunction:
         self._guard_sets = []          # guard specs of every entry, in order (for recompile logs)
         self._dynamic_floats = set()   # float arguments read at run time (_float_arguments_read_at_run_time)
         self._dynamic_axes = set()     # (argument, axis) compiled for any size (dynamic_shapes.py)
+        self._breaks_said_once = set()  # reasons of the breaks logged once (_record_break)
         self._misses = 0               # calls that went through the compile path
         self._redispatches = 0         # dispatcher hits that were really the first call of an entry
         self.compile_records = []      # per entry: dict(graph, report, break, seconds, resumes)
@@ -408,9 +409,12 @@ class CompiledFunction:
     def _record_break(self, error, once=False, resumes=False):
         if self.options["fullgraph"]:
             raise error
-        if once and getattr(self, "_break_logged", False):
-            return
-        self._break_logged = True
+        if once:
+            # Once per reason: a call past the buffer limit is still said after, say, a
+            # structure the capture refused.
+            if error.reason in self._breaks_said_once:
+                return
+            self._breaks_said_once.add(error.reason)
         if resumes:
             logs.log("graph_breaks", "%s: graph break at %s:%s: %s; the code before it is compiled, "
                      "the instruction runs as Python and the code after it resumes compiled",

@@ -83,3 +83,15 @@ def test_explain_prints_the_peers_schedule_source():
 def test_unknown_autoscheduler_is_refused():
     with pytest.raises(ValueError, match="autoscheduler must be one of"):
         hc.hcompile(softmax_rows, autoscheduler="Anderson2021")
+
+
+@pytest.mark.parametrize("peer", PEERS)
+def test_a_pipeline_with_an_empty_array_says_the_peer_was_not_run(peer):
+    def f(x):
+        return np.tanh(x) * 2, np.tanh(x)[:, 3:3] + 1     # an empty output (5, 0)
+    compiled = hc.hcompile(f, autoscheduler=peer, dynamic=False)
+    x = np.random.default_rng(0).random((5, 7))
+    got = compiled(x)
+    np.testing.assert_allclose(got[0], f(x)[0], rtol=1e-12)
+    assert got[1].shape == (5, 0)
+    assert f"Halide's {peer} autoscheduler was not run (an empty array)" in compiled.compile_records[0]["report"]["schedule"]
