@@ -32,6 +32,7 @@ any of these variables that are set.
 from __future__ import annotations
 
 import argparse
+import math
 import datetime as _dt
 import importlib
 import importlib.metadata
@@ -129,6 +130,8 @@ class Peers:
         why = self.available(peer)
         if why:
             raise PeerUnavailable(why)
+        if peer in wl.peers_missing:
+            raise PeerUnavailable(f"no {peer} version of {wl.name}")
         nop = lambda r: None  # noqa: E731
         if peer == "numpy":
             fn = wl.fn
@@ -143,7 +146,10 @@ class Peers:
         if peer in ("torch", "torch.compile"):
             torch = self.torch
             targs = tuple(torch.from_numpy(a) for a in args)
-            fn = W.torch_fn(wl.name)
+            try:
+                fn = W.torch_fn(wl.name)
+            except KeyError:
+                raise PeerUnavailable(f"no torch version of {wl.name}") from None
             if peer == "torch.compile":
                 fn = torch.compile(fn)
             return Prepared(lambda: fn(*targs), nop, lambda r: r.detach().numpy())
@@ -318,6 +324,36 @@ def workload_table(results: dict, peers: list[str]) -> str:
                 cells.append(f"{best_ns / hc.median_ns:.2f}× (best: {PEER_TITLES[best_p]})")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _best_of(row, group):
+    times = [row[p].median_ns for p in group
+             if p in row and not row[p].error and row[p].ok is not False and row[p].median_ns]
+    return min(times) if times else None
+
+
+def summary_table(results: dict, peers: list[str]) -> str | None:
+    """hcompile against each group of peers: geometric mean and worst ratio over the workloads
+    where both ran (ratio > 1: hcompile faster), the issue's bars in one place."""
+    if "hcompile" not in peers:
+        return None
+    groups = [("best Halide autoscheduler", [p for p in peers if p.startswith("halide:")]),
+              ("best of torch eager / torch.compile", [p for p in peers if p in ("torch", "torch.compile")]),
+              ("jax.jit", [p for p in peers if p == "jax.jit"]),
+              ("NumPy", ["numpy"])]
+    lines = ["| hcompile against | workloads | geometric mean | worst (workload) |", "|---|---|---|---|"]
+    for title, group in groups:
+        ratios = []
+        for name, row in results.items():
+            hc, best = row["hcompile"], _best_of(row, group)
+            if best and not hc.error and hc.ok is not False and hc.median_ns:
+                ratios.append((best / hc.median_ns, name))
+        if not group or not ratios:
+            continue
+        geo = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
+        worst = min(ratios)
+        lines.append(f"| {title} | {len(ratios)} | {geo:.2f}× | {worst[0]:.2f}× ({worst[1]}) |")
+    return "\n".join(lines) if len(lines) > 2 else None
 
 
 def compile_table(results: dict, peers: list[str], hc_explain: dict) -> str:
@@ -510,10 +546,51 @@ def _reexec_with_threads(n: int, argv):
     os.execve(sys.executable, [sys.executable, "-m", "apps.bench", *args], env)
 
 
+def _suites() -> dict[str, list[str]]:
+    from .pipelines import APPS, SHARED_WORKLOADS
+
+    apps = list(APPS) + list(SHARED_WORKLOADS)
+    return {"workloads": list(W.WORKLOADS), "apps": apps,
+            "all": list(W.WORKLOADS) + [n for n in APPS if n not in W.WORKLOADS]}
+
+
+def plot_speedups(results: dict, peers: list[str], path: str, title: str):
+    """A grouped bar chart (log scale) of each peer's speedup over NumPy, one group per workload."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [p for p in peers if p != "numpy"]
+    names = list(results)
+    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(names) * max(1, len(shown)) / 3), 5))
+    width = 0.8 / max(1, len(shown))
+    for i, p in enumerate(shown):
+        xs, ys = [], []
+        for j, n in enumerate(names):
+            base, r = results[n]["numpy"].median_ns, results[n][p]
+            if base and r.median_ns and r.ok is not False:
+                xs.append(j + (i - (len(shown) - 1) / 2) * width)
+                ys.append(base / r.median_ns)
+        ax.bar(xs, ys, width, label=PEER_TITLES[p])
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(names)), names, rotation=35, ha="right")
+    ax.set_ylabel("speedup over NumPy (log scale)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m apps.bench", description=__doc__.split("\n")[0])
-    ap.add_argument("--workloads", default=",".join(W.WORKLOADS),
-                    help="comma-separated subset of: " + ", ".join(W.WORKLOADS))
+    suites = _suites()
+    ap.add_argument("--suite", choices=list(suites), default="workloads",
+                    help="which set to run: the seed workloads (default), the apps suite "
+                         "(apps/pipelines.py plus the ML blocks of workloads.py), or all")
+    ap.add_argument("--workloads", help="comma-separated subset (overrides --suite) of: " + ", ".join(suites["all"]))
     ap.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of: " + ", ".join(PEERS))
     ap.add_argument("--repeat", type=int, default=20, help="timed samples per (workload, peer)")
     ap.add_argument("--size", choices=["bench", "small"], default="bench")
@@ -525,13 +602,14 @@ def main(argv=None) -> int:
                          "torch.set_num_threads); the process re-executes itself with those variables. "
                          "Default: each peer's own default")
     ap.add_argument("--write", metavar="PATH", help="append/update a section of this markdown file")
+    ap.add_argument("--plot", metavar="PNG", help="bar chart of each peer's speedup over NumPy (needs matplotlib)")
     a = ap.parse_args(argv)
 
     if a.threads is not None and os.environ.get("APPS_BENCH_THREADS") != str(a.threads):
         _reexec_with_threads(a.threads, argv)
 
-    names = [n for n in a.workloads.split(",") if n]
-    bad = [n for n in names if n not in W.WORKLOADS]
+    names = [n for n in a.workloads.split(",") if n] if a.workloads else suites[a.suite]
+    bad = [n for n in names if n not in suites["all"]]
     peer_list = [p for p in a.peers.split(",") if p]
     bad += [p for p in peer_list if p not in PEERS]
     if bad:
@@ -573,7 +651,7 @@ def main(argv=None) -> int:
 
     results = {}
     for name in names:
-        wl = W.WORKLOADS[name]
+        wl = W.get(name)
         args = wl.make_inputs(a.size)
         want = wl.fn(*args)
         print(f"\n== {name}: {wl.description} ==")
@@ -596,7 +674,7 @@ def main(argv=None) -> int:
             if fn is None:
                 continue
             try:
-                ex = peers.hc.explain(W.WORKLOADS[name].fn, *W.WORKLOADS[name].make_inputs("small"))
+                ex = peers.hc.explain(W.get(name).fn, *W.get(name).make_inputs("small"))
                 hc_explain[name] = f"{ex.graph_count} / {ex.graph_break_count}"
             except Exception as e:  # noqa: BLE001
                 hc_explain[name] = f"explain failed: {type(e).__name__}"
@@ -610,6 +688,9 @@ def main(argv=None) -> int:
                       workload_table(results, peer_list)))
     tables.insert(1, ("First call (compile) seconds, hcompile capture summary",
                       compile_table(results, peer_list, hc_explain)))
+    summary = summary_table(results, peer_list)
+    if summary:
+        tables.insert(1, ("hcompile against its peers (ratio of times; > 1: hcompile is faster)", summary))
     load1 = float(info["load"].split()[0]) if info["load"] != "?" else 0.0
     if load1 > 0.5 * (os.cpu_count() or 1):
         notes.append(f"**WARNING: the machine was busy (1-min load {load1:.2f} on {os.cpu_count()} cores).** "
@@ -625,6 +706,10 @@ def main(argv=None) -> int:
 
     text = report(info, command, tables, notes)
     print("\n" + text)
+    if a.plot:
+        plot_speedups(results, peer_list, a.plot, f"{a.suite if not a.workloads else 'selected'} "
+                      f"({info['cpu']}, {info['cores']}), size={a.size}")
+        print(f"wrote {a.plot}")
     if a.write:
         key = "|".join([_dt.date.today().isoformat(), info["cpu"], info["cores"], a.size,
                         f"threads={a.threads or 'default'}",

@@ -129,24 +129,46 @@ _TORCH_CACHE: dict[str, Callable] | None = None
 
 
 def torch_fn(name: str) -> Callable:
-    """The torch version of workload ``name`` (raises ImportError without torch)."""
+    """The torch version of workload or app ``name`` (raises ImportError without torch,
+    KeyError when it has none)."""
     global _TORCH_CACHE
     if _TORCH_CACHE is None:
-        _TORCH_CACHE = _torch_fns()
+        from .pipelines import torch_versions
+
+        _TORCH_CACHE = {**_torch_fns(), **torch_versions()}
     return _TORCH_CACHE[name]
 
 
-def rebind(fn: Callable, **names) -> Callable:
+def rebind(fn: Callable, _done: dict | None = None, **names) -> Callable:
     """A copy of ``fn`` running the same code object with some globals replaced.
 
-    ``rebind(softmax_rows, np=jax.numpy)`` is the jax.numpy version of the NumPy function.
+    ``rebind(softmax_rows, np=jax.numpy)`` is the jax.numpy version of the NumPy function. The
+    module's own helper functions that ``fn`` calls (``_down2`` in ``pipelines.py``) are rebound
+    the same way, so they see the replaced names too.
     """
+    done = {} if _done is None else _done
+    if fn in done:
+        return done[fn]
     g = dict(fn.__globals__)
     g.update(names)
     new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    done[fn] = new
+    for name in _names_used(fn.__code__):
+        helper = fn.__globals__.get(name)
+        if isinstance(helper, types.FunctionType) and helper.__module__ == fn.__module__ and name not in names:
+            g[name] = rebind(helper, done, **names)
     new.__qualname__ = fn.__qualname__
     new.__doc__ = fn.__doc__
     return new
+
+
+def _names_used(code: types.CodeType) -> set[str]:
+    """Global names read by ``code`` and the functions nested in it."""
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names_used(c)
+    return out
 
 
 def jax_fn(name: str) -> Callable:
@@ -232,6 +254,7 @@ class Workload:
     rtol: float  # float32 tolerance vs NumPy (fused code may reassociate / use other libm)
     atol: float
     description: str
+    peers_missing: tuple = ()  # peers with no version of this workload (e.g. "jax.jit")
 
     def check(self, got, want) -> tuple[bool, float]:
         """(allclose, max abs error) of ``got`` against the NumPy result ``want``."""
@@ -272,8 +295,14 @@ OVERHEAD = Workload("add_one", add_one, inputs_add_one, **_EW,
 
 
 def get(name: str) -> Workload:
-    """A workload by name, the overhead probe ``add_one`` included."""
-    return OVERHEAD if name == OVERHEAD.name else WORKLOADS[name]
+    """A workload or app (``pipelines.APPS``) by name, the overhead probe ``add_one`` included."""
+    if name == OVERHEAD.name:
+        return OVERHEAD
+    if name in WORKLOADS:
+        return WORKLOADS[name]
+    from .pipelines import APPS
+
+    return APPS[name]
 
 
 __all__ = [

@@ -58,6 +58,32 @@ protected:
     }
 };
 
+// The widest type among the values of an expression DAG (booleans aside: they are masks).
+class WidestType : public Halide::Internal::IRGraphVisitor {
+public:
+    int bits = 8;
+
+protected:
+    using IRGraphVisitor::visit;
+    void include(const Halide::Expr &e) {
+        if (!e.type().is_bool()) bits = std::max(bits, e.type().bits());
+    }
+    void visit(const Halide::Internal::Add *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Sub *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Mul *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Div *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Mod *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Min *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Max *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Select *op) override { include(op); IRGraphVisitor::visit(op); }
+    void visit(const Halide::Internal::Cast *op) override {
+        include(op);
+        include(op->value);
+        IRGraphVisitor::visit(op);
+    }
+    void visit(const Halide::Internal::Call *op) override { include(op); IRGraphVisitor::visit(op); }
+};
+
 // Bytes per point read from `arrays` (those not in `skip`) over `points` points: an element
 // per point, but no array more than once in all (a broadcast row is read from cache).
 double bytes_of(const std::map<std::string, int> &arrays, const std::set<std::string> &skip,
@@ -102,6 +128,23 @@ std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update) {
 
 }  // namespace
 
+int widest_value_bits(const RegionFunc &r) {
+    WidestType widest;
+    widest.bits = std::max(8, r.func.type().bits());
+    for (const Halide::Func &f : {r.func, r.accumulator, r.staged_operand}) {
+        if (!f.defined() || !f.function().has_pure_definition()) continue;
+        for (const Halide::Expr &v : definition_values(f, -1)) v.accept(&widest);
+        for (int u = 0; u < f.num_update_definitions(); ++u) {
+            for (const Halide::Expr &v : definition_values(f, u)) v.accept(&widest);
+        }
+    }
+    return widest.bits;
+}
+
+int natural_lanes(const RegionFunc &r, const Halide::Target &target) {
+    return std::max(1, target.natural_vector_size(Halide::UInt(widest_value_bits(r))));
+}
+
 PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
     PipelineAnalysis a;
     const std::map<std::string, double> sizes = array_sizes(lowered);
@@ -116,6 +159,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
         s.extents = r.extents;
         s.symbolic = r.symbolic;
         s.type_bits = r.func.type().bits();
+        s.widest_bits = widest_value_bits(r);
         s.library_call = r.library_call;
         for (int64_t e : r.extents) s.points *= std::max<int64_t>(e, 1);
         for (int64_t e : r.rextents) s.reduction_points *= std::max<int64_t>(e, 1);

@@ -1,5 +1,7 @@
 #include "hcompile/baseline_schedule.h"
 
+#include "hcompile/analysis.h"
+
 #include "associativity.h"
 
 #include <algorithm>
@@ -44,7 +46,7 @@ private:
 
     void choose_region(int i) {
         const RegionFunc &r = lowered_.regions[i];
-        const int width = std::max(1, target_.natural_vector_size(r.func.type()));
+        const int width = natural_lanes(r, target_);
         if (r.row_fused && lowered_.row_root >= 0) {
             add(i, Choice::ComputeAtRow, -1, lowered_.row_root);
         } else {

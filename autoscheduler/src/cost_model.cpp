@@ -64,7 +64,7 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
         const int64_t rows = lowered.regions[p.row_of].extents.back();
         return serial / double(std::max<int64_t>(1, std::min<int64_t>(rows, m.cores)));
     }
-    const int native = std::max(1, m.vector_bits / std::max(8, s.type_bits));
+    const int native = std::max(1, m.vector_bits / std::max(8, s.widest_bits));
     const int64_t inner = s.extents.empty() ? 1 : s.extents[0];
     const double points = double(s.points), reduced = double(s.points) * double(s.reduction_points);
     // A row-fused region runs inside its root's parallel rows: the root's tasks cover it.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "hcompile/analysis.h"
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/cost_model.h"
 #include "associativity.h"
@@ -33,7 +34,7 @@ std::vector<Schedule> product(const std::vector<std::vector<Schedule>> &choices)
 std::vector<Schedule> region_candidates(const LoweredPipeline &lowered, int i, const MachineModel &machine,
                                         const Halide::Target &target) {
     const RegionFunc &r = lowered.regions[i];
-    const int w = std::max(1, target.natural_vector_size(r.func.type()));
+    const int w = natural_lanes(r, target);
     const int64_t cores = machine.cores;
     const int last = static_cast<int>(r.vars.size()) - 1;
     std::vector<std::vector<Schedule>> choices;

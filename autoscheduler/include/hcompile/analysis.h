@@ -16,7 +16,10 @@ struct StageAnalysis {
     OpClass op_class = OpClass::Elementwise;
     std::vector<int64_t> extents;   // Halide order; a symbolic one is kScheduledSymbolicExtent
     bool symbolic = false;
-    int type_bits = 32;             // of the region's values (the vector lane width)
+    int type_bits = 32;             // of the region's stored values
+    int widest_bits = 32;           // of any value it computes or loads: a vector's lanes are
+                                    // as many as the widest type fits (a uint8 output computed
+                                    // in float32 vectorises at float32's width)
     int64_t points = 1;             // outputs
     int64_t reduction_points = 1;   // per output: the product of the reduction extents
     // Work per point of the pure definition and per point of the reduction (update) domain,
@@ -36,5 +39,11 @@ struct PipelineAnalysis {
 };
 
 PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered);
+
+// The bits of the widest value region `r` computes or loads (its own type at least).
+int widest_value_bits(const RegionFunc &r);
+
+// Lanes of one native vector of `r`'s widest values: the vector width schedules start from.
+int natural_lanes(const RegionFunc &r, const Halide::Target &target);
 
 }  // namespace hc

@@ -64,9 +64,11 @@ def arange(b, start, stop=None, step=None, dtype=None, *, like=None, device=None
         raise Unsupported("np.arange with values past 2**53")
     out_dtype = np.dtype(np.int64) if dtype is None else rules.as_dtype(dtype)
     # Values the dtype holds exactly (NumPy fills narrower types in their own arithmetic).
-    fits = out_dtype == np.float64 or (out_dtype.kind in "iu" and n and
-                                       np.iinfo(out_dtype).min <= min(start, last) and
-                                       max(start, last) <= np.iinfo(out_dtype).max)
+    # float32 holds every integer up to 2**24, so NumPy's float32 fill (start + i * step in
+    # float32) is exact there and equals the cast of the integer ramp.
+    fits = out_dtype == np.float64 or (out_dtype == np.float32 and max(abs(start), abs(last)) <= 2**24) or (
+        out_dtype.kind in "iu" and n and np.iinfo(out_dtype).min <= min(start, last) and
+        max(start, last) <= np.iinfo(out_dtype).max)
     if not fits and not (n == 0 and out_dtype.kind in "iuf"):
         raise Unsupported(f"np.arange(dtype={out_dtype}) over [{start}, {last}] is not supported")
     r = ramp(b, n)
@@ -83,8 +85,11 @@ def linspace(b, start, stop, num=50, endpoint=True, retstep=False, dtype=None, a
         if not number or (type(v) is int and abs(v) >= _EXACT):
             # NumPy computes in a float32 start's own dtype; arrays give arrays of samples.
             raise Unsupported(f"np.linspace from a {type(v).__name__} (only Python numbers are supported)")
-    if retstep or axis != 0 or dtype not in (None, float, np.float64, np.dtype(np.float64)):
-        raise Unsupported("np.linspace(retstep=/axis=/dtype=) is not supported")
+    if retstep or axis != 0:
+        raise Unsupported("np.linspace(retstep=/axis=) is not supported")
+    out_dtype = np.dtype(np.float64) if dtype is None else rules.as_dtype(dtype)
+    if out_dtype.kind not in "iuf":
+        raise Unsupported(f"np.linspace(dtype={out_dtype}) is not supported")
     num = _python_int(num, "np.linspace")
     if num < 0:
         raise numpy_raises(ValueError, f"Number of samples, {num}, must be non-negative.")
@@ -105,7 +110,10 @@ def linspace(b, start, stop, num=50, endpoint=True, retstep=False, dtype=None, a
     if endpoint and num > 1:
         y = b.op("slice_update", [y, b.full(float(last), np.float64, (1,))],
                  {"starts": [num - 1], "stops": [num], "steps": [1]})
-    return copy_of(y)
+    # NumPy samples in float64, floors for an integer dtype, then casts.
+    if out_dtype.kind in "iu":
+        y = b.op("floor", [y])
+    return copy_of(b.cast(y, out_dtype) if out_dtype != np.float64 else y)
 
 
 def _tri_mask(b, n, m, k) -> ArrayValue:
