@@ -1,5 +1,8 @@
 #include "hcompile/analysis.h"
 
+#include "region_plan.h"
+
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -126,7 +129,67 @@ std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update) {
     return values;
 }
 
+// Stencil windows of a plain elementwise region's definition (StageAnalysis::reaches).
+std::vector<StageAnalysis::Reach> stencil_reaches(const RegionFunc &r, const std::map<std::string, int> &region_of_func,
+                                                  int self) {
+    using namespace Halide::Internal;
+    std::map<std::pair<int, int>, StageAnalysis::Reach> found;  // (producer, axis) -> reach
+    for (const Halide::Expr &v : definition_values(r.func, -1)) {
+        for (const auto &[name, box] : boxes_required(v)) {
+            auto it = region_of_func.find(name);
+            if (it == region_of_func.end() || it->second == self) continue;
+            for (size_t a = 0; a < r.vars.size(); ++a) {
+                const Halide::Expr y = r.vars[a];
+                for (size_t d = 0; d < box.size(); ++d) {
+                    if (!box[d].is_bounded()) continue;
+                    auto lo = as_const_int(simplify(box[d].min - y)), hi = as_const_int(simplify(box[d].max - y));
+                    if (!lo || !hi) continue;
+                    auto key = std::make_pair(it->second, static_cast<int>(a));
+                    auto old = found.find(key);
+                    if (old == found.end()) {
+                        found[key] = {it->second, static_cast<int>(a), static_cast<int>(d), *lo, *hi};
+                    } else if (old->second.producer_axis == static_cast<int>(d)) {
+                        old->second.lo = std::min(old->second.lo, *lo);
+                        old->second.hi = std::max(old->second.hi, *hi);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    std::vector<StageAnalysis::Reach> out;
+    for (const auto &[key, reach] : found) out.push_back(reach);
+    return out;
+}
+
 }  // namespace
+
+std::optional<std::map<int, TileSpan>> tile_spans(const PipelineAnalysis &analysis, int root, int axis,
+                                                 const std::vector<int> &members) {
+    std::map<int, TileSpan> spans{{root, TileSpan{axis, 0, 0}}};
+    std::vector<int> order = members;
+    std::sort(order.rbegin(), order.rend());  // consumers (later regions) first
+    for (int m : order) {
+        TileSpan span;
+        for (int c : analysis.stages[m].consumers) {
+            auto at = spans.find(c);
+            if (at == spans.end()) return std::nullopt;  // read outside the group
+            const auto &reaches = analysis.stages[c].reaches;
+            auto reach = std::find_if(reaches.begin(), reaches.end(), [&](const StageAnalysis::Reach &e) {
+                return e.producer == m && e.axis == at->second.axis;
+            });
+            if (reach == reaches.end()) return std::nullopt;
+            if (span.axis >= 0 && span.axis != reach->producer_axis) return std::nullopt;
+            const int64_t lo = at->second.lo + reach->lo, hi = at->second.hi + reach->hi;
+            span.lo = span.axis < 0 ? lo : std::min(span.lo, lo);
+            span.hi = span.axis < 0 ? hi : std::max(span.hi, hi);
+            span.axis = reach->producer_axis;
+        }
+        if (span.axis < 0) return std::nullopt;
+        spans[m] = span;
+    }
+    return spans;
+}
 
 int widest_value_bits(const RegionFunc &r) {
     WidestType widest;
@@ -203,7 +266,18 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             }
         }
         s.producers.assign(producers.begin(), producers.end());
+        for (int p : s.producers) {
+            const std::string &name = lowered.regions[p].func.name();
+            auto it = pure.array_bytes.find(name);
+            s.producer_bytes.push_back(it == pure.array_bytes.end()
+                                           ? 0.0
+                                           : bytes_of({{name, it->second}}, own, sizes, double(s.points)));
+        }
+        if (plain_elementwise(r)) s.reaches = stencil_reaches(r, region_of_func, s.region);
         a.stages.push_back(std::move(s));
+    }
+    for (const StageAnalysis &s : a.stages) {
+        for (int p : s.producers) a.stages[p].consumers.push_back(s.region);
     }
     return a;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "region_plan.h"
 
@@ -118,7 +119,58 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
     return seconds;
 }
 
+// A tiled region and the regions computed in its tiles (stencil fusion), as one parallel loop
+// over tiles: each member computes the rows its tile needs (more than the tile by its stencils'
+// reach, recomputed by neighbouring tiles) and keeps them in cache for its consumers, so only
+// the tiled region's stores and the group's reads of other arrays reach memory, as long as a
+// tile's rows of every member fit in one core's cache.
+double group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &a, const std::vector<RegionPlan> &plans,
+                     int root, const MachineModel &m) {
+    const RegionPlan &rp = plans[root];
+    std::vector<int> members;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        if (plans[i].tile_of == root) members.push_back(static_cast<int>(i));
+    }
+    auto spans = tile_spans(a, root, rp.tile_axis, members);
+    if (!spans) return std::numeric_limits<double>::infinity();
+    const int64_t rows = std::max<int64_t>(a.stages[root].extents[rp.tile_axis], 1);
+    const int64_t tile = std::min<int64_t>(rp.tile_rows, rows);
+    const int64_t tiles = (rows + tile - 1) / tile;
+    double work = 0, bytes = 0, tile_bytes = 0, member_traffic = 0;
+    for (const auto &[g, span] : *spans) {
+        const StageAnalysis &s = a.stages[g];
+        const RegionPlan &p = plans[g];
+        const int64_t extent = std::max<int64_t>(s.extents[span.axis], 1);
+        const int64_t per_tile = std::min<int64_t>(extent, tile + span.hi - span.lo);
+        const double points = double(s.points) * double(per_tile * tiles) / double(extent);
+        const int native = std::max(1, m.vector_bits / std::max(8, s.widest_bits));
+        const int64_t lanes = p.vector_axis == 0 ? p.vector_width : 1;
+        work += vector_ops(points, s.ops_per_point + memory_ops(s.load_bytes_per_point, s.store_bytes_per_point, s.type_bits),
+                           lanes, s.extents[0], native);
+        // Reads of arrays outside the group come from memory; reads of members from cache.
+        double outside = s.load_bytes_per_point;
+        for (size_t k = 0; k < s.producers.size(); ++k) {
+            if (spans->count(s.producers[k])) outside -= s.producer_bytes[k];
+        }
+        bytes += points * std::max(outside, 0.0);
+        if (g == root) {
+            bytes += double(s.points) * s.store_bytes_per_point;
+        } else {
+            tile_bytes += double(s.points) / double(extent) * double(per_tile) * s.store_bytes_per_point;
+            member_traffic += points * s.store_bytes_per_point * 2;
+        }
+    }
+    if (tile_bytes > m.cache_bytes_per_core) bytes += member_traffic;  // the tile's rows spill
+    return run_seconds(work, bytes, tiles, m);
+}
+
 }  // namespace
+
+double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
+                             int root, const MachineModel &machine) {
+    std::vector<RegionPlan> plans = plan_regions(lowered, schedule, /*whole_pipeline=*/false);
+    return group_seconds(lowered, analysis, plans, root, machine);
+}
 
 double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
                               const MachineModel &machine) {
@@ -133,7 +185,10 @@ std::vector<double> predict_seconds(const LoweredPipeline &lowered, const Pipeli
         std::vector<RegionPlan> plans = plan_regions(lowered, s);
         double total = 0;
         for (const StageAnalysis &stage : analysis.stages) {
-            total += region_seconds(lowered, stage, plans[stage.region], machine);
+            const RegionPlan &p = plans[stage.region];
+            if (p.tile_of >= 0) continue;  // in its tiled region's group
+            total += p.tile_axis >= 0 ? group_seconds(lowered, analysis, plans, stage.region, machine)
+                                      : region_seconds(lowered, stage, p, machine);
         }
         seconds.push_back(total);
     }

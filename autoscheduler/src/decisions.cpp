@@ -21,12 +21,14 @@ const char *choice_name(Choice c) {
     case Choice::SumVector: return "sum_vector";
     case Choice::RegisterTile: return "register_tile";
     case Choice::CallLibrary: return "call_library";
+    case Choice::TileRows: return "tile_rows";
+    case Choice::ComputeAtTile: return "compute_at_tile";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::CallLibrary); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::ComputeAtTile); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -59,6 +61,8 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::CallLibrary:
         return s + "call_library (BLAS) in " + std::to_string(d.value2) + " parallel tiles of " + axis +
                ", operands stored in vectors of " + value;
+    case Choice::TileRows: return s + "tile_rows " + axis + " in tiles of " + value + " (tiles in parallel)";
+    case Choice::ComputeAtTile: return s + "compute_at_tile of region " + value;
     }
     return s + "?";
 }

@@ -1,5 +1,6 @@
 #include "region_plan.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,11 @@ void set_once(T &field, T value, T unset, const Decision &d, const LoweredPipeli
 }
 
 }  // namespace
+
+bool plain_elementwise(const RegionFunc &r) {
+    return !r.accumulator.defined() && !r.library_call && !r.row_fused && !r.vars.empty() &&
+           r.op_class != OpClass::Matmul;
+}
 
 std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Schedule &schedule, bool whole_pipeline) {
     std::vector<RegionPlan> plans(lowered.regions.size());
@@ -103,6 +109,23 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.library_axis = d.axis;
             p.library_tiles = d.value2;
             break;
+        case Choice::TileRows:
+            need_axis();
+            need_width();
+            need(plain_elementwise(r), "only a plain elementwise region is tiled");
+            set_once(p.tile_axis, d.axis, -1, d, lowered);
+            p.tile_rows = d.value;
+            break;
+        case Choice::ComputeAtTile:
+            set_once(p.placed, true, false, d, lowered);
+            need(d.value >= 0 && d.value < static_cast<int64_t>(plans.size()) && d.value != d.region,
+                 "the tile loop must be another region's");
+            need(plain_elementwise(r), "only a plain elementwise region is computed in a tile");
+            need(std::none_of(lowered.outputs.begin(), lowered.outputs.end(),
+                              [&](const Halide::Func &f) { return f.name() == r.func.name(); }),
+                 "an output is stored whole, not per tile");
+            p.tile_of = static_cast<int>(d.value);
+            break;
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -112,19 +135,31 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         }
         if (p.across_outputs && p.lanes) refuse(d, lowered, "a reduction vectorizes across outputs or in lanes, not both");
         if (p.chunks && p.parallel_axis >= 0) refuse(d, lowered, "chunks are the region's parallel loop already");
+        if (p.tile_axis >= 0 && (p.chunks || p.parallel_axis >= 0)) refuse(d, lowered, "the tile loop is the region's parallel loop");
+        if (p.tile_of >= 0 && (p.chunks || p.parallel_axis >= 0 || p.tile_axis >= 0)) {
+            refuse(d, lowered, "a region computed per tile runs in its tile's loop, in no loop of its own");
+        }
+        if (p.tile_axis >= 0 && p.tile_axis == p.vector_axis) refuse(d, lowered, "the tiled axis is not the vector's");
     }
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!whole_pipeline && !decided[i]) continue;
         const RegionPlan &p = plans[i];
         std::string region = "region " + std::to_string(i) + " (" + lowered.regions[i].func.name() + ")";
-        if (!p.placed) throw std::invalid_argument("schedule: " + region + " is not placed (compute_root or compute_at_row)");
-        if (whole_pipeline && p.row_of >= 0 && plans[p.row_of].row_of >= 0) {
+        if (!p.placed) throw std::invalid_argument("schedule: " + region + " is not placed (compute_root, compute_at_row or compute_at_tile)");
+        if (whole_pipeline && p.row_of >= 0 && (plans[p.row_of].row_of >= 0 || plans[p.row_of].tile_of >= 0)) {
             throw std::invalid_argument("schedule: " + region + " is placed in a row of a region placed in another's");
         }
         const RegionFunc &r = lowered.regions[i];
         if (r.library_call != (p.library > 0)) {
             throw std::invalid_argument("schedule: " + region + (r.library_call ? " is a library call without call_library"
                                                                                  : " is not a library call"));
+        }
+        if (whole_pipeline && p.tile_of >= 0) {
+            const RegionPlan &root = plans[p.tile_of];
+            if (root.tile_axis < 0 || root.tile_of >= 0 || root.row_of >= 0) {
+                throw std::invalid_argument("schedule: " + region + " is computed in the tiles of region " +
+                                            std::to_string(p.tile_of) + ", which is not tiled at the root");
+            }
         }
         if (r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call && !p.tile_n) {
             throw std::invalid_argument("schedule: " + region + " is a matrix product without a register tile");

@@ -25,7 +25,14 @@ struct RegionPlan {
     int64_t library = 0;          // CallLibrary: vector width of the stored operands
     int library_axis = -1;
     int64_t library_tiles = 0;
+    int tile_of = -1;             // ComputeAtTile: the tiled region whose tile loop holds this one
+    int tile_axis = -1;           // TileRows: the axis split into tiles
+    int64_t tile_rows = 0;        //   and the tile's extent along it
 };
+
+// A plain elementwise region: no update, no library call, not fused into rows. Only such
+// regions take part in stencil fusion (tiles and the regions computed in them).
+bool plain_elementwise(const RegionFunc &r);
 
 // The plans of every region; throws std::invalid_argument for a list that does not fit the
 // pipeline (apply_schedule.h says what is refused). `whole_pipeline` false: the list holds some

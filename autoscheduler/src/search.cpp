@@ -7,6 +7,7 @@
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/cost_model.h"
 #include "associativity.h"
+#include "stencil_fusion.h"
 
 namespace hc {
 
@@ -163,8 +164,8 @@ SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnaly
         if (static_cast<int>(next.size()) > beam_width) next.resize(beam_width);
         beam = std::move(next);
     }
-    result.schedule = beam.front().schedule;
-    result.predicted_seconds = beam.front().seconds;
+    result.schedule = fuse_stencils(lowered, analysis, machine, beam.front().schedule);
+    result.predicted_seconds = predict_seconds(lowered, analysis, {result.schedule}, machine)[0];
     for (const StageAnalysis &stage : analysis.stages) {
         result.region_seconds.push_back(
             predict_region_seconds(lowered, stage, decisions_of(result.schedule, stage.region), machine));
@@ -183,8 +184,16 @@ std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline
         total += chosen_seconds.back();
     }
     for (const StageAnalysis &stage : analysis.stages) {
+        // A region of a stencil-fusion group changes with its group, not alone.
+        const Schedule own = decisions_of(chosen, stage.region);
+        if (std::any_of(chosen.begin(), chosen.end(), [&](const Decision &d) {
+                return (d.choice == Choice::ComputeAtTile && (d.region == stage.region || d.value == stage.region)) ||
+                       (d.choice == Choice::TileRows && d.region == stage.region);
+            })) {
+            continue;
+        }
         for (Schedule &c : region_candidates(lowered, stage.region, machine, target)) {
-            if (c == decisions_of(chosen, stage.region)) continue;
+            if (c == own) continue;
             double seconds = total - chosen_seconds[stage.region] + predict_region_seconds(lowered, stage, c, machine);
             Schedule whole;
             for (const Decision &d : chosen) {

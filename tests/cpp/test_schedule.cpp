@@ -79,7 +79,8 @@ TEST_CASE("the baseline is a list; other lists that fit compute the same numbers
     CompileReport baseline_report;
     Outputs want = run(compile_with(g, std::nullopt, &baseline_report));
     const Schedule &baseline = baseline_report.decisions;
-    CHECK(baseline_report.schedule.find(": register_tile 16x6") != std::string::npos);
+    // (Its size depends on the host's vectors: 16x6 is AVX2's choice.)
+    CHECK(baseline_report.schedule.find(": register_tile ") != std::string::npos);
     CHECK(baseline_report.schedule_source.find(".compute_root();") != std::string::npos);
     CHECK(baseline_report.schedule_source.find(".tile(") != std::string::npos);
 

@@ -3,6 +3,8 @@
 // pipeline and printable (explain shows it).
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +32,25 @@ struct StageAnalysis {
     double load_bytes_per_point = 0, load_bytes_per_reduction_point = 0;
     double store_bytes_per_point = 0;
     std::vector<int> producers;     // regions this one reads
+    std::vector<double> producer_bytes;  // bytes per point read from each of them (same order)
+    std::vector<int> consumers;     // regions that read this one
     bool library_call = false;      // a BLAS call (its work is the library's)
+    // Stencil windows (plain elementwise regions only): at row y of its own `axis` this region
+    // reads rows [y + lo, y + hi] of `producer`'s `producer_axis` (Halide's bounds inference on
+    // the definition). An edge read through anything else (a transpose, a stride, a clamp)
+    // has no entry for that axis.
+    struct Reach {
+        int producer, axis, producer_axis;
+        int64_t lo, hi;
+    };
+    std::vector<Reach> reaches;
+};
+
+// The rows of a region computed per tile of rows of a tiled region: rows [t + lo, t + T - 1 + hi]
+// of its `axis` for the tile [t, t + T) (the tiled region itself: axis, 0, 0).
+struct TileSpan {
+    int axis = -1;
+    int64_t lo = 0, hi = 0;
 };
 
 struct PipelineAnalysis {
@@ -39,6 +59,12 @@ struct PipelineAnalysis {
 };
 
 PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered);
+
+// The rows each of `members` computes per tile of `root` tiled along `axis`, through the
+// windows of their consumers; nullopt when a member is read from outside the group or not
+// through a window along the tiled rows.
+std::optional<std::map<int, TileSpan>> tile_spans(const PipelineAnalysis &analysis, int root, int axis,
+                                                 const std::vector<int> &members);
 
 // The bits of the widest value region `r` computes or loads (its own type at least).
 int widest_value_bits(const RegionFunc &r);

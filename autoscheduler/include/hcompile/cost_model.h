@@ -17,6 +17,11 @@ namespace hc {
 std::vector<double> predict_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
                                     const std::vector<Schedule> &schedules, const MachineModel &machine);
 
+// A tiled region with the regions computed in its tiles, under `schedule`'s decisions for all
+// of them (stencil fusion; infinite where the tiles cannot hold them).
+double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
+                             int root, const MachineModel &machine);
+
 // One region's predicted seconds under its own decisions (the search ranks per region).
 double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
                               const MachineModel &machine);

@@ -34,6 +34,11 @@ enum class Choice : uint8_t {
     // split into value2 tiles run in parallel (value2 1: one call); value: vector width of the
     // operands it stores.
     CallLibrary,
+    // Stencil fusion (Halide's compute_at a tile loop): a region split into tiles of rows
+    // computes the regions placed in its tiles once per tile, over the rows the tile needs.
+    TileRows,         // axis, value: rows per tile: `axis` split into tiles, the tile loop
+                      // outermost and parallel (the region's own parallel loop)
+    ComputeAtTile,    // value: the tiled region in whose tile loop this one is computed (placement)
 };
 
 struct Decision {

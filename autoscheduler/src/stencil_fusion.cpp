@@ -1,0 +1,104 @@
+#include "stencil_fusion.h"
+
+#include <algorithm>
+#include <set>
+
+#include "hcompile/cost_model.h"
+#include "hcompile/search.h"
+#include "region_plan.h"
+
+namespace hc {
+
+namespace {
+
+bool is_output(const LoweredPipeline &lowered, int region) {
+    const std::string &name = lowered.regions[region].func.name();
+    return std::any_of(lowered.outputs.begin(), lowered.outputs.end(),
+                       [&](const Halide::Func &f) { return f.name() == name; });
+}
+
+// The axis to tile: the outermost with rows enough for two tiles per core of the smallest tile.
+int tile_axis(const StageAnalysis &s, const RegionPlan &p, int cores) {
+    for (int a = static_cast<int>(s.extents.size()) - 1; a >= 1; --a) {
+        if (a != p.vector_axis && s.extents[a] >= 2 * cores * kTileRows[0]) return a;
+    }
+    return -1;
+}
+
+// `schedule` without region `r`'s placement and parallel loops (its vector stays).
+Schedule without_loops(const Schedule &schedule, const std::set<int> &regions) {
+    Schedule out;
+    for (const Decision &d : schedule) {
+        const bool loop = d.choice == Choice::ComputeRoot || d.choice == Choice::Parallel ||
+                          d.choice == Choice::ParallelChunks;
+        if (!(regions.count(d.region) && loop)) out.push_back(d);
+    }
+    return out;
+}
+
+// The regions the group of `root` can hold: producers, nearest first, each read only by the
+// group and through windows of rows, that are placed at the root.
+std::vector<int> grow_group(const LoweredPipeline &lowered, const PipelineAnalysis &a, const std::vector<RegionPlan> &plans,
+                            const std::set<int> &taken, int root, int axis) {
+    std::vector<int> members;
+    std::set<int> candidates(a.stages[root].producers.begin(), a.stages[root].producers.end());
+    while (!candidates.empty()) {
+        const int p = *candidates.rbegin();
+        candidates.erase(p);
+        const RegionFunc &r = lowered.regions[p];
+        if (taken.count(p) || !plain_elementwise(r) || plans[p].row_of >= 0 || is_output(lowered, p)) continue;
+        members.push_back(p);
+        if (!tile_spans(a, root, axis, members)) {
+            members.pop_back();
+            continue;
+        }
+        candidates.insert(a.stages[p].producers.begin(), a.stages[p].producers.end());
+    }
+    return members;
+}
+
+}  // namespace
+
+Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const MachineModel &machine,
+                       Schedule schedule) {
+    std::set<int> taken;  // regions in a group, as root or member
+    for (int root = static_cast<int>(lowered.regions.size()) - 1; root >= 0; --root) {
+        const std::vector<RegionPlan> plans = plan_regions(lowered, schedule);
+        if (taken.count(root) || !plain_elementwise(lowered.regions[root]) || plans[root].row_of >= 0) continue;
+        const int axis = tile_axis(analysis.stages[root], plans[root], machine.cores);
+        if (axis < 0) continue;
+        std::vector<int> members = grow_group(lowered, analysis, plans, taken, root, axis);
+        if (members.empty()) continue;
+        std::set<int> group(members.begin(), members.end());
+        group.insert(root);
+        double apart = 0;
+        for (int g : group) {
+            Schedule own;
+            for (const Decision &d : schedule) {
+                if (d.region == g) own.push_back(d);
+            }
+            apart += predict_region_seconds(lowered, analysis.stages[g], own, machine);
+        }
+        const Schedule rest = without_loops(schedule, group);
+        Schedule best;
+        double best_seconds = apart;
+        for (int64_t rows : kTileRows) {
+            if (analysis.stages[root].extents[axis] < 2 * machine.cores * rows) break;
+            Schedule trial = rest;
+            trial.push_back({root, Choice::ComputeRoot});
+            trial.push_back({root, Choice::TileRows, axis, rows});
+            for (int m : members) trial.push_back({m, Choice::ComputeAtTile, -1, root});
+            const double seconds = predict_group_seconds(lowered, analysis, trial, root, machine);
+            if (seconds * kMinPredictedGain < best_seconds) {
+                best = std::move(trial);
+                best_seconds = seconds * kMinPredictedGain;
+            }
+        }
+        if (best.empty()) continue;
+        schedule = std::move(best);
+        taken.insert(group.begin(), group.end());
+    }
+    return schedule;
+}
+
+}  // namespace hc
