@@ -6,7 +6,7 @@ The classes that compiled for minutes:
   places or past a region's size bound (core/src/fusion.cpp);
 - an unrolled loop accumulating transcendentals: one huge function for LLVM; regions are bounded
   in size, and a whole graph past the compile-size budget runs as Python
-  (core/src/compile_graph.cpp, check_compile_budget);
+  (runtime/src/compile_graph.cpp, check_compile_budget);
 - integer powers of 0-d unsigned arrays: the repeated-squaring tree doubled with every exponent
   bit; steps are now named (core/src/lowering/elementwise_rules.cpp), a value read on axes of
   extent 1 is read at index 0 (core/src/lowering/lower.cpp, definition_index), and a power reads

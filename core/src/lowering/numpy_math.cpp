@@ -20,7 +20,7 @@
 //    the rest works in the argument's own type.
 //  * sqrt, floor, ceil, rint and trunc are Halide's builtins (single instructions,
 //    correctly rounded, signed zeros and nan preserved; checked by the tests).
-#include "lowering/numpy_math.h"
+#include "numpy_math.h"
 
 #include <cmath>
 #include <functional>
