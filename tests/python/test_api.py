@@ -103,7 +103,7 @@ def test_graph_break_falls_back_to_python(capsys):
 def test_explain_shows_graph_regions_and_schedule():
     def f(x):
         return np.exp(x - x.max(axis=1, keepdims=True))
-    text = str(hc.explain(f, np.ones((4, 9), np.float32)))
+    text = str(hc.explain(f, np.ones((4, 67), np.float32)))  # rows of several vectors on any host
     assert "exp(" in text and "max[axes=[1], keepdims=1]" in text
     assert "fused regions" in text and "schedule" in text
     # the decisions as values, and the same schedule as Halide C++ directives
