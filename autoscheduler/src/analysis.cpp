@@ -21,6 +21,7 @@ class WorkCounter : public Halide::Internal::IRGraphVisitor {
 public:
     double ops = 0;
     std::map<std::string, int> array_bytes;  // array read -> bytes of one element
+    std::map<std::string, int> call_sites;   // array read -> distinct places it is read at
 
     void count(const Halide::Expr &e) { e.accept(this); }
 
@@ -52,6 +53,7 @@ protected:
     void visit(const Halide::Internal::Call *op) override {
         if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image) {
             array_bytes[op->name] = op->type.bytes();
+            ++call_sites[op->name];
         } else if (op->call_type == Halide::Internal::Call::PureExtern || op->call_type == Halide::Internal::Call::Extern) {
             ops += kCallWeight;
         } else {
@@ -272,6 +274,8 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             s.producer_bytes.push_back(it == pure.array_bytes.end()
                                            ? 0.0
                                            : bytes_of({{name, it->second}}, own, sizes, double(s.points)));
+            auto calls = pure.call_sites.find(name);
+            s.producer_calls.push_back(calls == pure.call_sites.end() ? 1 : calls->second);
         }
         if (plain_elementwise(r)) s.reaches = stencil_reaches(r, region_of_func, s.region);
         a.stages.push_back(std::move(s));

@@ -269,6 +269,10 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const RegionPlan &p = plans[i];
+        if (p.inlined) {
+            w.compute_inline(r.func);
+            continue;
+        }
         place(w, r.func, lowered, p);
         if (r.library_call) {
             schedule_library_call(w, r, p);

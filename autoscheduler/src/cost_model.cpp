@@ -57,6 +57,7 @@ double memory_ops(double load_bytes, double store_bytes, int type_bits) {
 
 double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, const RegionPlan &p, const MachineModel &m) {
     const RegionFunc &r = lowered.regions[s.region];
+    if (p.inlined) return 0;  // its work is its consumers' (inline_seconds)
     if (p.row_of >= 0) {
         // Inside the root's row loop: its parallel rows share this work, with no launch of its own.
         RegionPlan alone = p;
@@ -166,6 +167,19 @@ double group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &a, 
 
 }  // namespace
 
+double inline_seconds(const PipelineAnalysis &a, int region, const MachineModel &m) {
+    const StageAnalysis &s = a.stages[region];
+    const int native = std::max(1, m.vector_bits / std::max(8, s.widest_bits));
+    double work = 0;
+    for (int c : s.consumers) {
+        const StageAnalysis &consumer = a.stages[c];
+        auto at = std::find(consumer.producers.begin(), consumer.producers.end(), region);
+        const int calls = at == consumer.producers.end() ? 1 : consumer.producer_calls[at - consumer.producers.begin()];
+        work += double(calls) * double(consumer.points) * std::max(s.ops_per_point, 1.0) / native;
+    }
+    return work / m.vector_ops_per_second / std::max(1, m.cores);
+}
+
 double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
                              int root, const MachineModel &machine) {
     std::vector<RegionPlan> plans = plan_regions(lowered, schedule, /*whole_pipeline=*/false);
@@ -187,6 +201,10 @@ std::vector<double> predict_seconds(const LoweredPipeline &lowered, const Pipeli
         for (const StageAnalysis &stage : analysis.stages) {
             const RegionPlan &p = plans[stage.region];
             if (p.tile_of >= 0) continue;  // in its tiled region's group
+            if (p.inlined) {
+                total += inline_seconds(analysis, stage.region, machine);
+                continue;
+            }
             total += p.tile_axis >= 0 ? group_seconds(lowered, analysis, plans, stage.region, machine)
                                       : region_seconds(lowered, stage, p, machine);
         }

@@ -23,12 +23,13 @@ const char *choice_name(Choice c) {
     case Choice::CallLibrary: return "call_library";
     case Choice::TileRows: return "tile_rows";
     case Choice::ComputeAtTile: return "compute_at_tile";
+    case Choice::Inline: return "inline";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::ComputeAtTile); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::Inline); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -63,6 +64,7 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
                ", operands stored in vectors of " + value;
     case Choice::TileRows: return s + "tile_rows " + axis + " in tiles of " + value + " (tiles in parallel)";
     case Choice::ComputeAtTile: return s + "compute_at_tile of region " + value;
+    case Choice::Inline: return s + "inline into its consumers";
     }
     return s + "?";
 }

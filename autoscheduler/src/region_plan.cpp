@@ -126,6 +126,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                  "an output is stored whole, not per tile");
             p.tile_of = static_cast<int>(d.value);
             break;
+        case Choice::Inline:
+            set_once(p.placed, true, false, d, lowered);
+            need(r.optional, "only an optional region (a stencil intermediate) is inlined");
+            p.inlined = true;
+            break;
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -140,12 +145,15 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             refuse(d, lowered, "a region computed per tile runs in its tile's loop, in no loop of its own");
         }
         if (p.tile_axis >= 0 && p.tile_axis == p.vector_axis) refuse(d, lowered, "the tiled axis is not the vector's");
+        if (p.inlined && (p.vector_axis >= 0 || p.parallel_axis >= 0 || p.chunks || p.tile_axis >= 0 || p.stage_operand)) {
+            refuse(d, lowered, "an inlined region has no loops of its own");
+        }
     }
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!whole_pipeline && !decided[i]) continue;
         const RegionPlan &p = plans[i];
         std::string region = "region " + std::to_string(i) + " (" + lowered.regions[i].func.name() + ")";
-        if (!p.placed) throw std::invalid_argument("schedule: " + region + " is not placed (compute_root, compute_at_row or compute_at_tile)");
+        if (!p.placed) throw std::invalid_argument("schedule: " + region + " is not placed (compute_root, compute_at_row, compute_at_tile or inline)");
         if (whole_pipeline && p.row_of >= 0 && (plans[p.row_of].row_of >= 0 || plans[p.row_of].tile_of >= 0)) {
             throw std::invalid_argument("schedule: " + region + " is placed in a row of a region placed in another's");
         }
@@ -156,7 +164,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         }
         if (whole_pipeline && p.tile_of >= 0) {
             const RegionPlan &root = plans[p.tile_of];
-            if (root.tile_axis < 0 || root.tile_of >= 0 || root.row_of >= 0) {
+            if (root.tile_axis < 0 || root.tile_of >= 0 || root.row_of >= 0 || root.inlined) {
                 throw std::invalid_argument("schedule: " + region + " is computed in the tiles of region " +
                                             std::to_string(p.tile_of) + ", which is not tiled at the root");
             }

@@ -25,6 +25,7 @@ struct RegionPlan {
     int64_t library = 0;          // CallLibrary: vector width of the stored operands
     int library_axis = -1;
     int64_t library_tiles = 0;
+    bool inlined = false;         // Inline: computed inside its consumers, no loops of its own
     int tile_of = -1;             // ComputeAtTile: the tiled region whose tile loop holds this one
     int tile_axis = -1;           // TileRows: the axis split into tiles
     int64_t tile_rows = 0;        //   and the tile's extent along it

@@ -52,6 +52,11 @@ void ScheduleWriter::declare(const Halide::VarOrRVar &v) {
     source_ += std::string(v.is_rvar ? "RVar " : "Var ") + name + "(\"" + v.name() + "\");\n";
 }
 
+void ScheduleWriter::compute_inline(Halide::Func f) {
+    f.compute_inline();
+    line(cpp_name(f.name()), "compute_inline()");
+}
+
 void ScheduleWriter::compute_root(Halide::Func f) {
     f.compute_root();
     line(cpp_name(f.name()), "compute_root()");  // (an extern stage is a Func but no Stage)

@@ -24,6 +24,7 @@ public:
     static StageRef update(const Halide::Func &f, int index = 0);
 
     void compute_root(Halide::Func f);
+    void compute_inline(Halide::Func f);
     // `loop` of `at`; with no loop, `at`'s outermost loop.
     void compute_at(Halide::Func f, const Halide::Func &at, const Halide::VarOrRVar *loop);
     void bound(Halide::Func f, const Halide::Var &v, const Halide::Expr &min, const Halide::Expr &extent);

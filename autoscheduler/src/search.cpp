@@ -35,6 +35,8 @@ std::vector<Schedule> product(const std::vector<std::vector<Schedule>> &choices)
 std::vector<Schedule> region_candidates(const LoweredPipeline &lowered, int i, const MachineModel &machine,
                                         const Halide::Target &target) {
     const RegionFunc &r = lowered.regions[i];
+    // A stencil intermediate stays inlined here; stencil fusion may compute it per tile instead.
+    if (r.optional) return {{{i, Choice::Inline}}};
     const int w = natural_lanes(r, target);
     const int64_t cores = machine.cores;
     const int last = static_cast<int>(r.vars.size()) - 1;
@@ -164,7 +166,7 @@ SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnaly
         if (static_cast<int>(next.size()) > beam_width) next.resize(beam_width);
         beam = std::move(next);
     }
-    result.schedule = fuse_stencils(lowered, analysis, machine, beam.front().schedule);
+    result.schedule = fuse_stencils(lowered, analysis, machine, target, beam.front().schedule);
     result.predicted_seconds = predict_seconds(lowered, analysis, {result.schedule}, machine)[0];
     for (const StageAnalysis &stage : analysis.stages) {
         result.region_seconds.push_back(

@@ -30,7 +30,7 @@ Schedule without_loops(const Schedule &schedule, const std::set<int> &regions) {
     Schedule out;
     for (const Decision &d : schedule) {
         const bool loop = d.choice == Choice::ComputeRoot || d.choice == Choice::Parallel ||
-                          d.choice == Choice::ParallelChunks;
+                          d.choice == Choice::ParallelChunks || d.choice == Choice::Inline;
         if (!(regions.count(d.region) && loop)) out.push_back(d);
     }
     return out;
@@ -60,11 +60,14 @@ std::vector<int> grow_group(const LoweredPipeline &lowered, const PipelineAnalys
 }  // namespace
 
 Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const MachineModel &machine,
-                       Schedule schedule) {
+                       const Halide::Target &target, Schedule schedule) {
     std::set<int> taken;  // regions in a group, as root or member
     for (int root = static_cast<int>(lowered.regions.size()) - 1; root >= 0; --root) {
         const std::vector<RegionPlan> plans = plan_regions(lowered, schedule);
-        if (taken.count(root) || !plain_elementwise(lowered.regions[root]) || plans[root].row_of >= 0) continue;
+        if (taken.count(root) || !plain_elementwise(lowered.regions[root]) || plans[root].row_of >= 0 ||
+            plans[root].inlined) {
+            continue;
+        }
         const int axis = tile_axis(analysis.stages[root], plans[root], machine.cores);
         if (axis < 0) continue;
         std::vector<int> members = grow_group(lowered, analysis, plans, taken, root, axis);
@@ -77,7 +80,9 @@ Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &a
             for (const Decision &d : schedule) {
                 if (d.region == g) own.push_back(d);
             }
-            apart += predict_region_seconds(lowered, analysis.stages[g], own, machine);
+            // An inlined member costs its consumers its arithmetic at every place they read it.
+            apart += plans[g].inlined ? inline_seconds(analysis, g, machine)
+                                      : predict_region_seconds(lowered, analysis.stages[g], own, machine);
         }
         const Schedule rest = without_loops(schedule, group);
         Schedule best;
@@ -87,8 +92,15 @@ Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &a
             Schedule trial = rest;
             trial.push_back({root, Choice::ComputeRoot});
             trial.push_back({root, Choice::TileRows, axis, rows});
-            for (int m : members) trial.push_back({m, Choice::ComputeAtTile, -1, root});
-            const double seconds = predict_group_seconds(lowered, analysis, trial, root, machine);
+            for (int m : members) {
+                trial.push_back({m, Choice::ComputeAtTile, -1, root});
+                // A member that was inlined has no loops yet: vectors along its rows.
+                const int lanes = natural_lanes(lowered.regions[m], target);
+                if (plans[m].vector_axis < 0 && analysis.stages[m].extents[0] >= lanes) {
+                    trial.push_back({m, Choice::Vectorize, 0, lanes});
+                }
+            }
+            const double seconds = predict_group_seconds(lowered, analysis, trial, root, machine) / kTileLocality;
             if (seconds * kMinPredictedGain < best_seconds) {
                 best = std::move(trial);
                 best_seconds = seconds * kMinPredictedGain;

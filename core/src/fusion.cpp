@@ -132,6 +132,27 @@ void bound_region_sizes(const Graph &graph, Partition &p) {
     }
 }
 
+// The regions of `p`'s materialized nodes, each with the nodes fused into it.
+void build_regions(const Graph &graph, Partition &p) {
+    p.regions.clear();
+    for (const Node &node : graph.nodes()) {
+        if (!p.materialized[node.id] || op_class(node.kind) == OpClass::Leaf) continue;
+        Region region;
+        region.root = node.id;
+        std::set<NodeId> fused;
+        std::vector<NodeId> stack(node.inputs.begin(), node.inputs.end());
+        while (!stack.empty()) {
+            NodeId id = stack.back();
+            stack.pop_back();
+            const Node &x = graph.node(id);
+            if (p.materialized[id] || op_class(x.kind) == OpClass::Leaf || !fused.insert(id).second) continue;
+            stack.insert(stack.end(), x.inputs.begin(), x.inputs.end());
+        }
+        region.fused.assign(fused.begin(), fused.end());
+        p.regions.push_back(std::move(region));
+    }
+}
+
 Partition partition_with_budget(const Graph &graph, int budget) {
     const int n = graph.num_nodes();
     Partition p;
@@ -184,22 +205,7 @@ Partition partition_with_budget(const Graph &graph, int budget) {
 
     bound_region_sizes(graph, p);
 
-    for (const Node &node : graph.nodes()) {
-        if (!p.materialized[node.id] || op_class(node.kind) == OpClass::Leaf) continue;
-        Region region;
-        region.root = node.id;
-        std::set<NodeId> fused;
-        std::vector<NodeId> stack(node.inputs.begin(), node.inputs.end());
-        while (!stack.empty()) {
-            NodeId id = stack.back();
-            stack.pop_back();
-            const Node &x = graph.node(id);
-            if (p.materialized[id] || op_class(x.kind) == OpClass::Leaf || !fused.insert(id).second) continue;
-            stack.insert(stack.end(), x.inputs.begin(), x.inputs.end());
-        }
-        region.fused.assign(fused.begin(), fused.end());
-        p.regions.push_back(std::move(region));
-    }
+    build_regions(graph, p);
     return p;
 }
 
@@ -263,10 +269,39 @@ void find_row_fusion(const Graph &graph, Partition &partition) {
 
 namespace {
 
+// Stencil intermediates: an elementwise node the cost rule inlined although several consumers
+// read it through different slices (a separable blur's horizontal pass, a stencil chain's
+// stages). Each becomes a region of its own, marked optional: the baseline schedule inlines
+// it again (what the cost rule chose, with its producers decided as if it were inlined), and
+// the search may instead compute it per tile of its consumer. Not with row fusion, whose
+// rows are its own way of keeping intermediates in cache.
+void mark_optional_regions(const Graph &graph, Partition &p) {
+    std::vector<std::vector<NodeId>> users(graph.num_nodes());
+    for (const Node &n : graph.nodes()) {
+        for (NodeId in : n.inputs) users[in].push_back(n.id);
+    }
+    p.optional.assign(graph.num_nodes(), false);
+    bool any = false;
+    for (const Node &n : graph.nodes()) {
+        if (p.materialized[n.id] || op_class(n.kind) != OpClass::Elementwise || n.ndim() < 2) continue;
+        const auto &u = users[n.id];
+        const bool slices_only = u.size() >= 2 && std::all_of(u.begin(), u.end(), [&](NodeId id) {
+            return graph.node(id).kind == OpKind::Slice;
+        });
+        if (!slices_only) continue;
+        p.materialized[n.id] = p.optional[n.id] = true;
+        any = true;
+    }
+    if (any) build_regions(graph, p);
+}
+
 Partition choose_partition(const Graph &graph) {
     Partition p = partition_with_budget(graph, kRecomputeBudget);
     find_row_fusion(graph, p);
-    if (p.row_root < 0) return p;
+    if (p.row_root < 0) {
+        mark_optional_regions(graph, p);
+        return p;
+    }
     Partition stored = partition_with_budget(graph, kRowRecomputeBudget);
     find_row_fusion(graph, stored);
     return stored.row_root >= 0 ? stored : p;
@@ -305,6 +340,9 @@ std::string print_partition(const Graph &graph, const Partition &partition) {
         }
         if (!partition.row_fused.empty() && partition.row_fused[r.root]) {
             out += " [computed per row of %" + std::to_string(partition.row_root) + "]";
+        }
+        if (!partition.optional.empty() && partition.optional[r.root]) {
+            out += " [optional: a stencil intermediate the schedule may inline]";
         }
         out += "\n";
     }

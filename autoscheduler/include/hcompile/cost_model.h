@@ -22,6 +22,10 @@ std::vector<double> predict_seconds(const LoweredPipeline &lowered, const Pipeli
 double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
                              int root, const MachineModel &machine);
 
+// The work an inlined region adds to its consumers: its arithmetic at every place each of them
+// reads it, vectorized and spread over the cores.
+double inline_seconds(const PipelineAnalysis &analysis, int region, const MachineModel &machine);
+
 // One region's predicted seconds under its own decisions (the search ranks per region).
 double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
                               const MachineModel &machine);

@@ -39,6 +39,8 @@ enum class Choice : uint8_t {
     TileRows,         // axis, value: rows per tile: `axis` split into tiles, the tile loop
                       // outermost and parallel (the region's own parallel loop)
     ComputeAtTile,    // value: the tiled region in whose tile loop this one is computed (placement)
+    Inline,           // an optional region (a stencil intermediate) computed inside each of its
+                      // consumers' expressions, stored nowhere (placement)
 };
 
 struct Decision {

@@ -35,6 +35,10 @@ struct Partition {
     NodeId row_root = -1;              // the output region's node, or -1
     std::vector<bool> row_fused;       // per node: a reduction computed per row of row_root
     std::vector<BudgetStore> budget_stores;  // roots chosen by the cost rule, in node order
+    // Per node: a region the cost rule would have inlined, materialized so that the scheduler
+    // can choose (stencil intermediates read through several slices; empty when there are none
+    // or with row fusion). The baseline inlines it (Halide's compute_inline), as before.
+    std::vector<bool> optional;
 };
 
 // Op units one evaluation of a node's own expression costs: a transcendental 10, a division or
