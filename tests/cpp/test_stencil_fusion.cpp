@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,23 @@ Graph exp_then_rows(int64_t n, int64_t cols) {
     return g;
 }
 
+NodeId cols_of(Graph &g, NodeId x, int64_t first, int64_t count, int64_t n) {
+    return g.add_op(OpKind::Slice, {x},
+                    Attrs{{"starts", Ints{0, first}}, {"stops", Ints{n, first + count}}, {"steps", Ints{1, 1}}});
+}
+
+// A separable 3x3 sum over (n x cols) float32: the horizontal pass is cheap enough to inline at
+// its 3 readers, so the partitioner inlines it; read through slices only, it is optional.
+Graph separable_sum(int64_t n, int64_t cols) {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {n, cols});
+    NodeId h = g.add_op(OpKind::Add, {g.add_op(OpKind::Add, {cols_of(g, x, 0, cols - 2, n), cols_of(g, x, 1, cols - 2, n)}),
+                                      cols_of(g, x, 2, cols - 2, n)});
+    NodeId v = g.add_op(OpKind::Add, {rows(g, h, 0, n - 2, cols - 2), rows(g, h, 1, n - 2, cols - 2)});
+    g.set_outputs({g.add_op(OpKind::Add, {v, rows(g, h, 2, n - 2, cols - 2)})});
+    return g;
+}
+
 const StageAnalysis::Reach *reach_of(const StageAnalysis &s, int producer, int axis) {
     for (const auto &r : s.reaches) {
         if (r.producer == producer && r.axis == axis) return &r;
@@ -49,12 +67,13 @@ const StageAnalysis::Reach *reach_of(const StageAnalysis &s, int producer, int a
     return nullptr;
 }
 
-std::vector<float> run_rows(const Graph &g, const Schedule &schedule, int64_t n, int64_t cols, CompileReport *report) {
+std::vector<float> run_rows(const Graph &g, const std::optional<Schedule> &schedule, int64_t n, int64_t cols,
+                            CompileReport *report, int64_t out_cols = -1) {
     CompileOptions options;
     options.schedule = schedule;
     KernelPtr k = compile_graph(g, options, report);
     Halide::Runtime::Buffer<float> x(static_cast<int>(cols), static_cast<int>(n)),
-        out(static_cast<int>(cols), static_cast<int>(n - 2));
+        out(static_cast<int>(out_cols < 0 ? cols : out_cols), static_cast<int>(n - 2));
     x.for_each_element([&](int j, int i) { x(j, i) = static_cast<float>((i * 7 + j * 3) % 13) / 8.0f - 0.7f; });
     std::vector<halide_buffer_t *> buffers{x.raw_buffer(), out.raw_buffer()};
     std::string error;
@@ -142,6 +161,37 @@ TEST_CASE("golden: the search computes a stencil's producer per tile on the refe
     SearchResult alone = search_schedule(small, analyze_pipeline(small), reference_machine(), avx2());
     CHECK(std::none_of(alone.schedule.begin(), alone.schedule.end(),
                        [](const Decision &d) { return d.choice == Choice::TileRows; }));
+}
+
+TEST_CASE("a stencil intermediate the partitioner inlines is an optional region the schedule may store") {
+    const int64_t n = 45, cols = 53;
+    Graph g = separable_sum(n, cols);
+    Partition p = partition_into_regions(g);
+    REQUIRE(p.regions.size() == 2);
+    CHECK(p.optional[p.regions[0].root]);
+    CHECK(print_partition(g, p).find("[optional") != std::string::npos);
+    CompileReport report;
+    const std::vector<float> want = run_rows(g, std::nullopt, n, cols, &report, cols - 2);
+    CHECK(std::count(report.decisions.begin(), report.decisions.end(), Decision{0, Choice::Inline}) == 1);
+    CHECK(report.schedule_source.find(".compute_inline();") != std::string::npos);
+    // Stored at the root, or per tile (a partial last tile): the same numbers.
+    const Schedule root{{0, Choice::ComputeRoot}, {1, Choice::ComputeRoot}, {1, Choice::Vectorize, 0, 8}};
+    const Schedule tiled{{0, Choice::ComputeAtTile, -1, 1}, {0, Choice::Vectorize, 0, 8}, {1, Choice::ComputeRoot},
+                         {1, Choice::TileRows, 1, 16}, {1, Choice::Vectorize, 0, 8}};
+    CHECK(run_rows(g, root, n, cols, nullptr, cols - 2) == want);
+    CHECK(run_rows(g, tiled, n, cols, nullptr, cols - 2) == want);
+    // Inline is for optional regions, and gives the region no loops.
+    auto refused = [&](Schedule s, const std::string &why) {
+        CompileOptions options;
+        options.schedule = s;
+        CHECK_THROWS_WITH_AS(compile_graph(g, options), doctest::Contains(why.c_str()), std::invalid_argument);
+    };
+    refused({{0, Choice::ComputeRoot}, {1, Choice::Inline}}, "only an optional region");
+    refused({{0, Choice::Inline}, {0, Choice::Vectorize, 0, 8}, {1, Choice::ComputeRoot}}, "no loops of its own");
+    // The search on a large image computes it per tile on the reference machine.
+    LoweredPipeline big = lower(separable_sum(2048, 2048));
+    SearchResult found = search_schedule(big, analyze_pipeline(big), reference_machine(), avx2());
+    CHECK(std::count(found.schedule.begin(), found.schedule.end(), Decision{0, Choice::ComputeAtTile, -1, 1}) == 1);
 }
 
 }  // TEST_SUITE

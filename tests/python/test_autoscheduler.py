@@ -60,7 +60,7 @@ def test_a_schedule_that_does_not_fit_runs_as_python_or_raises_under_fullgraph()
     with pytest.raises(ValueError, match="schedule must be a list"):
         hc.hcompile(softmax_rows, schedule=[("x",)])
     with pytest.raises(hc.CompileError, match="unknown schedule choice"):
-        hc.hcompile(softmax_rows, schedule=[(0, "inline", -1, 0, 0)], fullgraph=True)(_x())
+        hc.hcompile(softmax_rows, schedule=[(0, "unroll", -1, 0, 0)], fullgraph=True)(_x())
 
 
 def test_baseline_keeps_the_fixed_heuristic():
