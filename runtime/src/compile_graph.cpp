@@ -117,7 +117,11 @@ constexpr int kMaxRegions = 64;
 
 void check_region_budget(const Graph &graph, const Partition &partition) {
     int stages = 0;
-    for (const Region &r : partition.regions) stages += op_class(graph.node(r.root).kind) != OpClass::Leaf;
+    for (const Region &r : partition.regions) {
+        // An optional region is inlined unless stencil fusion computes it in a tile: no stage.
+        const bool optional = !partition.optional.empty() && partition.optional[r.root];
+        stages += op_class(graph.node(r.root).kind) != OpClass::Leaf && !optional;
+    }
     if (stages > kMaxRegions) {
         throw GraphError("graph past the compile-size budget: " + std::to_string(stages) +
                          " stored stages (at most " + std::to_string(kMaxRegions) +
