@@ -563,7 +563,7 @@ def plot_speedups(results: dict, peers: list[str], path: str, title: str):
 
     shown = [p for p in peers if p != "numpy"]
     names = list(results)
-    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(names) * max(1, len(shown)) / 3), 5))
+    fig, ax = plt.subplots(figsize=(max(8.0, 0.8 * len(names)), 5))
     width = 0.8 / max(1, len(shown))
     for i, p in enumerate(shown):
         xs, ys = [], []
