@@ -605,6 +605,11 @@ def main(argv=None) -> int:
     ap.add_argument("--plot", metavar="PNG", help="bar chart of each peer's speedup over NumPy (needs matplotlib)")
     a = ap.parse_args(argv)
 
+    if a.plot:
+        try:
+            import matplotlib  # noqa: F401  (before the run, not after it)
+        except ImportError:
+            ap.error("--plot needs matplotlib (pip install matplotlib, or the bench extra)")
     if a.threads is not None and os.environ.get("APPS_BENCH_THREADS") != str(a.threads):
         _reexec_with_threads(a.threads, argv)
 

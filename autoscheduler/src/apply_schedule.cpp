@@ -14,20 +14,19 @@ namespace {
 // would then read its producers, and the inputs, out of bounds (fuzz seed 3).
 constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
 
-// The tile loop of a region tiled by TileRows (one name per region: its members compute there).
-Halide::Var tile_loop(int region) { return Halide::Var("tile_" + std::to_string(region)); }
+// The tile loop of a Func tiled by TileRows, where the regions in its tiles are computed.
+Halide::Var tile_loop(const Halide::Func &tiled) { return Halide::Var("tile_" + ScheduleWriter::cpp_name(tiled.name())); }
 
 // The pure definition's loops: vectorized and parallel as planned. Returns the loop that runs
 // once per vector of the innermost dimension (per element where it is not vectorized).
-Halide::VarOrRVar schedule_pure_loops(ScheduleWriter &w, const Halide::Func &f, const RegionFunc &r, const RegionPlan &p,
-                                      int region) {
+Halide::VarOrRVar schedule_pure_loops(ScheduleWriter &w, const Halide::Func &f, const RegionFunc &r, const RegionPlan &p) {
     StageRef s = ScheduleWriter::pure(f);
     if (r.vars.empty()) return Halide::Var::outermost();
     if (p.tile_axis >= 0) {
         // Tiles of rows, the tile loop outermost (so the regions computed per tile are computed
         // once for all of the tile's other outer loops, channels say) and parallel. Guarded
         // tails: a last, short tile asks its producers for its own rows only.
-        Halide::Var tile = tile_loop(region), row("row_in_" + std::to_string(region));
+        Halide::Var tile = tile_loop(f), row("row_in_" + ScheduleWriter::cpp_name(f.name()));
         w.split(s, r.vars[p.tile_axis], tile, row, static_cast<int>(p.tile_rows), kTail);
         std::vector<Halide::VarOrRVar> order;
         for (size_t i = 0; i < r.vars.size(); ++i) {
@@ -61,8 +60,9 @@ void place(ScheduleWriter &w, const Halide::Func &f, const LoweredPipeline &lowe
     if (p.tile_of >= 0) {
         // Per tile of the tiled region: Halide's bounds inference computes the rows the tile
         // needs (its own plus the stencils' reach), which stay in cache for their consumers.
-        Halide::VarOrRVar tile = tile_loop(p.tile_of);
-        w.compute_at(f, lowered.regions[p.tile_of].func, &tile);
+        const Halide::Func &tiled = lowered.regions[p.tile_of].func;
+        Halide::VarOrRVar tile = tile_loop(tiled);
+        w.compute_at(f, tiled, &tile);
         return;
     }
     if (p.row_of < 0) {
@@ -78,8 +78,8 @@ void place(ScheduleWriter &w, const Halide::Func &f, const LoweredPipeline &lowe
 
 // An elementwise region; its staged operand (lowering.h) is computed per vector of it (per
 // element where it is not vectorized), inside whatever loop the region itself runs in.
-void schedule_elementwise(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p, int region) {
-    Halide::VarOrRVar per_vector = schedule_pure_loops(w, r.func, r, p, region);
+void schedule_elementwise(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    Halide::VarOrRVar per_vector = schedule_pure_loops(w, r.func, r, p);
     if (!p.stage_operand) return;
     if (r.vars.empty()) {
         w.compute_root(r.staged_operand);
@@ -91,9 +91,9 @@ void schedule_elementwise(ScheduleWriter &w, const RegionFunc &r, const RegionPl
 
 // `acc` holds the update; `func` (the region's value) reads the answer out of it.
 void schedule_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
-    schedule_pure_loops(w, r.func, r, p, -1);
+    schedule_pure_loops(w, r.func, r, p);
     Halide::Func acc = r.accumulator;
-    schedule_pure_loops(w, acc, r, p, -1);
+    schedule_pure_loops(w, acc, r, p);
     StageRef update = ScheduleWriter::update(acc);
     if (r.rextents.empty()) {
         w.unscheduled(update);
@@ -131,7 +131,7 @@ void schedule_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionPlan
 // outputs) are the vector; each block sum is computed in registers inside the accumulator's
 // loop over blocks; the planned output axis runs in parallel.
 void schedule_blocked_sum(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
-    schedule_pure_loops(w, r.func, r, p, -1);
+    schedule_pure_loops(w, r.func, r, p);
     const BlockedSum &b = *r.blocked_sum;
     Halide::Func acc = r.accumulator;
     w.compute_root(acc);   // a row-fused sum moves into the row loop with its region, last
@@ -284,7 +284,7 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
             if (p.row_of < 0) w.compute_root(r.accumulator);
             schedule_reduction(w, r, p);
         } else {
-            schedule_elementwise(w, r, p, static_cast<int>(i));
+            schedule_elementwise(w, r, p);
         }
         // A row-fused region's accumulator moves into the row loop with it (last, as the
         // accumulator's own placement above is the root's or its tile's).

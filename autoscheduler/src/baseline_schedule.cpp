@@ -46,11 +46,11 @@ private:
 
     void choose_region(int i) {
         const RegionFunc &r = lowered_.regions[i];
-        const int width = natural_lanes(r, target_);
         if (r.optional) {
             add(i, Choice::Inline);  // what the fusion partitioner's cost rule chose for it
             return;
         }
+        const int width = natural_lanes(r, target_);
         if (r.row_fused && lowered_.row_root >= 0) {
             add(i, Choice::ComputeAtRow, -1, lowered_.row_root);
         } else {

@@ -18,6 +18,11 @@ namespace {
 constexpr double kLatencyExposedOps = 64;
 constexpr double kOneRegisterSlowdown = 1.2;
 
+// Lanes of one native vector of the stage's widest values.
+int native_lanes(const StageAnalysis &s, const MachineModel &m) {
+    return std::max(1, m.vector_bits / std::max(8, s.widest_bits));
+}
+
 // Vector instructions for `points` points of `ops` each, `lanes` at a time over an innermost
 // extent `inner` (guarded tails pay whole vectors), with `native` lanes per register.
 double vector_ops(double points, double ops, int64_t lanes, int64_t inner, int native) {
@@ -66,7 +71,7 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
         const int64_t rows = lowered.regions[p.row_of].extents.back();
         return serial / double(std::max<int64_t>(1, std::min<int64_t>(rows, m.cores)));
     }
-    const int native = std::max(1, m.vector_bits / std::max(8, s.widest_bits));
+    const int native = native_lanes(s, m);
     const int64_t inner = s.extents.empty() ? 1 : s.extents[0];
     const double points = double(s.points), reduced = double(s.points) * double(s.reduction_points);
     // A row-fused region runs inside its root's parallel rows: the root's tasks cover it.
@@ -125,8 +130,7 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
 // reach, recomputed by neighbouring tiles) and keeps them in cache for its consumers, so only
 // the tiled region's stores and the group's reads of other arrays reach memory, as long as a
 // tile's rows of every member fit in one core's cache.
-double group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &a, const std::vector<RegionPlan> &plans,
-                     int root, const MachineModel &m) {
+double group_seconds(const PipelineAnalysis &a, const std::vector<RegionPlan> &plans, int root, const MachineModel &m) {
     const RegionPlan &rp = plans[root];
     std::vector<int> members;
     for (size_t i = 0; i < plans.size(); ++i) {
@@ -144,7 +148,7 @@ double group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &a, 
         const int64_t extent = std::max<int64_t>(s.extents[span.axis], 1);
         const int64_t per_tile = std::min<int64_t>(extent, tile + span.hi - span.lo);
         const double points = double(s.points) * double(per_tile * tiles) / double(extent);
-        const int native = std::max(1, m.vector_bits / std::max(8, s.widest_bits));
+        const int native = native_lanes(s, m);
         const int64_t lanes = p.vector_axis == 0 ? p.vector_width : 1;
         work += vector_ops(points, s.ops_per_point + memory_ops(s.load_bytes_per_point, s.store_bytes_per_point, s.type_bits),
                            lanes, s.extents[0], native);
@@ -169,7 +173,7 @@ double group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &a, 
 
 double inline_seconds(const PipelineAnalysis &a, int region, const MachineModel &m) {
     const StageAnalysis &s = a.stages[region];
-    const int native = std::max(1, m.vector_bits / std::max(8, s.widest_bits));
+    const int native = native_lanes(s, m);
     double work = 0;
     for (int c : s.consumers) {
         const StageAnalysis &consumer = a.stages[c];
@@ -183,7 +187,7 @@ double inline_seconds(const PipelineAnalysis &a, int region, const MachineModel 
 double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
                              int root, const MachineModel &machine) {
     std::vector<RegionPlan> plans = plan_regions(lowered, schedule, /*whole_pipeline=*/false);
-    return group_seconds(lowered, analysis, plans, root, machine);
+    return group_seconds(analysis, plans, root, machine);
 }
 
 double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
@@ -205,7 +209,7 @@ std::vector<double> predict_seconds(const LoweredPipeline &lowered, const Pipeli
                 total += inline_seconds(analysis, stage.region, machine);
                 continue;
             }
-            total += p.tile_axis >= 0 ? group_seconds(lowered, analysis, plans, stage.region, machine)
+            total += p.tile_axis >= 0 ? group_seconds(analysis, plans, stage.region, machine)
                                       : region_seconds(lowered, stage, p, machine);
         }
         seconds.push_back(total);

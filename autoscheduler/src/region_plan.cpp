@@ -26,6 +26,12 @@ bool plain_elementwise(const RegionFunc &r) {
            r.op_class != OpClass::Matmul;
 }
 
+bool is_output(const LoweredPipeline &lowered, int region) {
+    const std::string &name = lowered.regions[region].func.name();
+    return std::any_of(lowered.outputs.begin(), lowered.outputs.end(),
+                       [&](const Halide::Func &f) { return f.name() == name; });
+}
+
 std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Schedule &schedule, bool whole_pipeline) {
     std::vector<RegionPlan> plans(lowered.regions.size());
     std::vector<bool> decided(lowered.regions.size(), false);
@@ -121,9 +127,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             need(d.value >= 0 && d.value < static_cast<int64_t>(plans.size()) && d.value != d.region,
                  "the tile loop must be another region's");
             need(plain_elementwise(r), "only a plain elementwise region is computed in a tile");
-            need(std::none_of(lowered.outputs.begin(), lowered.outputs.end(),
-                              [&](const Halide::Func &f) { return f.name() == r.func.name(); }),
-                 "an output is stored whole, not per tile");
+            need(!is_output(lowered, d.region), "an output is stored whole, not per tile");
             p.tile_of = static_cast<int>(d.value);
             break;
         case Choice::Inline:

@@ -35,6 +35,9 @@ struct RegionPlan {
 // regions take part in stencil fusion (tiles and the regions computed in them).
 bool plain_elementwise(const RegionFunc &r);
 
+// Whether region `region` is one of the pipeline's outputs (stored whole, never per tile).
+bool is_output(const LoweredPipeline &lowered, int region);
+
 // The plans of every region; throws std::invalid_argument for a list that does not fit the
 // pipeline (apply_schedule.h says what is refused). `whole_pipeline` false: the list holds some
 // regions' decisions only (the search ranks one region at a time), each of them complete.

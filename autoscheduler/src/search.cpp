@@ -188,9 +188,8 @@ std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline
     for (const StageAnalysis &stage : analysis.stages) {
         // A region of a stencil-fusion group changes with its group, not alone.
         const Schedule own = decisions_of(chosen, stage.region);
-        if (std::any_of(chosen.begin(), chosen.end(), [&](const Decision &d) {
-                return (d.choice == Choice::ComputeAtTile && (d.region == stage.region || d.value == stage.region)) ||
-                       (d.choice == Choice::TileRows && d.region == stage.region);
+        if (std::any_of(own.begin(), own.end(), [](const Decision &d) {
+                return d.choice == Choice::ComputeAtTile || d.choice == Choice::TileRows;  // a tiled root has TileRows
             })) {
             continue;
         }

@@ -11,12 +11,6 @@ namespace hc {
 
 namespace {
 
-bool is_output(const LoweredPipeline &lowered, int region) {
-    const std::string &name = lowered.regions[region].func.name();
-    return std::any_of(lowered.outputs.begin(), lowered.outputs.end(),
-                       [&](const Halide::Func &f) { return f.name() == name; });
-}
-
 // The axis to tile: the outermost with rows enough for two tiles per core of the smallest tile.
 int tile_axis(const StageAnalysis &s, const RegionPlan &p, int cores) {
     for (int a = static_cast<int>(s.extents.size()) - 1; a >= 1; --a) {

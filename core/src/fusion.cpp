@@ -209,15 +209,14 @@ Partition partition_with_budget(const Graph &graph, int budget) {
             // the input instead keeps the work and stores a fraction of the bytes (a bilateral
             // grid's slices read one 540k-point grid up-sampled to 35M points: stored after the
             // broadcast, 138 MB went to memory and back). The layout ops stay inlined.
-            NodeId stored = id;
-            for (NodeId at = id; is_layout(graph.node(at).kind) && graph.node(at).inputs.size() == 1;) {
-                at = graph.node(at).inputs[0];
-                if (op_class(graph.node(at).kind) == OpClass::Leaf) break;
-                if (!is_layout(graph.node(at).kind) && graph.node(at).size() * kExpansionToStoreBefore <= node.size()) {
-                    stored = at;
-                }
-                if (!is_layout(graph.node(at).kind)) break;
+            NodeId source = id;
+            while (is_layout(graph.node(source).kind) && graph.node(source).inputs.size() == 1) {
+                source = graph.node(source).inputs[0];
             }
+            const Node &s = graph.node(source);
+            const bool expanded = source != id && op_class(s.kind) != OpClass::Leaf &&
+                                  s.size() * kExpansionToStoreBefore <= node.size();
+            const NodeId stored = expanded ? source : id;
             p.materialized[stored] = true;
             p.budget_stores.push_back({stored, BudgetStore::Recompute, count, work[id], budget});
         }

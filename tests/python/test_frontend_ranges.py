@@ -11,6 +11,8 @@ import numpy_oracle as O
     "np.arange(5, 5)", "np.arange(-7, 40, 3)", "np.arange(1000)", "np.arange(10, dtype=np.float64)",
     "np.arange(4, dtype=np.int32)", "np.arange(2**40, 2**40 + 5)", "np.arange(3, 10, 0)",
     "np.arange(1, 9, 2, dtype=np.uint8)", "np.arange(1025)[::-3]",
+    "np.arange(11, dtype=np.float32)", "np.arange(-5, 40, 3, dtype=np.float32)", "np.arange(0, dtype=np.float32)",
+    "np.arange(2**24 - 3, 2**24 + 1, dtype=np.float32)",
 ])
 def test_arange(call):
     O.check(O.fn_from_src(f"def f(x):\n    return {call} + x\n"), np.int64(1))
@@ -25,6 +27,13 @@ def test_arange(call):
 def test_linspace(args):
     O.check(O.fn_from_src(f"def f(x):\n    return np.linspace({args}) + x\n"), 0.0)
     O.check(O.fn_from_src(f"def f(x):\n    return np.linspace({args}) * x\n"), np.float64(-0.0))
+
+
+@pytest.mark.parametrize("dtype", ["np.float32", "np.float64", "np.int32", "np.int64", "np.uint8", "np.int8"])
+@pytest.mark.parametrize("args", ["0, 1, 8", "-2.5, 9, 5", "-3.5, 2.25, 11", "0, 1, 0", "0, 1, 1", "2, 7, 4, False"])
+def test_linspace_dtype(args, dtype):
+    # NumPy samples in float64, floors for an integer dtype, then casts.
+    O.check(O.fn_from_src(f"def f(x):\n    return np.linspace({args}, dtype={dtype}) + x\n"), np.int8(1))
 
 
 @pytest.mark.parametrize("dtype", O.DTYPES)
