@@ -17,6 +17,19 @@ constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
 // The tile loop of a Func tiled by TileRows, where the regions in its tiles are computed.
 Halide::Var tile_loop(const Halide::Func &tiled) { return Halide::Var("tile_" + ScheduleWriter::cpp_name(tiled.name())); }
 
+// Loop `v` of stage `s` in parallel, `grain` iterations a task (parallel_tasks.h): `v` is split
+// into a task loop and `v` again, so `v` still names the loop of single iterations (where row-fused
+// regions are computed, say). Applied after any vectorize of `v`: the grain counts vectors then.
+void parallel_loop(ScheduleWriter &w, const StageRef &s, const Halide::Var &v, int64_t grain) {
+    if (grain <= 1) {
+        w.parallel(s, v);
+        return;
+    }
+    Halide::Var task(v.name() + "_task");
+    w.split(s, v, task, v, static_cast<int>(grain), kTail);
+    w.parallel(s, task);
+}
+
 // The pure definition's loops: vectorized and parallel as planned. Returns the loop that runs
 // once per vector of the innermost dimension (per element where it is not vectorized).
 Halide::VarOrRVar schedule_pure_loops(ScheduleWriter &w, const Halide::Func &f, const RegionFunc &r, const RegionPlan &p) {
@@ -52,7 +65,7 @@ Halide::VarOrRVar schedule_pure_loops(ScheduleWriter &w, const Halide::Func &f, 
         return inner;
     }
     if (p.vector_axis >= 0) w.vectorize(s, r.vars[p.vector_axis], static_cast<int>(p.vector_width), kTail);
-    if (p.parallel_axis >= 0) w.parallel(s, r.vars[p.parallel_axis]);
+    if (p.parallel_axis >= 0) parallel_loop(w, s, r.vars[p.parallel_axis], p.parallel_grain);
     return r.vars[0];
 }
 
@@ -121,7 +134,7 @@ void schedule_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionPlan
         scheduled = true;
     }
     if (p.parallel_update_axis >= 0) {
-        w.parallel(update, r.vars[p.parallel_update_axis]);
+        parallel_loop(w, update, r.vars[p.parallel_update_axis], p.parallel_update_grain);
         scheduled = true;
     }
     if (!scheduled) w.unscheduled(update);  // serial loops are the plan here, not an oversight
@@ -152,7 +165,7 @@ void schedule_blocked_sum(ScheduleWriter &w, const RegionFunc &r, const RegionPl
         }
         if (order.size() > 1) w.reorder(update, order);
         if (vectorize) w.vectorize(update, vec, width, kTail);
-        if (parallel) w.parallel(update, r.vars[p.parallel_update_axis]);
+        if (parallel) parallel_loop(w, update, r.vars[p.parallel_update_axis], p.parallel_update_grain);
         if (order.size() == 1 && !vectorize && !parallel) w.unscheduled(update);  // one serial pass
         // A part is needed for all lanes of one iteration of the domain's innermost loop (or,
         // without a domain, of one output row). (The tail's stage is the last one, which a
@@ -170,7 +183,7 @@ void schedule_blocked_sum(ScheduleWriter &w, const RegionFunc &r, const RegionPl
     };
     schedule_stage(b.block_stage, b.block_domain, b.blocks);
     schedule_stage(b.tail_stage, b.tail_domain, b.tail);
-    if (parallel) w.parallel(ScheduleWriter::pure(acc), r.vars[p.parallel_update_axis]);
+    if (parallel) parallel_loop(w, ScheduleWriter::pure(acc), r.vars[p.parallel_update_axis], p.parallel_update_grain);
 }
 
 // A product through BLAS: the region's Func (a copy of the extern stage) split into tiles run

@@ -3,6 +3,7 @@
 #include "hcompile/analysis.h"
 
 #include "associativity.h"
+#include "parallel_tasks.h"
 
 #include <algorithm>
 #include <thread>
@@ -86,42 +87,56 @@ private:
             return;
         }
         if (r.extents[0] >= width) add(i, Choice::Vectorize, 0, width);
-        if (parallel && r.vars.size() > 1) add(i, Choice::Parallel, static_cast<int>(r.vars.size()) - 1);
+        if (parallel && r.vars.size() > 1) {
+            add(i, Choice::Parallel, static_cast<int>(r.vars.size()) - 1, parallel_grain(r.extents.back(), cores()));
+        }
+    }
+
+    static int64_t cores() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+    // The update's parallel loop over the last output axis, in tasks of several iterations
+    // (over vectors, where that axis is 0 and vectorized `width` wide across outputs).
+    void add_parallel_update(int i, const RegionFunc &r, int64_t width) {
+        const int axis = static_cast<int>(r.vars.size()) - 1;
+        const int64_t iterations = axis == 0 ? (r.extents[0] + width - 1) / width : r.extents[axis];
+        add(i, Choice::ParallelUpdate, axis, parallel_grain(iterations, cores()));
     }
 
     void choose_reduction(int i, const RegionFunc &r, int width) {
         if (r.rextents.empty()) return;
+        int64_t across = 1;
         if (!r.reduces_innermost && !r.vars.empty() && r.extents[0] >= width) {
             // Neighbouring outputs reduce neighbouring inputs.
             add(i, Choice::ReduceAcrossOutputs, 0, width);
+            across = width;
         } else if (r.reduces_innermost && r.associative_vectorizable && r.rextents[0] >= 2 * width &&
                    update_provably_associative(r.accumulator)) {
             add(i, Choice::ReduceInLanes, -1, width);
         }
         const bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty();
-        if (parallel && !r.row_fused && r.extents.back() > 1) {
-            add(i, Choice::ParallelUpdate, static_cast<int>(r.vars.size()) - 1);
-        }
+        if (parallel && !r.row_fused && r.extents.back() > 1) add_parallel_update(i, r, across);
     }
 
     // A float sum (BlockedSum, lowering.h): the accumulator's lanes are the vector, or, with one
     // lane, its outputs.
     void choose_blocked_sum(int i, const RegionFunc &r, int width) {
         const BlockedSum &b = *r.blocked_sum;
+        int64_t across = 1;
         if (b.lanes > 1) {
             add(i, Choice::SumVector, -1, b.lanes);
         } else if (!r.vars.empty() && r.extents[0] >= width) {
             add(i, Choice::SumVector, -1, width);
+            across = width;
         }
         const bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty() &&
                               !r.row_fused && r.extents.back() > 1;
-        if (parallel) add(i, Choice::ParallelUpdate, static_cast<int>(r.vars.size()) - 1);
+        if (parallel) add_parallel_update(i, r, across);
     }
 
     // BLAS calls in parallel, one per core: tiles of rows where each has a few (BLAS's kernels
     // work in blocks of rows), else of columns; the copy out vectorized.
     void choose_library_call(int i, const RegionFunc &r, int width) {
-        const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+        const int64_t cores = this->cores();
         const int64_t columns = r.extents[0], rows = r.extents[1];
         int axis = 1;
         int64_t tiles = 1;

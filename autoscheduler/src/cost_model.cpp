@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "parallel_tasks.h"
 #include "region_plan.h"
 
 namespace hc {
@@ -50,7 +51,8 @@ double run_seconds(double work, double bytes, int64_t tasks, const MachineModel 
     if (tasks <= 1) return std::max(compute, bytes / bandwidth);
     const double waves = std::ceil(double(tasks) / workers);
     const double imbalance = waves * workers / double(tasks);
-    return std::max(compute * imbalance / workers, bytes / bandwidth) + kLaunchCalibration * m.parallel_launch_seconds;
+    return std::max(compute * imbalance / workers, bytes / bandwidth) + kLaunchCalibration * m.parallel_launch_seconds +
+           double(tasks) * kTaskClaimSeconds;
 }
 
 // Load and store instructions per point: one per array read (each is one vector load where the
@@ -74,8 +76,13 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
     const int native = native_lanes(s, m);
     const int64_t inner = s.extents.empty() ? 1 : s.extents[0];
     const double points = double(s.points), reduced = double(s.points) * double(s.reduction_points);
-    // A row-fused region runs inside its root's parallel rows: the root's tasks cover it.
-    auto tasks_of = [&](int axis) -> int64_t { return axis >= 0 ? s.extents[axis] : 1; };
+    // The tasks of a parallel loop over `axis` (none: 1), `grain` iterations each; a loop over
+    // the vectorized axis 0 iterates over vectors of `width`.
+    auto tasks_of = [&](int axis, int64_t grain, int64_t width) -> int64_t {
+        if (axis < 0) return 1;
+        const int64_t step = axis == 0 ? std::max<int64_t>(width, 1) : 1;
+        return parallel_tasks((s.extents[axis] + step - 1) / step, grain);
+    };
     if (s.library_call) {
         // BLAS at about two fused multiply-adds per cycle per native vector.
         const double work = reduced / native / 2.0;
@@ -92,12 +99,12 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
         const double bytes = points * s.store_bytes_per_point + reduced * s.load_bytes_per_reduction_point / p.tile_m;
         const int64_t tasks = p.parallel_axis == 0   ? (inner + p.tile_n - 1) / p.tile_n
                               : p.parallel_axis == 1 ? (s.extents[1] + p.tile_m - 1) / p.tile_m
-                                                     : tasks_of(p.parallel_axis);
+                                                     : tasks_of(p.parallel_axis, 1, 1);
         return run_seconds(fmas * per_fma * tail, bytes, tasks, m);
     }
     // The pure definition (a reduction's read-out and its accumulator's init run the same loops).
     const int64_t pure_lanes = p.vector_axis == 0 || p.chunks ? p.vector_width : 1;
-    const int64_t pure_tasks = p.chunks ? p.chunks : tasks_of(p.parallel_axis);
+    const int64_t pure_tasks = p.chunks ? p.chunks : tasks_of(p.parallel_axis, p.parallel_grain, p.vector_axis == 0 ? p.vector_width : 1);
     double work = vector_ops(points, s.ops_per_point + memory_ops(s.load_bytes_per_point, s.store_bytes_per_point, s.type_bits),
                              pure_lanes, inner, native);
     double bytes = points * (s.load_bytes_per_point + s.store_bytes_per_point);
@@ -120,7 +127,8 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
             const double line = 64, strip = double(std::max<int64_t>(lanes, 1)) * std::max(1, s.type_bits / 8);
             rbytes *= std::max(1.0, line / strip) * 2;
         }
-        seconds += run_seconds(rwork, rbytes, tasks_of(p.parallel_update_axis), m);
+        const int64_t across = p.across_outputs ? p.across_outputs : p.sum_vector && !reduced_lanes ? p.sum_vector : 1;
+        seconds += run_seconds(rwork, rbytes, tasks_of(p.parallel_update_axis, p.parallel_update_grain, across), m);
     }
     return seconds;
 }

@@ -47,16 +47,17 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     s += ": ";
     std::string axis = "axis " + std::to_string(d.axis);
     std::string value = std::to_string(d.value);
+    std::string tasks = d.value > 1 ? " in tasks of " + value : "";
     switch (d.choice) {
     case Choice::ComputeRoot: return s + "compute_root";
     case Choice::ComputeAtRow: return s + "compute_at_row of region " + value;
     case Choice::Vectorize: return s + "vectorize " + axis + " by " + value;
-    case Choice::Parallel: return s + "parallel " + axis;
+    case Choice::Parallel: return s + "parallel " + axis + tasks;
     case Choice::ParallelChunks: return s + "parallel_chunks " + axis + " in " + value + " chunks";
     case Choice::StageOperand: return s + "stage_operand per vector";
     case Choice::ReduceAcrossOutputs: return s + "reduce_across_outputs " + axis + " by " + value;
     case Choice::ReduceInLanes: return s + "reduce_in_lanes of " + value;
-    case Choice::ParallelUpdate: return s + "parallel_update " + axis;
+    case Choice::ParallelUpdate: return s + "parallel_update " + axis + tasks;
     case Choice::SumVector: return s + "sum_vector of " + value;
     case Choice::RegisterTile: return s + "register_tile " + value + "x" + std::to_string(d.value2);
     case Choice::CallLibrary:

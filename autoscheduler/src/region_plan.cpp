@@ -71,7 +71,10 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             break;
         case Choice::Parallel:
             need_axis();
+            need(d.value >= 0, "a task runs at least one iteration");
+            need(!matmul || d.value <= 1, "a matrix product's tasks are its tiles");
             set_once(p.parallel_axis, d.axis, -1, d, lowered);
+            p.parallel_grain = d.value;
             break;
         case Choice::ParallelChunks:
             need(r.vars.size() == 1 && d.axis == 0, "chunks split a 1-D region's axis 0");
@@ -98,7 +101,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         case Choice::ParallelUpdate:
             need((reduction || r.blocked_sum) && !matmul, "the region has no reduction update");
             need_axis();
+            need(d.value >= 0, "a task runs at least one iteration");
             set_once(p.parallel_update_axis, d.axis, -1, d, lowered);
+            p.parallel_update_grain = d.value;
             break;
         case Choice::SumVector:
             need(r.blocked_sum.has_value(), "not a blocked float sum");

@@ -15,11 +15,13 @@ struct RegionPlan {
     int vector_axis = -1;
     int64_t vector_width = 0;
     int parallel_axis = -1;
+    int64_t parallel_grain = 0;   // iterations per task of the parallel loop (0: one)
     int64_t chunks = 0;
     bool stage_operand = false;
     int64_t across_outputs = 0;   // ReduceAcrossOutputs width
     int64_t lanes = 0;            // ReduceInLanes width
     int parallel_update_axis = -1;
+    int64_t parallel_update_grain = 0;
     int64_t sum_vector = 0;
     int64_t tile_n = 0, tile_m = 0;
     int64_t library = 0;          // CallLibrary: vector width of the stored operands

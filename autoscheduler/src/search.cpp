@@ -7,6 +7,7 @@
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/cost_model.h"
 #include "associativity.h"
+#include "parallel_tasks.h"
 #include "stencil_fusion.h"
 
 namespace hc {
@@ -85,7 +86,7 @@ std::vector<Schedule> region_candidates(const LoweredPipeline &lowered, int i, c
                 }
             } else if (r.extents[last] > 1) {
                 Schedule s = v;
-                s.push_back({i, Choice::Parallel, last});
+                s.push_back({i, Choice::Parallel, last, parallel_grain(r.extents[last], cores)});
                 loops.push_back(s);
             }
         }
@@ -110,10 +111,23 @@ std::vector<Schedule> region_candidates(const LoweredPipeline &lowered, int i, c
                 if (r.rextents[0] >= 2 * width) strategy.push_back({{i, Choice::ReduceInLanes, -1, width}});
             }
         }
-        choices.push_back(strategy);
-        std::vector<Schedule> parallel{{}};
-        if (!per_row && !r.vars.empty() && r.extents[last] > 1) parallel.push_back({{i, Choice::ParallelUpdate, last}});
-        choices.push_back(parallel);
+        // Each strategy serial, or with its update's loop over the last output axis in parallel
+        // (over vectors where that axis is 0 and the strategy vectorizes across outputs).
+        std::vector<Schedule> updates;
+        for (const Schedule &st : strategy) {
+            updates.push_back(st);
+            if (per_row || r.vars.empty() || r.extents[last] <= 1) continue;
+            int64_t step = 1;
+            for (const Decision &d : st) {
+                const bool across = d.choice == Choice::ReduceAcrossOutputs ||
+                                    (d.choice == Choice::SumVector && r.blocked_sum->lanes == 1);
+                if (across && last == 0) step = d.value;
+            }
+            Schedule with = st;
+            with.push_back({i, Choice::ParallelUpdate, last, parallel_grain((r.extents[last] + step - 1) / step, cores)});
+            updates.push_back(with);
+        }
+        choices.push_back(updates);
     }
     return product(choices);
 }

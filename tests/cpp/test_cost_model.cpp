@@ -145,8 +145,11 @@ TEST_CASE("golden: the search's lists for small pipelines on the reference machi
         LoweredPipeline lowered = lower(g);
         Schedule baseline = baseline_schedule(lowered, avx2());
         SearchResult r = search_schedule(lowered, analyze_pipeline(lowered), m, avx2());
-        CHECK(has(baseline, Decision{0, Choice::ParallelUpdate, 0}));
-        CHECK_FALSE(has(r.schedule, Decision{0, Choice::ParallelUpdate, 0}));
+        auto parallel_update = [](const Schedule &s) {
+            return std::any_of(s.begin(), s.end(), [](const Decision &d) { return d.choice == Choice::ParallelUpdate; });
+        };
+        CHECK(parallel_update(baseline));
+        CHECK_FALSE(parallel_update(r.schedule));
         CHECK(has(r.schedule, Decision{0, Choice::SumVector, -1, 8}));
     }
     SUBCASE("the variants differ from the choice in one region and are ranked") {

@@ -20,13 +20,15 @@ enum class Choice : uint8_t {
     ComputeAtRow,     // value: the region it is computed inside, per row (that region's outer axis)
     // Loops of the region's pure definition (a reduction's read-out and its accumulator's init).
     Vectorize,        // axis, value: vector width (tails guarded)
-    Parallel,         // axis: run in parallel (a tiled region: that axis's outer tile loop)
+    Parallel,         // axis: run in parallel (a matrix product: that axis's outer tile loop);
+                      // value: iterations per task (0 or 1: one each; parallel_tasks.h)
     ParallelChunks,   // axis 0 of a 1-D region split into `value` chunks run in parallel
     StageOperand,     // the region's staged operand (lowering.h) computed per vector of it
     // A reduction's update.
     ReduceAcrossOutputs,  // axis 0, value: width: vector across neighbouring outputs
     ReduceInLanes,        // value: width: the innermost reduced axis split into vector lanes (rfactor)
-    ParallelUpdate,       // axis: the update's loop over that output axis in parallel
+    ParallelUpdate,       // axis: the update's loop over that output axis in parallel; value:
+                          // iterations per task, as for Parallel
     SumVector,            // a blocked float sum: value: width of its lanes or outputs vector
     // A matrix product.
     RegisterTile,     // value, value2: a tile of value x value2 outputs accumulated in registers
