@@ -14,8 +14,10 @@ namespace {
 // would then read its producers, and the inputs, out of bounds (fuzz seed 3).
 constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
 
-// The tile loop of a Func tiled by TileRows, where the regions in its tiles are computed.
+// The tile loop of a Func tiled by TileRows, where the regions in its tiles are computed (or,
+// sliding, stored), and its loop over one tile's rows.
 Halide::Var tile_loop(const Halide::Func &tiled) { return Halide::Var("tile_" + ScheduleWriter::cpp_name(tiled.name())); }
+Halide::Var row_loop(const Halide::Func &tiled) { return Halide::Var("row_in_" + ScheduleWriter::cpp_name(tiled.name())); }
 
 // Loop `v` of stage `s` in parallel, `grain` iterations a task (parallel_tasks.h): `v` is split
 // into a task loop and `v` again, so `v` still names the loop of single iterations (where row-fused
@@ -39,7 +41,7 @@ Halide::VarOrRVar schedule_pure_loops(ScheduleWriter &w, const Halide::Func &f, 
         // Tiles of rows, the tile loop outermost (so the regions computed per tile are computed
         // once for all of the tile's other outer loops, channels say) and parallel. Guarded
         // tails: a last, short tile asks its producers for its own rows only.
-        Halide::Var tile = tile_loop(f), row("row_in_" + ScheduleWriter::cpp_name(f.name()));
+        Halide::Var tile = tile_loop(f), row = row_loop(f);
         w.split(s, r.vars[p.tile_axis], tile, row, static_cast<int>(p.tile_rows), kTail);
         std::vector<Halide::VarOrRVar> order;
         for (size_t i = 0; i < r.vars.size(); ++i) {
@@ -69,12 +71,22 @@ Halide::VarOrRVar schedule_pure_loops(ScheduleWriter &w, const Halide::Func &f, 
     return r.vars[0];
 }
 
-void place(ScheduleWriter &w, const Halide::Func &f, const LoweredPipeline &lowered, const RegionPlan &p) {
+void place(ScheduleWriter &w, const Halide::Func &f, const LoweredPipeline &lowered, const std::vector<RegionPlan> &plans,
+           const RegionPlan &p) {
     if (p.tile_of >= 0) {
         // Per tile of the tiled region: Halide's bounds inference computes the rows the tile
         // needs (its own plus the stencils' reach), which stay in cache for their consumers.
         const Halide::Func &tiled = lowered.regions[p.tile_of].func;
         Halide::VarOrRVar tile = tile_loop(tiled);
+        if (plans[p.tile_of].tile_slides) {
+            // Stored for the whole tile, computed a row at a time as the tile's rows need them:
+            // Halide computes only the rows not yet computed (a sliding window) and folds the
+            // storage to the rows still read.
+            Halide::VarOrRVar row = row_loop(tiled);
+            w.store_at(f, tiled, tile.var);
+            w.compute_at(f, tiled, &row);
+            return;
+        }
         w.compute_at(f, tiled, &tile);
         return;
     }
@@ -286,7 +298,7 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
             w.compute_inline(r.func);
             continue;
         }
-        place(w, r.func, lowered, p);
+        place(w, r.func, lowered, plans, p);
         if (r.library_call) {
             schedule_library_call(w, r, p);
         } else if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
@@ -301,7 +313,7 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
         }
         // A row-fused region's accumulator moves into the row loop with it (last, as the
         // accumulator's own placement above is the root's or its tile's).
-        if (p.row_of >= 0 && r.accumulator.defined()) place(w, r.accumulator, lowered, p);
+        if (p.row_of >= 0 && r.accumulator.defined()) place(w, r.accumulator, lowered, plans, p);
     }
     return w.source();
 }

@@ -137,7 +137,9 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
 // over tiles: each member computes the rows its tile needs (more than the tile by its stencils'
 // reach, recomputed by neighbouring tiles) and keeps them in cache for its consumers, so only
 // the tiled region's stores and the group's reads of other arrays reach memory, as long as a
-// tile's rows of every member fit in one core's cache.
+// tile's rows of every member fit in one core's cache. Sliding down the tile's rows, a member
+// keeps only the rows its consumers' windows still read (Halide folds its storage), so a tall
+// tile fits too.
 double group_seconds(const PipelineAnalysis &a, const std::vector<RegionPlan> &plans, int root, const MachineModel &m) {
     const RegionPlan &rp = plans[root];
     std::vector<int> members;
@@ -169,7 +171,8 @@ double group_seconds(const PipelineAnalysis &a, const std::vector<RegionPlan> &p
         if (g == root) {
             bytes += double(s.points) * s.store_bytes_per_point;
         } else {
-            tile_bytes += double(s.points) / double(extent) * double(per_tile) * s.store_bytes_per_point;
+            const int64_t kept = rp.tile_slides ? std::min<int64_t>(per_tile, span.hi - span.lo + 1) : per_tile;
+            tile_bytes += double(s.points) / double(extent) * double(kept) * s.store_bytes_per_point;
             member_traffic += points * s.store_bytes_per_point * 2;
         }
     }

@@ -63,7 +63,9 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::CallLibrary:
         return s + "call_library (BLAS) in " + std::to_string(d.value2) + " parallel tiles of " + axis +
                ", operands stored in vectors of " + value;
-    case Choice::TileRows: return s + "tile_rows " + axis + " in tiles of " + value + " (tiles in parallel)";
+    case Choice::TileRows:
+        return s + "tile_rows " + axis + " in tiles of " + value + " (tiles in parallel" +
+               (d.value2 ? ", its regions sliding down each tile's rows)" : ")");
     case Choice::ComputeAtTile: return s + "compute_at_tile of region " + value;
     case Choice::Inline: return s + "inline into its consumers";
     }

@@ -124,8 +124,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             need_axis();
             need_width();
             need(plain_elementwise(r), "only a plain elementwise region is tiled");
+            need(d.value2 == 0 || (d.value2 == 1 && d.axis == static_cast<int>(r.vars.size()) - 1),
+                 "regions slide down the rows of a tile of the outermost axis only (no loop between)");
             set_once(p.tile_axis, d.axis, -1, d, lowered);
             p.tile_rows = d.value;
+            p.tile_slides = d.value2 == 1;
             break;
         case Choice::ComputeAtTile:
             set_once(p.placed, true, false, d, lowered);

@@ -31,6 +31,7 @@ struct RegionPlan {
     int tile_of = -1;             // ComputeAtTile: the tiled region whose tile loop holds this one
     int tile_axis = -1;           // TileRows: the axis split into tiles
     int64_t tile_rows = 0;        //   and the tile's extent along it
+    bool tile_slides = false;     //   and whether the regions in a tile slide down its rows
 };
 
 // A plain elementwise region: no update, no library call, not fused into rows. Only such

@@ -72,6 +72,11 @@ void ScheduleWriter::compute_at(Halide::Func f, const Halide::Func &at, const Ha
     }
 }
 
+void ScheduleWriter::store_at(Halide::Func f, const Halide::Func &at, const Halide::Var &loop) {
+    f.store_at(Halide::LoopLevel(at, loop));
+    line(cpp_name(f.name()), "store_at(" + cpp_name(at.name()) + ", " + name_of(loop) + ")");
+}
+
 void ScheduleWriter::bound(Halide::Func f, const Halide::Var &v, const Halide::Expr &min, const Halide::Expr &extent) {
     f.bound(v, min, extent);
     line(cpp_name(f.name()), "bound(" + name_of(v) + ", " + text(min) + ", " + text(extent) + ")");

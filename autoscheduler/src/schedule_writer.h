@@ -27,6 +27,8 @@ public:
     void compute_inline(Halide::Func f);
     // `loop` of `at`; with no loop, `at`'s outermost loop.
     void compute_at(Halide::Func f, const Halide::Func &at, const Halide::VarOrRVar *loop);
+    // Storage at loop `loop` of `at` (with compute_at an inner loop: Halide's sliding window).
+    void store_at(Halide::Func f, const Halide::Func &at, const Halide::Var &loop);
     void bound(Halide::Func f, const Halide::Var &v, const Halide::Expr &min, const Halide::Expr &extent);
     StageRef specialize(const StageRef &s, const Halide::Expr &condition);
     void vectorize(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &width,

@@ -19,7 +19,7 @@ namespace hc {
 constexpr double kTileLocality = 2.0;
 
 // Tile sizes tried, in rows.
-constexpr int64_t kTileRows[] = {8, 16, 32, 64, 128};
+constexpr int64_t kTileRows[] = {8, 16, 32, 64, 128, 256};
 
 // `schedule` (a whole pipeline's list, every region compute_root or row-fused) with groups of
 // regions moved into the tiles of a consumer where the model predicts a gain of at least

@@ -1,5 +1,5 @@
 // Stencil fusion: the analysis's windows of rows, tile spans through them, the tile_rows and
-// compute_at_tile decisions (applied, refused), and the search choosing them on the reference
+// compute_at_tile decisions (applied, sliding or not, refused), and the search choosing them on the reference
 // machine.
 #include <doctest/doctest.h>
 
@@ -120,6 +120,15 @@ TEST_CASE("regions computed per tile give the numbers computed at the root, part
     CHECK(run_rows(g, tiled, n, cols, &report) == want);
     CHECK(report.schedule_source.find(".compute_at(") != std::string::npos);
     CHECK(report.schedule_source.find(".parallel(tile_") != std::string::npos);   // the tile loop, in parallel
+    // Sliding down each tile's rows (stored per tile, computed per row): the same numbers, for
+    // tiles that divide the rows, leave a partial one, or hold them all.
+    for (int64_t rows : {8, 59, 128}) {
+        Schedule sliding = tiled;
+        sliding[3] = Decision{1, Choice::TileRows, 1, rows, 1};
+        CompileReport slid;
+        CHECK(run_rows(g, sliding, n, cols, &slid) == want);
+        CHECK(slid.schedule_source.find(".store_at(") != std::string::npos);
+    }
     // A tile taller than the image: one tile.
     tiled[3].value = 128;
     CHECK(run_rows(g, tiled, n, cols, nullptr) == want);
@@ -146,6 +155,7 @@ TEST_CASE("tile decisions that do not fit are refused") {
     refused({root0, root1, {1, Choice::TileRows, 0, 8}, {1, Choice::Vectorize, 0, 8}}, "not the vector's");
     refused({{0, Choice::ComputeAtTile, -1, 1}, {0, Choice::Parallel, 1}, root1, {1, Choice::TileRows, 1, 8}},
             "in no loop of its own");
+    refused({root0, root1, {1, Choice::TileRows, 0, 8, 1}}, "the outermost axis only");
 }
 
 TEST_CASE("golden: the search computes a stencil's producer per tile on the reference machine") {

@@ -39,7 +39,9 @@ enum class Choice : uint8_t {
     // Stencil fusion (Halide's compute_at a tile loop): a region split into tiles of rows
     // computes the regions placed in its tiles once per tile, over the rows the tile needs.
     TileRows,         // axis, value: rows per tile: `axis` split into tiles, the tile loop
-                      // outermost and parallel (the region's own parallel loop)
+                      // outermost and parallel (the region's own parallel loop); value2 1:
+                      // the regions in a tile slide down its rows (each stored for the tile,
+                      // computed row by row: Halide's sliding window; `axis` the outermost)
     ComputeAtTile,    // value: the tiled region in whose tile loop this one is computed (placement)
     Inline,           // an optional region (a stencil intermediate) computed inside each of its
                       // consumers' expressions, stored nowhere (placement)
