@@ -1,0 +1,99 @@
+"""What two of the search's choices are worth, measured: each pipeline's chosen list against the
+same list with one kind of decision changed, compiled side by side in one process and timed in
+turn (the machine drifts; ratios within a row hold).
+
+    python -m apps.schedule_choices_bench [--repeat 9] [--write apps/RESULTS.md]
+
+- Parallel grain: `parallel` and `parallel_update` as chosen (several iterations per task of
+  Halide's pool) against one iteration per task.
+- Stencil tiles: the chosen groups and tile size against the same groups sliding down 256-row
+  tiles (a choice the search does not propose: this is why) and against fixed tile sizes.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import hcompile as hc
+from apps import pipelines as P
+from apps import workloads as W
+from apps.bench import heading, publish
+from apps.cost_model_ranking import median_seconds
+
+PARALLEL = ("parallel", "parallel_update")
+
+
+def _grain_pipelines():
+    r = np.random.default_rng(0)
+    x = r.random((2048, 2048), np.float32)
+    yield "row sums 2048x2048", lambda x: x.sum(axis=1), (x,)
+    yield "row max 2048x2048", lambda x: x.max(axis=1), (x,)
+    yield "x * 2 + 1, 2048x2048", lambda x: x * 2 + 1, (x,)
+    for name in ("softmax_rows", "layernorm_rows", "tinyops"):
+        yield name, W.WORKLOADS[name].fn, W.WORKLOADS[name].make_inputs("bench")
+
+
+def _stencil_pipelines():
+    apps = {w.name: w for w in P._apps()}
+    for name in ("box_blur", "harris", "max_filter", "camera_pipe"):
+        yield name, apps[name].fn, apps[name].make_inputs("bench")
+
+
+def _chosen(fn, args):
+    compiled = hc.hcompile(fn, dynamic=False)
+    compiled(*args)
+    return compiled, [tuple(d) for d in compiled.compile_records[0]["report"]["decisions"]]
+
+
+def _timed(fn, args, lists, repeat):
+    """Median seconds of each list (None: the search's own), the lists compiled first and then
+    timed in turn, three rounds."""
+    compiled = [hc.hcompile(fn, dynamic=False, schedule=s) for s in lists]
+    for c in compiled:
+        c(*args)
+    rounds = [[median_seconds(c, args, repeat) for c in compiled] for _ in range(3)]
+    return np.median(np.array(rounds), axis=0)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
+    a = ap.parse_args(argv)
+    grain = ["| pipeline | grains chosen | chosen ms | one iteration per task ms | speedup |", "|---|---|---|---|---|"]
+    for name, fn, args in _grain_pipelines():
+        _, chosen = _chosen(fn, args)
+        grains = sorted({d[3] for d in chosen if d[1] in PARALLEL})
+        single = [(r, c, ax, 0 if c in PARALLEL else v, v2) for r, c, ax, v, v2 in chosen]
+        t_chosen, t_single = _timed(fn, args, [chosen, single], a.repeat)
+        grain.append(f"| {name} | {', '.join(map(str, grains)) or '-'} | {t_chosen * 1e3:.3f} | {t_single * 1e3:.3f} | "
+                     f"{t_single / t_chosen:.2f}x |")
+        print(grain[-1], flush=True)
+    slide = ["| app | chosen tiles | chosen ms | sliding, 256-row tiles ms | best of 8 / 32 / 128 rows ms | chosen / best |",
+             "|---|---|---|---|---|---|"]
+    for name, fn, args in _stencil_pipelines():
+        _, chosen = _chosen(fn, args)
+        described = ", ".join(f"{d[3]} rows" for d in chosen if d[1] == "tile_rows") or "none"
+
+        def tiled(rows, slides):
+            return [(r, c, ax, rows if c == "tile_rows" else v, slides if c == "tile_rows" else v2)
+                    for r, c, ax, v, v2 in chosen]
+        fixed = (8, 32, 128)
+        times = _timed(fn, args, [chosen, tiled(256, 1)] + [tiled(rows, 0) for rows in fixed], a.repeat)
+        best = int(np.argmin(times[2:]))
+        slide.append(f"| {name} | {described} | {times[0] * 1e3:.3f} | {times[1] * 1e3:.3f} | "
+                     f"{times[2 + best] * 1e3:.3f} ({fixed[best]} rows) | {times[0] / times[2 + best]:.2f} |")
+        print(slide[-1], flush=True)
+    section = (heading("Parallel grain and sliding windows (apps/schedule_choices_bench.py)") +
+               f"Command: `python -m apps.schedule_choices_bench --repeat {a.repeat}`. Each row compiles the search's "
+               "list and the changed lists in one process and times them in turn (medians of three rounds).\n\n"
+               "Parallel grain (`parallel` / `parallel_update` in tasks of several iterations):\n\n" +
+               "\n".join(grain) + "\n\nStencil tiles: the chosen size, sliding windows, fixed sizes (the same "
+               "groups):\n\n" + "\n".join(slide) + "\n")
+    publish(section, a.write, "schedule-choices")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
