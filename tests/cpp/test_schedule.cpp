@@ -108,6 +108,17 @@ TEST_CASE("the baseline is a list; other lists that fit compute the same numbers
     got = run(compile_with(g, parallel));
     CHECK(got.sums == want.sums);
     CHECK(got.products == want.products);
+
+    // The sum's parallel loop in tasks of 5 rows (64 rows: a partial last task); the list prints
+    // and applies its grain.
+    Schedule grained = parallel;
+    grained[2].value = 5;
+    CompileReport grained_report;
+    got = run(compile_with(g, grained, &grained_report));
+    CHECK(got.sums == want.sums);
+    CHECK(got.products == want.products);
+    CHECK(to_string(grained[2]).find("parallel_update axis 0 in tasks of 5") != std::string::npos);
+    CHECK(grained_report.schedule_source.find("_task, ") != std::string::npos);
 }
 
 TEST_CASE("lists that do not fit the pipeline are refused, naming the decision") {
@@ -138,6 +149,8 @@ TEST_CASE("lists that do not fit the pipeline are refused, naming the decision")
     refused({root_sum, root_product, tile, {sum, Choice::ReduceInLanes, -1, 8}}, "'region " + std::to_string(sum));
     refused({{sum, Choice::ComputeAtRow, -1, sum}, root_product, tile}, "another region's");
     refused({root_sum, root_product, tile, {product, Choice::CallLibrary, 1, 8, 2}}, "not lowered as a library call");
+    refused({root_sum, root_product, tile, {product, Choice::Parallel, 1, 4}}, "a matrix product's tasks are its tiles");
+    refused({root_sum, root_product, tile, {sum, Choice::ParallelUpdate, 0, -1}}, "at least one iteration");
 }
 
 }  // TEST_SUITE
