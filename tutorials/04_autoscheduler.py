@@ -86,7 +86,9 @@ print(hc.explain(compiled, x, w, b))
 #
 # The search ranks each region's candidates with an analytical model: vector arithmetic against
 # the core's measured rate, bytes against memory bandwidth, parallel loops against the core
-# count plus a launch cost. A region keeps the baseline's decisions unless the model predicts a
+# count plus a launch cost and a claim per task. (A parallel loop runs in tasks of several
+# iterations, "parallel axis 1 in tasks of 128": Halide's pool hands out one task at a time,
+# and a task per row of a 2048-row softmax cost it 1.5x.) A region keeps the baseline's decisions unless the model predicts a
 # clear gain. The report also lists *variants*: whole lists one region away from the choice,
 # with their predictions. Compiling a few of them with an explicit `schedule=` shows how the
 # model's ranking compares with the clock (`python -m apps.cost_model_ranking` does this for
