@@ -41,14 +41,15 @@ def _stencil_pipelines():
 
 
 def _chosen(fn, args):
+    """The search's decision list for ``fn`` on ``args``."""
     compiled = hc.hcompile(fn, dynamic=False)
     compiled(*args)
-    return compiled, [tuple(d) for d in compiled.compile_records[0]["report"]["decisions"]]
+    return [tuple(d) for d in compiled.compile_records[0]["report"]["decisions"]]
 
 
 def _timed(fn, args, lists, repeat):
-    """Median seconds of each list (None: the search's own), the lists compiled first and then
-    timed in turn, three rounds."""
+    """Median seconds of each decision list, the lists compiled first and then timed in turn,
+    three rounds."""
     compiled = [hc.hcompile(fn, dynamic=False, schedule=s) for s in lists]
     for c in compiled:
         c(*args)
@@ -63,7 +64,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     grain = ["| pipeline | grains chosen | chosen ms | one iteration per task ms | speedup |", "|---|---|---|---|---|"]
     for name, fn, args in _grain_pipelines():
-        _, chosen = _chosen(fn, args)
+        chosen = _chosen(fn, args)
         grains = sorted({d[3] for d in chosen if d[1] in PARALLEL})
         single = [(r, c, ax, 0 if c in PARALLEL else v, v2) for r, c, ax, v, v2 in chosen]
         t_chosen, t_single = _timed(fn, args, [chosen, single], a.repeat)
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
     slide = ["| app | chosen tiles | chosen ms | sliding, 256-row tiles ms | best of 8 / 32 / 128 rows ms | chosen / best |",
              "|---|---|---|---|---|---|"]
     for name, fn, args in _stencil_pipelines():
-        _, chosen = _chosen(fn, args)
+        chosen = _chosen(fn, args)
         described = ", ".join(f"{d[3]} rows" for d in chosen if d[1] == "tile_rows") or "none"
 
         def tiled(rows, slides):

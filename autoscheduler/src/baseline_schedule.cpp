@@ -98,8 +98,7 @@ private:
     // (over vectors, where that axis is 0 and vectorized `width` wide across outputs).
     void add_parallel_update(int i, const RegionFunc &r, int64_t width) {
         const int axis = static_cast<int>(r.vars.size()) - 1;
-        const int64_t iterations = axis == 0 ? (r.extents[0] + width - 1) / width : r.extents[axis];
-        add(i, Choice::ParallelUpdate, axis, parallel_grain(iterations, cores()));
+        add(i, Choice::ParallelUpdate, axis, parallel_grain(parallel_iterations(r.extents[axis], axis, width), cores()));
     }
 
     void choose_reduction(int i, const RegionFunc &r, int width) {

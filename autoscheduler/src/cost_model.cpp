@@ -79,9 +79,7 @@ double region_seconds(const LoweredPipeline &lowered, const StageAnalysis &s, co
     // The tasks of a parallel loop over `axis` (none: 1), `grain` iterations each; a loop over
     // the vectorized axis 0 iterates over vectors of `width`.
     auto tasks_of = [&](int axis, int64_t grain, int64_t width) -> int64_t {
-        if (axis < 0) return 1;
-        const int64_t step = axis == 0 ? std::max<int64_t>(width, 1) : 1;
-        return parallel_tasks((s.extents[axis] + step - 1) / step, grain);
+        return axis < 0 ? 1 : parallel_tasks(parallel_iterations(s.extents[axis], axis, width), grain);
     };
     if (s.library_call) {
         // BLAS at about two fused multiply-adds per cycle per native vector.

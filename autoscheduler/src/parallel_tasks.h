@@ -17,6 +17,13 @@ constexpr int64_t kTasksPerCore = 8;
 // Wall time of one claim, as the cost model charges it: (0.31 - 0.12) ms / 2048 claims above.
 constexpr double kTaskClaimSeconds = 0.09e-6;
 
+// Iterations of a parallel loop over `axis` of `extent`: over vectors of `width` where the
+// loop is axis 0 vectorized (across outputs), else one per element of the axis.
+inline int64_t parallel_iterations(int64_t extent, int axis, int64_t width) {
+    const int64_t step = axis == 0 ? std::max<int64_t>(width, 1) : 1;
+    return (std::max<int64_t>(extent, 0) + step - 1) / step;
+}
+
 // Iterations per task for a parallel loop of `iterations` on `cores` cores (1: a task each).
 inline int64_t parallel_grain(int64_t iterations, int64_t cores) {
     return std::max<int64_t>(1, iterations / (std::max<int64_t>(cores, 1) * kTasksPerCore));

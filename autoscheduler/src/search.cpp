@@ -117,14 +117,15 @@ std::vector<Schedule> region_candidates(const LoweredPipeline &lowered, int i, c
         for (const Schedule &st : strategy) {
             updates.push_back(st);
             if (per_row || r.vars.empty() || r.extents[last] <= 1) continue;
-            int64_t step = 1;
+            int64_t across = 1;
             for (const Decision &d : st) {
-                const bool across = d.choice == Choice::ReduceAcrossOutputs ||
-                                    (d.choice == Choice::SumVector && r.blocked_sum->lanes == 1);
-                if (across && last == 0) step = d.value;
+                if (d.choice == Choice::ReduceAcrossOutputs || (d.choice == Choice::SumVector && r.blocked_sum->lanes == 1)) {
+                    across = d.value;
+                }
             }
             Schedule with = st;
-            with.push_back({i, Choice::ParallelUpdate, last, parallel_grain((r.extents[last] + step - 1) / step, cores)});
+            with.push_back({i, Choice::ParallelUpdate, last,
+                            parallel_grain(parallel_iterations(r.extents[last], last, across), cores)});
             updates.push_back(with);
         }
         choices.push_back(updates);

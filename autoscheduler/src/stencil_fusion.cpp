@@ -81,10 +81,10 @@ Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &a
         const Schedule rest = without_loops(schedule, group);
         Schedule best;
         double best_seconds = apart;
-        // (Sliding down each tile's rows, TileRows' value2, is not proposed: measured against the
-        // best tiles of the same groups it ran 0.82x on Harris and 0.98-1.0x on box blur, max
-        // filter and the camera pipe; it gained 1.2x only on a 16-stage chain. Lists from
-        // elsewhere may use it.)
+        // (Sliding down each tile's rows, TileRows' value2, is not proposed: against the best
+        // fixed tiles of the same groups, 256-row sliding tiles ran 0.82-0.87x on Harris, 0.75x
+        // on the camera pipe and 0.9-1.0x on box blur and the max filter (apps/RESULTS.md); it
+        // gained 1.2x only on a 16-stage chain. Lists from elsewhere may use it.)
         for (int64_t rows : kTileRows) {
             if (analysis.stages[root].extents[axis] < 2 * machine.cores * rows) break;
             Schedule trial = rest;
