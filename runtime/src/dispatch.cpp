@@ -7,11 +7,35 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "hcompile/output_pool.h"
 #include "hcompile/small_array.h"
 
 namespace hc {
 
 namespace {
+
+// A new C-contiguous array for a kernel output; large ones take their memory from the output pool
+// (output_pool.h) through NumPy's memory-handler hook, set for this one allocation only.
+PyObject *new_output_array(int nd, const npy_intp *shape, int typenum) {
+    PyArray_Descr *descr = PyArray_DescrFromType(typenum);
+    if (!descr) return nullptr;
+    size_t bytes = static_cast<size_t>(PyDataType_ELSIZE(descr));
+    Py_DECREF(descr);
+    for (int d = 0; d < nd; ++d) bytes *= static_cast<size_t>(shape[d]);
+    PyObject *handler = bytes >= kPooledMinBytes && output_pool_info().limit_bytes > 0 ? output_pool_handler() : nullptr;
+    if (!handler) return PyArray_SimpleNew(nd, shape, typenum);
+    PyObject *previous = PyDataMem_SetHandler(handler);
+    if (!previous) return nullptr;
+    PyObject *array = PyArray_SimpleNew(nd, shape, typenum);
+    PyObject *ours = PyDataMem_SetHandler(previous);
+    Py_DECREF(previous);
+    if (!ours) {
+        Py_XDECREF(array);
+        return nullptr;
+    }
+    Py_DECREF(ours);
+    return array;
+}
 
 halide_type_t halide_runtime_type(DType t) {
     if (is_bool(t)) return halide_type_t(halide_type_uint, 1);
@@ -405,7 +429,7 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
             outputs[j] = args[out.alias_arg];
             Py_INCREF(outputs[j]);
         } else {
-            outputs[j] = PyArray_SimpleNew(nd, shape.data(), numpy_typenum(out.dtype));
+            outputs[j] = new_output_array(nd, shape.data(), numpy_typenum(out.dtype));
         }
         if (!outputs[j]) return nullptr;
         describe_array(reinterpret_cast<PyArrayObject *>(outputs[j]), out.dtype, buffers[n_in + j], dims.data() + next_dim);
