@@ -10,7 +10,7 @@
 #include "hcompile/blas.h"
 #include "hcompile/compile.h"
 #include "hcompile/dispatch.h"
-#include "hcompile/output_pool.h"
+#include "hcompile/block_pool.h"
 #include "hcompile/target.h"
 
 namespace nb = nanobind;
@@ -211,8 +211,8 @@ void bind_runtime(nb::module_ &m) {
     m.def("kernel_layout", [](int layout_class) { return static_cast<int>(kernel_layout(layout_class)); },
           "The layout a kernel is compiled for, given its argument's layout class.");
     m.def("numpy_typenum", [](const std::string &dtype) { return numpy_typenum(parse_dtype(dtype)); });
-    m.def("output_pool_info", [] {
-              OutputPoolInfo i = output_pool_info();
+    m.def("block_pool_info", [] {
+              BlockPoolInfo i = block_pool_info();
               nb::dict d;
               d["hits"] = i.hits;
               d["misses"] = i.misses;
@@ -221,9 +221,9 @@ void bind_runtime(nb::module_ &m) {
               d["min_bytes"] = kPooledMinBytes;
               return d;
           },
-          "The output pool's counters: allocations served from freed blocks, and sent to the system.");
-    m.def("set_output_pool_limit", &set_output_pool_limit, nb::arg("bytes"),
-          "The most bytes of freed output blocks kept for reuse; cached blocks past it are freed.");
+          "The block pool's counters: large allocations served from kept blocks, and sent to the system.");
+    m.def("set_block_pool_limit", &set_block_pool_limit, nb::arg("bytes"),
+          "The most bytes of freed blocks (outputs, Halide's intermediates) kept for reuse; kept blocks past it are freed.");
     m.attr("MISS") = nb::handle(Dispatcher::miss_sentinel());
 
     nb::class_<Dispatcher>(m, "Dispatcher", "Guards and cached kernels of one compiled function.")

@@ -7,23 +7,25 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "hcompile/output_pool.h"
+#include "hcompile/block_pool.h"
+#include "hcompile/numpy_pool_handler.h"
 #include "hcompile/small_array.h"
 
 namespace hc {
 
 namespace {
 
-// A new C-contiguous array for a kernel output; large ones take their memory from the output pool
-// (output_pool.h) through NumPy's memory-handler hook, set for this one allocation only.
+// A new C-contiguous array for a kernel output; large ones take their memory from the block pool
+// (block_pool.h) through NumPy's memory-handler hook, set for this one allocation only.
 PyObject *new_output_array(int nd, const npy_intp *shape, int typenum) {
     PyArray_Descr *descr = PyArray_DescrFromType(typenum);
     if (!descr) return nullptr;
     size_t bytes = static_cast<size_t>(PyDataType_ELSIZE(descr));
     Py_DECREF(descr);
     for (int d = 0; d < nd; ++d) bytes *= static_cast<size_t>(shape[d]);
-    PyObject *handler = bytes >= kPooledMinBytes && output_pool_info().limit_bytes > 0 ? output_pool_handler() : nullptr;
-    if (!handler) return PyArray_SimpleNew(nd, shape, typenum);
+    if (bytes < kPooledMinBytes || block_pool_info().limit_bytes == 0) return PyArray_SimpleNew(nd, shape, typenum);
+    PyObject *handler = numpy_pool_handler();
+    if (!handler) return nullptr;
     PyObject *previous = PyDataMem_SetHandler(handler);
     if (!previous) return nullptr;
     PyObject *array = PyArray_SimpleNew(nd, shape, typenum);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "hcompile/block_pool.h"
 #include "hcompile/small_array.h"
 
 namespace hc {
@@ -23,6 +24,9 @@ int Kernel::run(halide_buffer_t *const *buffers, std::string *error) const {
         // The unchecked argv path: argv[0] is a JITUserContext**, the rest are buffer pointers
         // and scalar values, as many as the kernel has (no fixed limit).
         Halide::JITUserContext context;
+        // Intermediates come from the block pool: the same sizes every call, so no page faults.
+        context.handlers.custom_malloc = pool_halide_malloc;
+        context.handlers.custom_free = pool_halide_free;
         Halide::JITUserContext *context_ptr = &context;
         SmallArray<const void *, 64> argv(1 + inputs.size() + scalars.size() + outputs.size());
         size_t a = 0;

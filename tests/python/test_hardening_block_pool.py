@@ -1,5 +1,6 @@
-"""Large outputs reuse freed blocks (runtime/src/output_pool.cpp) without ever sharing memory
-between live arrays, and behave like any NumPy array (own their data, resize, pickle)."""
+"""Large outputs and Halide's intermediates reuse freed blocks (runtime/src/block_pool.cpp)
+without ever sharing memory between live arrays; pooled outputs behave like any NumPy array (own
+their data, resize, pickle)."""
 import gc
 import pickle
 
@@ -42,12 +43,12 @@ def test_live_outputs_never_share_memory_and_dropped_ones_are_reused(pool_limit)
 
     del kept
     gc.collect()
-    before = _C.output_pool_info()
+    before = _C.block_pool_info()
     assert before["cached_bytes"] >= x.nbytes
     y = _big_input(seed=1)
     for _ in range(3):
         np.testing.assert_array_equal(f(y), y * 2.0 + 1.0)  # reused blocks hold no stale values
-    after = _C.output_pool_info()
+    after = _C.block_pool_info()
     assert after["hits"] >= before["hits"] + 3
 
 
@@ -56,10 +57,10 @@ def test_a_limit_of_zero_keeps_nothing(pool_limit):
     x = _big_input()
     f(x)
     hc.config.output_cache_bytes = 0
-    assert _C.output_pool_info()["cached_bytes"] == 0
+    assert _C.block_pool_info()["cached_bytes"] == 0
     for _ in range(3):
         np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
-    assert _C.output_pool_info()["cached_bytes"] == 0
+    assert _C.block_pool_info()["cached_bytes"] == 0
 
 
 def test_the_limit_bounds_what_is_cached(pool_limit):
@@ -69,7 +70,7 @@ def test_the_limit_bounds_what_is_cached(pool_limit):
     results = [f(x) for _ in range(3)]
     del results
     gc.collect()
-    assert _C.output_pool_info()["cached_bytes"] <= 3 << 20
+    assert _C.block_pool_info()["cached_bytes"] <= 3 << 20
 
 
 def test_pooled_outputs_resize_and_pickle_like_numpy_arrays(pool_limit):
@@ -90,10 +91,10 @@ def test_small_outputs_stay_with_numpys_allocator(pool_limit):
     hc.config.output_cache_bytes = 1 << 30
     f = hc.hcompile(_scaled)
     x = np.ones((8, 8))
-    before = _C.output_pool_info()
+    before = _C.block_pool_info()
     for _ in range(3):
         np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
-    after = _C.output_pool_info()
+    after = _C.block_pool_info()
     assert (after["hits"], after["misses"]) == (before["hits"], before["misses"])
 
 
@@ -101,3 +102,23 @@ def test_small_outputs_stay_with_numpys_allocator(pool_limit):
 def test_bad_limits_are_refused(value, pool_limit):
     with pytest.raises(ValueError, match="output_cache_bytes"):
         hc.config.output_cache_bytes = value
+
+
+def _exp_stencil_rows(x):
+    y = np.exp(x)
+    return (y[2:] + y[:-2] + y[1:-1]).sum(axis=1)
+
+
+def test_intermediates_halide_allocates_are_reused(pool_limit):
+    hc.config.output_cache_bytes = 1 << 30
+    # The exponential stored whole (8 MiB) instead of inlined: Halide allocates it every call.
+    f = hc.hcompile(_exp_stencil_rows, schedule=[(0, "compute_root", -1, 0, 0), (1, "compute_root", -1, 0, 0),
+                                                 (1, "vectorize", 0, 8, 0)])
+    x = np.random.default_rng(2).standard_normal((1024, 1024))
+    f(x)
+    before = _C.block_pool_info()
+    for seed in range(3):
+        x = np.random.default_rng(seed).standard_normal((1024, 1024))
+        np.testing.assert_allclose(f(x), _exp_stencil_rows(x), rtol=1e-12)
+    after = _C.block_pool_info()
+    assert after["hits"] - before["hits"] >= 3 and after["misses"] == before["misses"]
