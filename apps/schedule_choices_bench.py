@@ -1,4 +1,4 @@
-"""What two of the search's choices are worth, measured: each pipeline's chosen list against the
+"""What three of the search's choices are worth, measured: each pipeline's chosen list against the
 same list with one kind of decision changed, compiled side by side in one process and timed in
 turn (the machine drifts; ratios within a row hold).
 
@@ -8,6 +8,10 @@ turn (the machine drifts; ratios within a row hold).
   Halide's pool) against one iteration per task.
 - Stencil tiles: the chosen groups and tile size against the same groups sliding down 256-row
   tiles (a choice the search does not propose: this is why) and against fixed tile sizes.
+- Inline or store: every optional region (a value the partitioner's cost rule inlined where copies
+  multiply, or stored though inlined copies would stay small) as the search chose it, against
+  the other choice: inlined instead of stored, or stored whole (vectors, parallel rows) instead
+  of inlined.
 """
 from __future__ import annotations
 
@@ -38,6 +42,66 @@ def _stencil_pipelines():
     apps = {w.name: w for w in P._apps()}
     for name in ("box_blur", "harris", "max_filter", "camera_pipe"):
         yield name, apps[name].fn, apps[name].make_inputs("bench")
+
+
+def _shared_producer_pipelines():
+    """Values read by several consumers, where recomputing and storing trade places."""
+    r = np.random.default_rng(1)
+    x = r.standard_normal((2048, 2048)).astype(np.float32)
+
+    def exp_two_reductions(x):
+        e = np.exp(x) * 2.0
+        return e.sum(axis=0), e.max(axis=0)
+
+    def tanh_row_and_column_sums(x):
+        t = np.tanh(x) * 0.5
+        return t.sum(axis=1), (t * t).sum(axis=0)
+
+    def sqrt_row_range(x):
+        s = np.sqrt(np.abs(x)) + 1.0
+        return s.max(axis=1) - s.min(axis=1)
+
+    def sin_cos_three_reductions(x):
+        s = np.sin(x) * np.cos(x)
+        return s.sum(axis=1), s.max(axis=1), s.min(axis=0)
+
+    def poly_neighbours(x):
+        p = (x * 0.5 + 1.0) * x
+        return p[2:] + p[:-2] - 2.0 * p[1:-1] + p[1:-1] * p[1:-1]
+
+    for fn in (exp_two_reductions, tanh_row_and_column_sums, sqrt_row_range, sin_cos_three_reductions, poly_neighbours):
+        yield fn.__name__.replace("_", " "), fn, (x,)
+    apps = {w.name: w for w in P._apps()}
+    for name in ("unsharp_mask", "bilateral_grid", "camera_pipe", "local_laplacian", "pyramid_interp"):
+        yield name, apps[name].fn, apps[name].make_inputs("bench")
+
+
+def _optional_regions(fn, args):
+    """{region: 'inlined by the cost rule' | 'stored by the cost rule'} of ``fn``'s first graph."""
+    compiled = hc.hcompile(fn, dynamic=False)
+    compiled(*args)
+    regions = compiled.compile_records[0]["report"]["regions"]
+    return {int(line.split()[1]): ("stored" if "stored by the cost rule" in line else "inlined")
+            for line in regions.splitlines() if "[optional" in line}
+
+
+def _flipped(fn, args, chosen, region):
+    """``chosen`` with ``region`` inlined if it is stored, or stored whole if it is inlined (its
+    parallel loop over its last axis, found by trying: the report does not list a region's rank).
+    None when no such list compiles."""
+    rest = [d for d in chosen if d[0] != region]
+    if not any(d[0] == region and d[1] == "inline" for d in chosen):
+        return rest + [(region, "inline", -1, 0, 0)]
+    for last in (3, 2, 1, 0):
+        trial = rest + [(region, "compute_root", -1, 0, 0), (region, "vectorize", 0, 16, 0)]
+        if last > 0:
+            trial.append((region, "parallel", last, 8, 0))
+        try:
+            hc.hcompile(fn, dynamic=False, fullgraph=True, schedule=trial)(*args)
+            return trial
+        except hc.CompileError:
+            continue
+    return None
 
 
 def _chosen(fn, args):
@@ -86,12 +150,30 @@ def main(argv=None) -> int:
         slide.append(f"| {name} | {described} | {times[0] * 1e3:.3f} | {times[1] * 1e3:.3f} | "
                      f"{times[2 + best] * 1e3:.3f} ({fixed[best]} rows) | {times[0] / times[2 + best]:.2f} |")
         print(slide[-1], flush=True)
-    section = (heading("Parallel grain and sliding windows (apps/schedule_choices_bench.py)") +
+    store = ["| pipeline | region (cost rule) | search chose | chosen ms | other choice ms | other / chosen |",
+             "|---|---|---|---|---|---|"]
+    right = total = 0
+    for name, fn, args in _shared_producer_pipelines():
+        chosen = _chosen(fn, args)
+        for region, rule in _optional_regions(fn, args).items():
+            inlined = any(d[0] == region and d[1] == "inline" for d in chosen)
+            other = _flipped(fn, args, chosen, region)
+            if other is None:
+                continue
+            t_chosen, t_other = _timed(fn, args, [chosen, other], a.repeat)
+            total += 1
+            right += t_other >= t_chosen * 0.97  # within 3%: a tie, either is right
+            store.append(f"| {name} | {region} ({rule}) | {'inline' if inlined else 'store'} | {t_chosen * 1e3:.3f} | "
+                         f"{t_other * 1e3:.3f} | {t_other / t_chosen:.2f} |")
+            print(store[-1], flush=True)
+    section = (heading("Parallel grain, sliding windows, inline or store (apps/schedule_choices_bench.py)") +
                f"Command: `python -m apps.schedule_choices_bench --repeat {a.repeat}`. Each row compiles the search's "
                "list and the changed lists in one process and times them in turn (medians of three rounds).\n\n"
                "Parallel grain (`parallel` / `parallel_update` in tasks of several iterations):\n\n" +
                "\n".join(grain) + "\n\nStencil tiles: the chosen size, sliding windows, fixed sizes (the same "
-               "groups):\n\n" + "\n".join(slide) + "\n")
+               "groups):\n\n" + "\n".join(slide) + "\n\nInline or store (each optional region as chosen, against the "
+               f"other choice; the search's choice was the faster or within 3% in {right} of {total}):\n\n" +
+               "\n".join(store) + "\n")
     publish(section, a.write, "schedule-choices")
     return 0
 

@@ -134,3 +134,44 @@ for d in fused.compile_records[0]["report"]["decisions"]:
     if d[1] in ("tile_rows", "compute_at_tile"):
         print(d)
 print(f"per tile: {median_ms(fused, (img,)):.2f} ms;  all at the root: {median_ms(apart, (img,)):.2f} ms")
+
+# %% [markdown]
+# ## Inline or store
+#
+# A value read at several places can be recomputed at each (inlined into its readers) or
+# computed once and stored. The fusion partitioner marks such values *optional* regions
+# ("[optional: ...]" in the report's regions) and the search decides with its cost model:
+# recomputing costs the value's arithmetic at every place it is read (for a reduction, at every
+# reduced point); storing costs a pass to memory and back. Here an exponential read by two
+# reductions is worth storing, a square root and an add are not; the other choice, given as an
+# explicit list, shows what the model avoided.
+
+# %%
+def exp_two_reductions(x):
+    e = np.exp(x) * 2.0
+    return e.sum(axis=0), e.max(axis=0)
+
+
+def sqrt_row_range(x):
+    s = np.sqrt(np.abs(x)) + 1.0
+    return s.max(axis=1) - s.min(axis=1)
+
+
+big = rng.standard_normal((2048, 2048)).astype(np.float32)
+for fn in (exp_two_reductions, sqrt_row_range):
+    chosen = hc.hcompile(fn, dynamic=False)
+    chosen(big)
+    report = chosen.compile_records[0]["report"]
+    decisions = [tuple(d) for d in report["decisions"]]
+    optional = [line for line in report["regions"].splitlines() if "[optional" in line]
+    region = int(optional[0].split()[1])
+    stored = not any(d[0] == region and d[1] == "inline" for d in decisions)
+    rest = [d for d in decisions if d[0] != region]
+    other = rest + ([(region, "inline", -1, 0, 0)] if stored else
+                    [(region, "compute_root", -1, 0, 0), (region, "vectorize", 0, 16, 0), (region, "parallel", 1, 8, 0)])
+    flipped = hc.hcompile(fn, dynamic=False, schedule=other)
+    as_tuple = lambda r: r if isinstance(r, tuple) else (r,)  # noqa: E731
+    for got, ref in zip(as_tuple(flipped(big)) + as_tuple(chosen(big)), as_tuple(fn(big)) * 2):
+        assert np.allclose(got, ref, rtol=1e-4, atol=1e-4)
+    print(f"{fn.__name__}: the search chose to {'store' if stored else 'inline'} region {region}: "
+          f"{median_ms(chosen, (big,), 21):.2f} ms; the other choice: {median_ms(flipped, (big,), 21):.2f} ms")

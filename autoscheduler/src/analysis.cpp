@@ -274,8 +274,16 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             s.producer_bytes.push_back(it == pure.array_bytes.end()
                                            ? 0.0
                                            : bytes_of({{name, it->second}}, own, sizes, double(s.points)));
+            auto in_reduction = reduction.array_bytes.find(name);
+            s.producer_reduction_bytes.push_back(
+                in_reduction == reduction.array_bytes.end()
+                    ? 0.0
+                    : bytes_of({{name, in_reduction->second}}, own, sizes, double(s.points) * double(s.reduction_points)));
             auto calls = pure.call_sites.find(name);
-            s.producer_calls.push_back(calls == pure.call_sites.end() ? 1 : calls->second);
+            auto reduction_calls = reduction.call_sites.find(name);
+            const bool in_update = reduction_calls != reduction.call_sites.end();
+            s.producer_calls.push_back(calls != pure.call_sites.end() ? calls->second : in_update ? 0 : 1);
+            s.producer_reduction_calls.push_back(in_update ? reduction_calls->second : 0);
         }
         if (plain_elementwise(r)) s.reaches = stencil_reaches(r, region_of_func, s.region);
         a.stages.push_back(std::move(s));

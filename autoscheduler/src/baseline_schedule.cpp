@@ -47,7 +47,7 @@ private:
 
     void choose_region(int i) {
         const RegionFunc &r = lowered_.regions[i];
-        if (r.optional) {
+        if (r.optional && !r.stored_by_default) {
             add(i, Choice::Inline);  // what the fusion partitioner's cost rule chose for it
             return;
         }

@@ -183,14 +183,31 @@ double group_seconds(const PipelineAnalysis &a, const std::vector<RegionPlan> &p
 double inline_seconds(const PipelineAnalysis &a, int region, const MachineModel &m) {
     const StageAnalysis &s = a.stages[region];
     const int native = native_lanes(s, m);
-    double work = 0;
+    double work = 0, saved_bytes = 0;
     for (int c : s.consumers) {
         const StageAnalysis &consumer = a.stages[c];
         auto at = std::find(consumer.producers.begin(), consumer.producers.end(), region);
-        const int calls = at == consumer.producers.end() ? 1 : consumer.producer_calls[at - consumer.producers.begin()];
-        work += double(calls) * double(consumer.points) * std::max(s.ops_per_point, 1.0) / native;
+        double evaluations = double(consumer.points);
+        if (at != consumer.producers.end()) {
+            // Read in a reduction's update, it is computed at every point of the reduction domain.
+            const size_t k = at - consumer.producers.begin();
+            const double reduced = double(consumer.points) * double(consumer.reduction_points);
+            evaluations = double(consumer.producer_calls[k]) * double(consumer.points) +
+                          double(consumer.producer_reduction_calls[k]) * reduced;
+            // The consumer no longer reads the stored values, but this region's own inputs: once
+            // per point it is read at (several reads of a point's neighbours hit the cache).
+            saved_bytes += consumer.producer_bytes[k] * double(consumer.points) +
+                           consumer.producer_reduction_bytes[k] * reduced;
+            saved_bytes -= ((consumer.producer_calls[k] > 0 ? double(consumer.points) : 0.0) +
+                            (consumer.producer_reduction_calls[k] > 0 ? reduced : 0.0)) *
+                           s.load_bytes_per_point;
+        }
+        work += evaluations * std::max(s.ops_per_point, 1.0) / native;
     }
-    return work / m.vector_ops_per_second / std::max(1, m.cores);
+    // Recomputing costs its arithmetic and saves the consumers' traffic to the stored copy
+    // (counted in their own time): the net, and never less than nothing.
+    const double compute = work / m.vector_ops_per_second / std::max(1, m.cores);
+    return std::max(0.0, compute - saved_bytes / m.machine_bandwidth);
 }
 
 double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,

@@ -140,7 +140,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             break;
         case Choice::Inline:
             set_once(p.placed, true, false, d, lowered);
-            need(r.optional, "only an optional region (a stencil intermediate) is inlined");
+            need(r.optional, "only an optional region (a stencil intermediate, or a store the scheduler may undo) is inlined");
             p.inlined = true;
             break;
         case Choice::RegisterTile:

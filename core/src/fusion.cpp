@@ -51,6 +51,10 @@ constexpr size_t kMaxCountedPlaces = 64;
 constexpr int64_t kMaxRegionUnits = 256;
 // Nodes a cone walk visits before calling the cone too large (layout ops cost 0 units).
 constexpr int kMaxRegionNodes = 1024;
+// A node the cost rule stored is left to the scheduler to inline or store when all its inlined
+// copies together cost at most this many op units: a bound on the expression inlining could add
+// to its consumers (compile time), not a judgement of speed, which is the cost model's.
+constexpr int64_t kMaxInlineChoiceUnits = 64;
 // Upper bound kept for a node's per-place work, so the sums cannot overflow.
 constexpr int64_t kWorkCap = int64_t{1} << 40;
 
@@ -196,10 +200,12 @@ Partition partition_with_budget(const Graph &graph, int budget) {
 
     // Backwards, consumers before producers: a node's places are known once its users are decided.
     std::vector<Places> places(n);
+    p.places.assign(n, 0);
     for (int id = n - 1; id >= 0; --id) {
         const Node &node = graph.node(id);
         if (op_class(node.kind) == OpClass::Leaf) continue;
         int64_t count = static_cast<int64_t>(places[id].size());
+        p.places[id] = count;
         // The cost rule: inlining computes the node once per place, storing it once; store when
         // the copies beyond the first would cost more than a pass over memory. This also bounds
         // the size of every inlined expression: no node is copied into more than a few places
@@ -290,30 +296,46 @@ void find_row_fusion(const Graph &graph, Partition &partition) {
 
 namespace {
 
-// Stencil intermediates: an elementwise node the cost rule inlined although several consumers
-// read it through different slices (a separable blur's horizontal pass, a stencil chain's
-// stages). Each becomes a region of its own, marked optional: the baseline schedule inlines
-// it again (what the cost rule chose, with its producers decided as if it were inlined), and
-// the search may instead compute it per tile of its consumer. Not with row fusion, whose
-// rows are its own way of keeping intermediates in cache.
+// Where inlined copies start to multiply: an elementwise node the cost rule inlined that is
+// computed at more places than any node reading it (a separable blur's horizontal pass read
+// through three slices, a stencil chain's stages, a value two reductions read). Each becomes a
+// region of its own, marked optional: the baseline schedule inlines it again (what the cost rule
+// chose, with its producers decided as if it were inlined), and the search may store it instead,
+// whole or per tile of its consumer. Nodes further up the same elementwise path are computed at
+// the same places and stay fused into it. Not with row fusion, whose rows are its own way of
+// keeping intermediates in cache.
 void mark_optional_regions(const Graph &graph, Partition &p) {
-    std::vector<std::vector<NodeId>> users(graph.num_nodes());
+    std::vector<int64_t> most_places_of_a_reader(graph.num_nodes(), 0);
     for (const Node &n : graph.nodes()) {
-        for (NodeId in : n.inputs) users[in].push_back(n.id);
+        const int64_t at = p.materialized[n.id] ? 1 : p.places[n.id];
+        for (NodeId in : n.inputs) most_places_of_a_reader[in] = std::max(most_places_of_a_reader[in], at);
     }
     p.optional.assign(graph.num_nodes(), false);
     bool any = false;
     for (const Node &n : graph.nodes()) {
-        if (p.materialized[n.id] || op_class(n.kind) != OpClass::Elementwise || n.ndim() < 2) continue;
-        const auto &u = users[n.id];
-        const bool slices_only = u.size() >= 2 && std::all_of(u.begin(), u.end(), [&](NodeId id) {
-            return graph.node(id).kind == OpKind::Slice;
-        });
-        if (!slices_only) continue;
+        if (p.materialized[n.id] || op_class(n.kind) != OpClass::Elementwise || n.ndim() < 1) continue;
+        if (p.places[n.id] < 2 || p.places[n.id] <= most_places_of_a_reader[n.id]) continue;
         p.materialized[n.id] = p.optional[n.id] = true;
         any = true;
     }
     if (any) build_regions(graph, p);
+}
+
+// Stores the cost rule made that inlining would keep small: elementwise nodes (not outputs)
+// whose copies at every place cost at most kMaxInlineChoiceUnits. The scheduler decides them.
+void mark_store_choices(const Graph &graph, Partition &p) {
+    p.optional.resize(graph.num_nodes(), false);
+    p.stored_by_default.assign(graph.num_nodes(), false);
+    std::vector<bool> is_output(graph.num_nodes(), false);
+    for (NodeId out : graph.outputs()) is_output[out] = true;
+    for (const BudgetStore &b : p.budget_stores) {
+        const Node &n = graph.node(b.node);
+        if (b.rule != BudgetStore::Recompute || is_output[b.node] || op_class(n.kind) != OpClass::Elementwise ||
+            n.ndim() < 1 || b.places * b.work > kMaxInlineChoiceUnits) {
+            continue;
+        }
+        p.optional[b.node] = p.stored_by_default[b.node] = true;
+    }
 }
 
 Partition choose_partition(const Graph &graph) {
@@ -321,6 +343,7 @@ Partition choose_partition(const Graph &graph) {
     find_row_fusion(graph, p);
     if (p.row_root < 0) {
         mark_optional_regions(graph, p);
+        mark_store_choices(graph, p);
         return p;
     }
     Partition stored = partition_with_budget(graph, kRowRecomputeBudget);
@@ -362,8 +385,10 @@ std::string print_partition(const Graph &graph, const Partition &partition) {
         if (!partition.row_fused.empty() && partition.row_fused[r.root]) {
             out += " [computed per row of %" + std::to_string(partition.row_root) + "]";
         }
-        if (!partition.optional.empty() && partition.optional[r.root]) {
-            out += " [optional: a stencil intermediate the schedule may inline]";
+        if (!partition.stored_by_default.empty() && partition.stored_by_default[r.root]) {
+            out += " [optional: stored by the cost rule; the schedule may inline it]";
+        } else if (!partition.optional.empty() && partition.optional[r.root]) {
+            out += " [optional: inlined by the cost rule; the schedule may store it]";
         }
         out += "\n";
     }

@@ -118,9 +118,10 @@ constexpr int kMaxRegions = 64;
 void check_region_budget(const Graph &graph, const Partition &partition) {
     int stages = 0;
     for (const Region &r : partition.regions) {
-        // An optional region is inlined unless stencil fusion computes it in a tile: no stage.
-        const bool optional = !partition.optional.empty() && partition.optional[r.root];
-        stages += op_class(graph.node(r.root).kind) != OpClass::Leaf && !optional;
+        // A stencil intermediate is inlined unless stencil fusion computes it in a tile: no stage.
+        const bool inlined = !partition.optional.empty() && partition.optional[r.root] &&
+                             !(!partition.stored_by_default.empty() && partition.stored_by_default[r.root]);
+        stages += op_class(graph.node(r.root).kind) != OpClass::Leaf && !inlined;
     }
     if (stages > kMaxRegions) {
         throw GraphError("graph past the compile-size budget: " + std::to_string(stages) +

@@ -58,18 +58,24 @@ TEST_CASE("softmax without row fusion: reductions are roots, elementwise work is
     Partition p = partition_into_regions(sm.g);
     REQUIRE(p.materialized.size() == static_cast<size_t>(sm.g.num_nodes()));
     CHECK(p.row_root == -1);
-    CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.s, sm.y});
-    for (NodeId id : {sm.x, sm.bm, sm.d, sm.e, sm.bs}) {
+    // The exp is read by two regions: the cost rule inlines it into both (2 places, 11 units),
+    // and it is an optional region, which the baseline inlines and the search may store.
+    CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.e, sm.s, sm.y});
+    CHECK(p.optional[sm.e]);
+    CHECK_FALSE(p.stored_by_default[sm.e]);
+    for (NodeId id : {sm.x, sm.bm, sm.d, sm.bs}) {
         INFO("node %", id);
         CHECK_FALSE(p.materialized[id]);
     }
     CHECK(region_of(p, sm.m).fused.empty());  // the input is a leaf: never listed
-    CHECK(region_of(p, sm.s).fused == std::vector<NodeId>{sm.bm, sm.d, sm.e});
-    CHECK(region_of(p, sm.y).fused == std::vector<NodeId>{sm.bm, sm.d, sm.e, sm.bs});
+    CHECK(region_of(p, sm.e).fused == std::vector<NodeId>{sm.bm, sm.d});
+    CHECK(region_of(p, sm.s).fused.empty());
+    CHECK(region_of(p, sm.y).fused == std::vector<NodeId>{sm.bs});
     CHECK(print_partition(sm.g, p) ==
           "region 0 -> %1 (max)\n"
-          "region 1 -> %5 (sum) fuses %2:broadcast %3:sub %4:exp\n"
-          "region 2 -> %7 (div) fuses %2:broadcast %3:sub %4:exp %6:broadcast\n");
+          "region 1 -> %4 (exp) fuses %2:broadcast %3:sub [optional: inlined by the cost rule; the schedule may store it]\n"
+          "region 2 -> %5 (sum)\n"
+          "region 3 -> %7 (div) fuses %6:broadcast\n");
 }
 
 TEST_CASE("softmax with row fusion: reductions and the shared exp are computed per output row") {
@@ -162,17 +168,24 @@ TEST_CASE("shared producers: recomputed while cheap, materialized when costly") 
         return g;
     };
     NodeId shared = -1;
-    SUBCASE("two exps (cost 20) are recomputed in both reductions") {
+    SUBCASE("two exps (cost 20) are recomputed in both reductions, unless the scheduler stores them") {
         Graph g = build(2, shared);
         Partition p = partition_into_regions(g);
-        CHECK_FALSE(p.materialized[shared]);
-        CHECK(p.regions.size() == 2);
-        for (const Region &r : p.regions) CHECK(r.fused == std::vector<NodeId>{1, 2});
+        // Inlined by the cost rule, where copies start: an optional region the baseline inlines.
+        CHECK(p.materialized[shared]);
+        CHECK(p.optional[shared]);
+        CHECK_FALSE(p.stored_by_default[shared]);
+        CHECK(roots(p) == std::vector<NodeId>{shared, 3, 4});
+        CHECK(region_of(p, shared).fused == std::vector<NodeId>{1});
+        CHECK_FALSE(p.optional[1]);  // the first exp is computed at the same places as the second
     }
     SUBCASE("three exps (cost 30) are stored once") {
         Graph g = build(3, shared);
         Partition p = partition_into_regions(g);
         CHECK(p.materialized[shared]);
+        // 2 copies of 30 units stay small: the baseline stores it, the search may inline it.
+        CHECK(p.optional[shared]);
+        CHECK(p.stored_by_default[shared]);
         CHECK(roots(p) == std::vector<NodeId>{shared, 4, 5});
         CHECK(region_of(p, shared).fused == std::vector<NodeId>{1, 2});
         CHECK(region_of(p, 4).fused.empty());

@@ -33,8 +33,10 @@ struct StageAnalysis {
     double store_bytes_per_point = 0;
     std::vector<int> producers;     // regions this one reads
     std::vector<double> producer_bytes;  // bytes per point read from each of them (same order)
+    std::vector<double> producer_reduction_bytes;  // ... and per reduction point
     std::vector<int> producer_calls;     // places per point each is read at (an inlined one is
                                          // computed at each)
+    std::vector<int> producer_reduction_calls;  // places per reduction point (the update's reads)
     std::vector<int> consumers;     // regions that read this one
     bool library_call = false;      // a BLAS call (its work is the library's)
     // Stencil windows (plain elementwise regions only): at row y of its own `axis` this region

@@ -22,8 +22,9 @@ std::vector<double> predict_seconds(const LoweredPipeline &lowered, const Pipeli
 double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
                              int root, const MachineModel &machine);
 
-// The work an inlined region adds to its consumers: its arithmetic at every place each of them
-// reads it, vectorized and spread over the cores.
+// What inlining a region costs its consumers: its arithmetic at every place each of them reads it
+// (in a reduction's update, at every reduced point), vectorized and spread over the cores, less
+// the time their reads of the stored copy took beyond reads of its own inputs; at least 0.
 double inline_seconds(const PipelineAnalysis &analysis, int region, const MachineModel &machine);
 
 // One region's predicted seconds under its own decisions (the search ranks per region).

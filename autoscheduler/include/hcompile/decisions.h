@@ -43,8 +43,9 @@ enum class Choice : uint8_t {
                       // the regions in a tile slide down its rows (each stored for the tile,
                       // computed row by row: Halide's sliding window; `axis` the outermost)
     ComputeAtTile,    // value: the tiled region in whose tile loop this one is computed (placement)
-    Inline,           // an optional region (a stencil intermediate) computed inside each of its
-                      // consumers' expressions, stored nowhere (placement)
+    Inline,           // an optional region (a stencil intermediate, or a store the partitioner
+                      // left to the scheduler) computed inside each of its consumers'
+                      // expressions, stored nowhere (placement)
 };
 
 struct Decision {

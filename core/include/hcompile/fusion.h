@@ -35,10 +35,18 @@ struct Partition {
     NodeId row_root = -1;              // the output region's node, or -1
     std::vector<bool> row_fused;       // per node: a reduction computed per row of row_root
     std::vector<BudgetStore> budget_stores;  // roots chosen by the cost rule, in node order
-    // Per node: a region the cost rule would have inlined, materialized so that the scheduler
-    // can choose (stencil intermediates read through several slices; empty when there are none
-    // or with row fusion). The baseline inlines it (Halide's compute_inline), as before.
+    std::vector<int64_t> places;       // per node: the distinct places the cost rule counted
+    // Per node: a region whose inline-or-store the scheduler chooses (empty when there are none,
+    // and with row fusion, whose rows are its own way of keeping values in cache). Two kinds:
+    // a node the cost rule inlined where copies start to multiply (computed at more places than
+    // any node that reads it: a stencil intermediate read through several slices, a value read
+    // by several reductions), materialized so that the scheduler can store it, whole or per tile
+    // of its consumer; the baseline inlines it. And, `stored_by_default`, a node the cost rule
+    // stored whose inlined copies would stay small (at most kMaxInlineChoiceUnits op units in
+    // all); the baseline stores it, the search may inline it. The search weighs recomputing
+    // against the pass over memory with its cost model.
     std::vector<bool> optional;
+    std::vector<bool> stored_by_default;
 };
 
 // Op units one evaluation of a node's own expression costs: a transcendental 10, a division or

@@ -65,7 +65,8 @@ struct RegionFunc {
     bool associative_vectorizable = false;  // safe to rfactor (plain sum/prod/max/min/any/all)
     Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads it
     bool row_fused = false;             // computed per row of the pipeline's row root (Partition)
-    bool optional = false;              // a stencil intermediate the schedule may inline (Partition)
+    bool optional = false;              // the schedule chooses inline or store (Partition)
+    bool stored_by_default = false;     // ... and the baseline stores it (else inlines it)
     std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure
     Halide::Func staged_operand;        // an integer power's base: computed per vector of `func`
     bool library_call = false;          // a matmul whose `accumulator` is a BLAS extern stage
