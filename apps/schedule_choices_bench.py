@@ -88,14 +88,15 @@ def _optional_regions(fn, args):
 def _flipped(fn, args, chosen, region):
     """``chosen`` with ``region`` inlined if it is stored, or stored whole if it is inlined (its
     parallel loop over its last axis, found by trying: the report does not list a region's rank).
-    None when no such list compiles."""
+    None when no such list compiles (a region other regions are computed in the tiles of cannot
+    be inlined)."""
     rest = [d for d in chosen if d[0] != region]
     if not any(d[0] == region and d[1] == "inline" for d in chosen):
-        return rest + [(region, "inline", -1, 0, 0)]
-    for last in (3, 2, 1, 0):
-        trial = rest + [(region, "compute_root", -1, 0, 0), (region, "vectorize", 0, 16, 0)]
-        if last > 0:
-            trial.append((region, "parallel", last, 8, 0))
+        trials = [rest + [(region, "inline", -1, 0, 0)]]  # refused where it holds others' tiles
+    else:
+        stored = rest + [(region, "compute_root", -1, 0, 0), (region, "vectorize", 0, 16, 0)]
+        trials = [stored + [(region, "parallel", last, 8, 0)] for last in (3, 2, 1)] + [stored]
+    for trial in trials:
         try:
             hc.hcompile(fn, dynamic=False, fullgraph=True, schedule=trial)(*args)
             return trial

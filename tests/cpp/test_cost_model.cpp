@@ -16,15 +16,16 @@
 #include "hcompile/search.h"
 #include "hcompile/target.h"
 
+#include "test_helpers.h"
+
 using namespace hc;
+using hc::testing::avx2;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
 
 // An AVX2 target, whatever this machine has: the decisions depend on the vector width.
-Halide::Target avx2() { return ieee_target(parse_target("x86-64-linux-avx-avx2-f16c-fma-sse41")); }
-
 LoweredPipeline lower(const Graph &g) { return lower_to_halide(g, partition_into_regions(g), {}); }
 
 // tanh(x) * 2 over (rows x cols) float32, and its sum over axis 1 (a second region).

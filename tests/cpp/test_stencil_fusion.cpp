@@ -17,20 +17,17 @@
 #include "hcompile/search.h"
 #include "hcompile/target.h"
 
+#include "test_helpers.h"
+
 using namespace hc;
+using hc::testing::avx2;
+using hc::testing::rows;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
 
-Halide::Target avx2() { return ieee_target(parse_target("x86-64-linux-avx-avx2-f16c-fma-sse41")); }
-
 LoweredPipeline lower(const Graph &g) { return lower_to_halide(g, partition_into_regions(g), {}); }
-
-NodeId rows(Graph &g, NodeId x, int64_t first, int64_t count, int64_t cols) {
-    return g.add_op(OpKind::Slice, {x},
-                    Attrs{{"starts", Ints{first, 0}}, {"stops", Ints{first + count, cols}}, {"steps", Ints{1, 1}}});
-}
 
 // tanh(exp(x)) over (n x cols) float32, then the sum of 3 neighbouring rows of it: too costly to
 // inline at 3 places, so it is a stored region read through the window [y, y + 2].

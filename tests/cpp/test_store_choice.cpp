@@ -18,18 +18,15 @@
 #include "hcompile/search.h"
 #include "hcompile/target.h"
 
+#include "test_helpers.h"
+
 using namespace hc;
+using hc::testing::avx2;
+using hc::testing::rows;
 
 namespace {
 
 using Ints = std::vector<int64_t>;
-
-Halide::Target avx2() { return ieee_target(parse_target("x86-64-linux-avx-avx2-f16c-fma-sse41")); }
-
-NodeId rows(Graph &g, NodeId x, int64_t first, int64_t count, int64_t cols) {
-    return g.add_op(OpKind::Slice, {x},
-                    Attrs{{"starts", Ints{first, 0}}, {"stops", Ints{first + count, cols}}, {"steps", Ints{1, 1}}});
-}
 
 // exp(x) over (n x cols) float32 read through 4 windows of rows: 3 extra copies of 10 op units
 // pass the recompute budget (24), so the cost rule stores it; 4 copies, 40 units, stay under the
