@@ -15,8 +15,12 @@ plugin from the Halide wheel, estimates from the call's shapes). For each (workl
   chosen so a sample lasts >= ~2 ms, so sub-millisecond kernels are not timer noise) and the
   reported time is the median of the per-call means. Each sample starts after 50 ms idle
   (``HCOMPILE_BENCH_SETTLE_S``), so torch's and XLA's spinning worker threads from the previous
-  sample have gone quiet and do not share the cores with the next peer, and one untimed call
-  (which wakes the peer's own threads). jax calls ``block_until_ready`` on every
+  sample have gone quiet, and then 50 ms of untimed calls (``HCOMPILE_BENCH_WARM_S``), which wake
+  the peer's own threads and outlast the kernel's work on memory the previous peer freed (NumPy
+  and torch eager free hundreds of MB of temporaries per call). With one untimed call instead,
+  every multi-threaded peer ran 1.3-2x slower than alone, by an amount that depended on which
+  peer ran before it (tinyops: hcompile 7.2 ms against 3.6 alone; with NumPy's huge-page advice
+  switched off, 3.6); with 50 ms of calls the samples match the peers timed alone. jax calls ``block_until_ready`` on every
   call; everything else is synchronous on the CPU.
 * the result is compared with NumPy's (``np.allclose`` at the workload's float32 tolerance); a
   mismatch is printed loudly, marked in the table, and makes the exit status 1.
@@ -73,12 +77,12 @@ THREAD_ENV = [
 ]
 SAMPLE_TARGET_NS = 2_000_000  # a timed sample lasts at least ~2 ms
 OVERHEAD_SAMPLE_TARGET_NS = 20_000_000
-# Idle time before each sample. torch's OpenMP workers and XLA's Eigen pool keep spinning for a
-# while after a call returns; on a 2-core machine whoever runs next shares the cores with them.
-# Sleeping first lets the previous peer's pool go quiet, so a sample measures its own peer only;
-# one untimed call then wakes this peer's own threads (a first call after the pause measured up to
-# 1.5x slower: tinyops 7.2 against 4.9 ms).
+# Idle time before each sample, then untimed calls (see the module docstring): torch's OpenMP
+# workers and XLA's Eigen pool keep spinning for a while after a call returns, and the kernel keeps
+# working on the memory NumPy's and torch eager's temporaries freed; on a 2-core machine whoever
+# runs next shares the cores with them.
 SETTLE_SECONDS = float(os.environ.get("HCOMPILE_BENCH_SETTLE_S", "0.05"))
+WARM_SECONDS = float(os.environ.get("HCOMPILE_BENCH_WARM_S", "0.05"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,7 +212,13 @@ def _first_and_batch(prep: Prepared, target_ns: int) -> tuple[int, int, object]:
 def _sample(prep: Prepared, k: int) -> tuple[float, object]:
     call, sync = prep.call, prep.sync
     time.sleep(SETTLE_SECONDS)
-    sync(call())  # untimed: wakes this peer's worker threads and warms its caches after the pause
+    # Untimed calls for WARM_SECONDS first: they wake this peer's worker threads, warm its caches,
+    # and outlast what the previous peer left running.
+    end = NS() + int(WARM_SECONDS * 1e9)
+    while True:
+        sync(call())
+        if NS() >= end:
+            break
     t0 = NS()
     for _ in range(k):
         out = call()
