@@ -76,13 +76,11 @@ def _shared_producer_pipelines():
         yield name, apps[name].fn, apps[name].make_inputs("bench")
 
 
-def _optional_regions(fn, args):
-    """{region: 'inlined by the cost rule' | 'stored by the cost rule'} of ``fn``'s first graph."""
-    compiled = hc.hcompile(fn, dynamic=False)
-    compiled(*args)
-    regions = compiled.compile_records[0]["report"]["regions"]
+def _optional_regions(report):
+    """{region: 'inlined' | 'stored'}, what the partitioner's cost rule chose, for the optional
+    regions of a compile report."""
     return {int(line.split()[1]): ("stored" if "stored by the cost rule" in line else "inlined")
-            for line in regions.splitlines() if "[optional" in line}
+            for line in report["regions"].splitlines() if "[optional" in line}
 
 
 def _flipped(fn, args, chosen, region):
@@ -105,11 +103,16 @@ def _flipped(fn, args, chosen, region):
     return None
 
 
-def _chosen(fn, args):
-    """The search's decision list for ``fn`` on ``args``."""
+def _report(fn, args):
+    """The compile report of ``fn``'s first graph on ``args``, under the search."""
     compiled = hc.hcompile(fn, dynamic=False)
     compiled(*args)
-    return [tuple(d) for d in compiled.compile_records[0]["report"]["decisions"]]
+    return compiled.compile_records[0]["report"]
+
+
+def _chosen(fn, args, report=None):
+    """The search's decision list for ``fn`` on ``args`` (from ``report`` when given)."""
+    return [tuple(d) for d in (report or _report(fn, args))["decisions"]]
 
 
 def _timed(fn, args, lists, repeat):
@@ -122,22 +125,22 @@ def _timed(fn, args, lists, repeat):
     return np.median(np.array(rounds), axis=0)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=9)
-    ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
-    a = ap.parse_args(argv)
-    grain = ["| pipeline | grains chosen | chosen ms | one iteration per task ms | speedup |", "|---|---|---|---|---|"]
+def _grain_table(repeat):
+    rows = ["| pipeline | grains chosen | chosen ms | one iteration per task ms | speedup |", "|---|---|---|---|---|"]
     for name, fn, args in _grain_pipelines():
         chosen = _chosen(fn, args)
         grains = sorted({d[3] for d in chosen if d[1] in PARALLEL})
         single = [(r, c, ax, 0 if c in PARALLEL else v, v2) for r, c, ax, v, v2 in chosen]
-        t_chosen, t_single = _timed(fn, args, [chosen, single], a.repeat)
-        grain.append(f"| {name} | {', '.join(map(str, grains)) or '-'} | {t_chosen * 1e3:.3f} | {t_single * 1e3:.3f} | "
-                     f"{t_single / t_chosen:.2f}x |")
-        print(grain[-1], flush=True)
-    slide = ["| app | chosen tiles | chosen ms | sliding, 256-row tiles ms | best of 8 / 32 / 128 rows ms | chosen / best |",
-             "|---|---|---|---|---|---|"]
+        t_chosen, t_single = _timed(fn, args, [chosen, single], repeat)
+        rows.append(f"| {name} | {', '.join(map(str, grains)) or '-'} | {t_chosen * 1e3:.3f} | {t_single * 1e3:.3f} | "
+                    f"{t_single / t_chosen:.2f}x |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def _tile_table(repeat):
+    rows = ["| app | chosen tiles | chosen ms | sliding, 256-row tiles ms | best of 8 / 32 / 128 rows ms | chosen / best |",
+            "|---|---|---|---|---|---|"]
     for name, fn, args in _stencil_pipelines():
         chosen = _chosen(fn, args)
         described = ", ".join(f"{d[3]} rows" for d in chosen if d[1] == "tile_rows") or "none"
@@ -146,35 +149,50 @@ def main(argv=None) -> int:
             return [(r, c, ax, rows if c == "tile_rows" else v, slides if c == "tile_rows" else v2)
                     for r, c, ax, v, v2 in chosen]
         fixed = (8, 32, 128)
-        times = _timed(fn, args, [chosen, tiled(256, 1)] + [tiled(rows, 0) for rows in fixed], a.repeat)
+        times = _timed(fn, args, [chosen, tiled(256, 1)] + [tiled(n, 0) for n in fixed], repeat)
         best = int(np.argmin(times[2:]))
-        slide.append(f"| {name} | {described} | {times[0] * 1e3:.3f} | {times[1] * 1e3:.3f} | "
-                     f"{times[2 + best] * 1e3:.3f} ({fixed[best]} rows) | {times[0] / times[2 + best]:.2f} |")
-        print(slide[-1], flush=True)
-    store = ["| pipeline | region (cost rule) | search chose | chosen ms | other choice ms | other / chosen |",
-             "|---|---|---|---|---|---|"]
-    right = total = 0
+        rows.append(f"| {name} | {described} | {times[0] * 1e3:.3f} | {times[1] * 1e3:.3f} | "
+                    f"{times[2 + best] * 1e3:.3f} ({fixed[best]} rows) | {times[0] / times[2 + best]:.2f} |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def _store_table(repeat):
+    """The table, and how many of its choices were the faster or within 3% (a tie)."""
+    rows = ["| pipeline | region (cost rule) | search chose | chosen ms | other choice ms | other / chosen |",
+            "|---|---|---|---|---|---|"]
+    right = 0
     for name, fn, args in _shared_producer_pipelines():
-        chosen = _chosen(fn, args)
-        for region, rule in _optional_regions(fn, args).items():
+        report = _report(fn, args)
+        chosen = _chosen(fn, args, report)
+        for region, rule in _optional_regions(report).items():
             inlined = any(d[0] == region and d[1] == "inline" for d in chosen)
             other = _flipped(fn, args, chosen, region)
             if other is None:
                 continue
-            t_chosen, t_other = _timed(fn, args, [chosen, other], a.repeat)
-            total += 1
-            right += t_other >= t_chosen * 0.97  # within 3%: a tie, either is right
-            store.append(f"| {name} | {region} ({rule}) | {'inline' if inlined else 'store'} | {t_chosen * 1e3:.3f} | "
-                         f"{t_other * 1e3:.3f} | {t_other / t_chosen:.2f} |")
-            print(store[-1], flush=True)
+            t_chosen, t_other = _timed(fn, args, [chosen, other], repeat)
+            right += t_other >= t_chosen * 0.97
+            rows.append(f"| {name} | {region} ({rule}) | {'inline' if inlined else 'store'} | {t_chosen * 1e3:.3f} | "
+                        f"{t_other * 1e3:.3f} | {t_other / t_chosen:.2f} |")
+            print(rows[-1], flush=True)
+    return "\n".join(rows), right, len(rows) - 2
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
+    a = ap.parse_args(argv)
+    grain, tiles = _grain_table(a.repeat), _tile_table(a.repeat)
+    store, right, total = _store_table(a.repeat)
     section = (heading("Parallel grain, sliding windows, inline or store (apps/schedule_choices_bench.py)") +
                f"Command: `python -m apps.schedule_choices_bench --repeat {a.repeat}`. Each row compiles the search's "
                "list and the changed lists in one process and times them in turn (medians of three rounds).\n\n"
                "Parallel grain (`parallel` / `parallel_update` in tasks of several iterations):\n\n" +
-               "\n".join(grain) + "\n\nStencil tiles: the chosen size, sliding windows, fixed sizes (the same "
-               "groups):\n\n" + "\n".join(slide) + "\n\nInline or store (each optional region as chosen, against the "
+               grain + "\n\nStencil tiles: the chosen size, sliding windows, fixed sizes (the same "
+               "groups):\n\n" + tiles + "\n\nInline or store (each optional region as chosen, against the "
                f"other choice; the search's choice was the faster or within 3% in {right} of {total}):\n\n" +
-               "\n".join(store) + "\n")
+               store + "\n")
     publish(section, a.write, "schedule-choices")
     return 0
 

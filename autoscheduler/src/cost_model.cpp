@@ -210,16 +210,26 @@ double inline_seconds(const PipelineAnalysis &a, int region, const MachineModel 
     return std::max(0.0, compute - saved_bytes / m.machine_bandwidth);
 }
 
+namespace {
+
+// A region's seconds under its own plan, outside any tile group; inlined, its cost to its consumers.
+double plan_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const RegionPlan &p, int region,
+                    const MachineModel &machine) {
+    return p.inlined ? inline_seconds(analysis, region, machine) : region_seconds(lowered, analysis.stages[region], p, machine);
+}
+
+}  // namespace
+
 double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
                              int root, const MachineModel &machine) {
     std::vector<RegionPlan> plans = plan_regions(lowered, schedule, /*whole_pipeline=*/false);
     return group_seconds(analysis, plans, root, machine);
 }
 
-double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
-                              const MachineModel &machine) {
+double predict_region_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, int region,
+                              const Schedule &decisions, const MachineModel &machine) {
     std::vector<RegionPlan> plans = plan_regions(lowered, decisions, /*whole_pipeline=*/false);
-    return region_seconds(lowered, stage, plans[stage.region], machine);
+    return plan_seconds(lowered, analysis, plans[region], region, machine);
 }
 
 std::vector<double> predict_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
@@ -231,12 +241,8 @@ std::vector<double> predict_seconds(const LoweredPipeline &lowered, const Pipeli
         for (const StageAnalysis &stage : analysis.stages) {
             const RegionPlan &p = plans[stage.region];
             if (p.tile_of >= 0) continue;  // in its tiled region's group
-            if (p.inlined) {
-                total += inline_seconds(analysis, stage.region, machine);
-                continue;
-            }
-            total += p.tile_axis >= 0 ? group_seconds(analysis, plans, stage.region, machine)
-                                      : region_seconds(lowered, stage, p, machine);
+            total += p.tile_axis >= 0 && !p.inlined ? group_seconds(analysis, plans, stage.region, machine)
+                                                    : plan_seconds(lowered, analysis, p, stage.region, machine);
         }
         seconds.push_back(total);
     }

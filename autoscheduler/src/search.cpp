@@ -33,10 +33,6 @@ std::vector<Schedule> product(const std::vector<std::vector<Schedule>> &choices)
     return out;
 }
 
-bool is_inline(const Schedule &s) {
-    return std::any_of(s.begin(), s.end(), [](const Decision &d) { return d.choice == Choice::Inline; });
-}
-
 // A store the partitioner left to the scheduler may be inlined unless a producer or consumer may
 // be inlined too: copies would then multiply along the chain, past the size the partitioner
 // allowed (it counted every place with this region stored).
@@ -47,14 +43,6 @@ bool may_inline_store(const LoweredPipeline &lowered, const PipelineAnalysis &an
     const StageAnalysis &s = analysis.stages[i];
     return std::none_of(s.consumers.begin(), s.consumers.end(), optional) &&
            std::none_of(s.producers.begin(), s.producers.end(), optional);
-}
-
-// What the cost model predicts for one region's decisions: an inlined region costs its
-// consumers its arithmetic at every place they read it.
-double option_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const StageAnalysis &stage,
-                      const Schedule &decisions, const MachineModel &machine) {
-    return is_inline(decisions) ? inline_seconds(analysis, stage.region, machine)
-                                : predict_region_seconds(lowered, stage, decisions, machine);
 }
 
 // The alternatives for a region that is stored: where, its loops, its reduction's strategy.
@@ -188,12 +176,12 @@ SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnaly
     std::vector<State> beam{State{}};
     for (const StageAnalysis &stage : analysis.stages) {
         const Schedule base = decisions_of(baseline, stage.region);
-        const double base_seconds = option_seconds(lowered, analysis, stage, base, machine);
+        const double base_seconds = predict_region_seconds(lowered, analysis, stage.region, base, machine);
         result.baseline_predicted_seconds += base_seconds;
         // The region's alternatives, best first; the baseline's unless one is clearly better.
         std::vector<State> options;
         for (Schedule &c : region_candidates(lowered, analysis, stage.region, machine, target)) {
-            double seconds = option_seconds(lowered, analysis, stage, c, machine);
+            double seconds = predict_region_seconds(lowered, analysis, stage.region, c, machine);
             ++result.candidates_ranked;
             if (seconds * kMinPredictedGain + machine.parallel_launch_seconds < base_seconds) {
                 options.push_back({std::move(c), seconds});
@@ -218,7 +206,7 @@ SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnaly
     result.predicted_seconds = predict_seconds(lowered, analysis, {result.schedule}, machine)[0];
     for (const StageAnalysis &stage : analysis.stages) {
         result.region_seconds.push_back(
-            option_seconds(lowered, analysis, stage, decisions_of(result.schedule, stage.region), machine));
+            predict_region_seconds(lowered, analysis, stage.region, decisions_of(result.schedule, stage.region), machine));
     }
     return result;
 }
@@ -230,7 +218,7 @@ std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline
     std::vector<double> chosen_seconds;
     double total = 0;
     for (const StageAnalysis &stage : analysis.stages) {
-        chosen_seconds.push_back(option_seconds(lowered, analysis, stage, decisions_of(chosen, stage.region), machine));
+        chosen_seconds.push_back(predict_region_seconds(lowered, analysis, stage.region, decisions_of(chosen, stage.region), machine));
         total += chosen_seconds.back();
     }
     for (const StageAnalysis &stage : analysis.stages) {
@@ -243,7 +231,7 @@ std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline
         }
         for (Schedule &c : region_candidates(lowered, analysis, stage.region, machine, target)) {
             if (c == own) continue;
-            double seconds = total - chosen_seconds[stage.region] + option_seconds(lowered, analysis, stage, c, machine);
+            double seconds = total - chosen_seconds[stage.region] + predict_region_seconds(lowered, analysis, stage.region, c, machine);
             Schedule whole;
             for (const Decision &d : chosen) {
                 if (d.region != stage.region) whole.push_back(d);

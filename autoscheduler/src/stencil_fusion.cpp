@@ -75,8 +75,7 @@ Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &a
                 if (d.region == g) own.push_back(d);
             }
             // An inlined member costs its consumers its arithmetic at every place they read it.
-            apart += plans[g].inlined ? inline_seconds(analysis, g, machine)
-                                      : predict_region_seconds(lowered, analysis.stages[g], own, machine);
+            apart += predict_region_seconds(lowered, analysis, g, own, machine);
         }
         const Schedule rest = without_loops(schedule, group);
         Schedule best;

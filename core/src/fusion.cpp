@@ -382,12 +382,12 @@ std::string print_partition(const Graph &graph, const Partition &partition) {
             out += " fuses";
             for (NodeId id : r.fused) out += " %" + std::to_string(id) + ":" + op_name(graph.node(id).kind);
         }
-        if (!partition.row_fused.empty() && partition.row_fused[r.root]) {
+        if (marks(partition.row_fused, r.root)) {
             out += " [computed per row of %" + std::to_string(partition.row_root) + "]";
         }
-        if (!partition.stored_by_default.empty() && partition.stored_by_default[r.root]) {
+        if (marks(partition.stored_by_default, r.root)) {
             out += " [optional: stored by the cost rule; the schedule may inline it]";
-        } else if (!partition.optional.empty() && partition.optional[r.root]) {
+        } else if (marks(partition.optional, r.root)) {
             out += " [optional: inlined by the cost rule; the schedule may store it]";
         }
         out += "\n";

@@ -1,6 +1,7 @@
 #include "hcompile/block_pool.h"
 
 #include <cstdlib>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -76,8 +77,10 @@ public:
 
     BlockPoolInfo info() {
         std::lock_guard<std::mutex> lock(mutex_);
-        return {hits_, misses_, cached_bytes_, limit_};
+        return {hits_, misses_, cached_bytes_, limit_.load()};
     }
+
+    size_t limit() const { return limit_.load(std::memory_order_relaxed); }
 
     void set_limit(size_t bytes) {
         std::vector<void *> dropped;
@@ -99,7 +102,7 @@ private:
     std::mutex mutex_;
     std::unordered_map<size_t, std::vector<void *>> free_;  // exact size -> blocks ready for reuse
     size_t cached_bytes_ = 0;
-    size_t limit_ = size_t{1} << 30;
+    std::atomic<size_t> limit_{size_t{1} << 30};  // written under the lock, read without it too
     uint64_t hits_ = 0, misses_ = 0;
 };
 
@@ -132,6 +135,8 @@ void *pool_halide_malloc(Halide::JITUserContext *, size_t bytes) { return pool_a
 void pool_halide_free(Halide::JITUserContext *, void *block) { pool_release(block); }
 
 BlockPoolInfo block_pool_info() { return pool().info(); }
+
+size_t block_pool_limit() { return pool().limit(); }
 
 void set_block_pool_limit(size_t bytes) { pool().set_limit(bytes); }
 

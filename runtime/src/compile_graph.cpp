@@ -119,8 +119,7 @@ void check_region_budget(const Graph &graph, const Partition &partition) {
     int stages = 0;
     for (const Region &r : partition.regions) {
         // A stencil intermediate is inlined unless stencil fusion computes it in a tile: no stage.
-        const bool inlined = !partition.optional.empty() && partition.optional[r.root] &&
-                             !(!partition.stored_by_default.empty() && partition.stored_by_default[r.root]);
+        const bool inlined = marks(partition.optional, r.root) && !marks(partition.stored_by_default, r.root);
         stages += op_class(graph.node(r.root).kind) != OpClass::Leaf && !inlined;
     }
     if (stages > kMaxRegions) {

@@ -17,13 +17,11 @@ namespace {
 
 // A new C-contiguous array for a kernel output; large ones take their memory from the block pool
 // (block_pool.h) through NumPy's memory-handler hook, set for this one allocation only.
-PyObject *new_output_array(int nd, const npy_intp *shape, int typenum) {
-    PyArray_Descr *descr = PyArray_DescrFromType(typenum);
-    if (!descr) return nullptr;
-    size_t bytes = static_cast<size_t>(PyDataType_ELSIZE(descr));
-    Py_DECREF(descr);
+PyObject *new_output_array(int nd, const npy_intp *shape, DType dtype) {
+    const int typenum = numpy_typenum(dtype);
+    size_t bytes = static_cast<size_t>(dtype_bits(dtype) + 7) / 8;  // NumPy stores a bool in a byte
     for (int d = 0; d < nd; ++d) bytes *= static_cast<size_t>(shape[d]);
-    if (bytes < kPooledMinBytes || block_pool_info().limit_bytes == 0) return PyArray_SimpleNew(nd, shape, typenum);
+    if (bytes < kPooledMinBytes || block_pool_limit() == 0) return PyArray_SimpleNew(nd, shape, typenum);
     PyObject *handler = numpy_pool_handler();
     if (!handler) return nullptr;
     PyObject *previous = PyDataMem_SetHandler(handler);
@@ -431,7 +429,7 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
             outputs[j] = args[out.alias_arg];
             Py_INCREF(outputs[j]);
         } else {
-            outputs[j] = new_output_array(nd, shape.data(), numpy_typenum(out.dtype));
+            outputs[j] = new_output_array(nd, shape.data(), out.dtype);
         }
         if (!outputs[j]) return nullptr;
         describe_array(reinterpret_cast<PyArrayObject *>(outputs[j]), out.dtype, buffers[n_in + j], dims.data() + next_dim);

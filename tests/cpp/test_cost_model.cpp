@@ -89,7 +89,7 @@ TEST_CASE("the cost model prefers vectors and, for large regions, parallel loops
     }
     REQUIRE(ew >= 0);
     const StageAnalysis &stage = a.stages[ew];
-    auto seconds = [&](Schedule s) { return predict_region_seconds(lowered, stage, s, m); };
+    auto seconds = [&](Schedule s) { return predict_region_seconds(lowered, a, stage.region, s, m); };
     const Decision root{ew, Choice::ComputeRoot}, vec{ew, Choice::Vectorize, 0, 8}, par{ew, Choice::Parallel, 1};
     CHECK(seconds({root, vec}) < seconds({root}) / 4);
     CHECK(seconds({root, vec, par}) < seconds({root, vec}));
@@ -100,7 +100,7 @@ TEST_CASE("the cost model prefers vectors and, for large regions, parallel loops
     for (const StageAnalysis &s : sa.stages) {
         if (s.reduction_points != 1) continue;
         Decision sroot{s.region, Choice::ComputeRoot}, spar{s.region, Choice::Parallel, 1};
-        CHECK(predict_region_seconds(small_lowered, s, {sroot, spar}, m) > predict_region_seconds(small_lowered, s, {sroot}, m));
+        CHECK(predict_region_seconds(small_lowered, sa, s.region, {sroot, spar}, m) > predict_region_seconds(small_lowered, sa, s.region, {sroot}, m));
     }
     // The batch interface agrees with the per-region one.
     Schedule baseline = baseline_schedule(lowered, avx2());
@@ -108,7 +108,7 @@ TEST_CASE("the cost model prefers vectors and, for large regions, parallel loops
     for (const StageAnalysis &s : a.stages) {
         Schedule mine;
         for (const Decision &d : baseline) if (d.region == s.region) mine.push_back(d);
-        total += predict_region_seconds(lowered, s, mine, m);
+        total += predict_region_seconds(lowered, a, s.region, mine, m);
     }
     CHECK(predict_seconds(lowered, a, {baseline}, m).at(0) == doctest::Approx(total));
 }

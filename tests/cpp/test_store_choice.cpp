@@ -106,7 +106,7 @@ TEST_CASE("the search weighs inlining against storing with the cost model") {
         PipelineAnalysis a = analyze_pipeline(lowered);
         SearchResult r = search_schedule(lowered, a, m, avx2());
         const double inline_cost = inline_seconds(a, 0, m);
-        const double store_cost = predict_region_seconds(lowered, a.stages[0], baseline_schedule(lowered, avx2()), m);
+        const double store_cost = predict_region_seconds(lowered, a, 0, baseline_schedule(lowered, avx2()), m);
         // Chosen inline only where the model predicts it cheaper than the stored region.
         if (inlines(r.schedule, 0)) CHECK(inline_cost < store_cost);
         // Exp at 4 places (40 ops a point) against one pass storing and reloading 4 bytes a point.

@@ -27,8 +27,9 @@ double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnaly
 // the time their reads of the stored copy took beyond reads of its own inputs; at least 0.
 double inline_seconds(const PipelineAnalysis &analysis, int region, const MachineModel &machine);
 
-// One region's predicted seconds under its own decisions (the search ranks per region).
-double predict_region_seconds(const LoweredPipeline &lowered, const StageAnalysis &stage, const Schedule &decisions,
-                              const MachineModel &machine);
+// One region's predicted seconds under its own decisions (the search ranks per region); for an
+// inlined region, inline_seconds.
+double predict_region_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, int region,
+                              const Schedule &decisions, const MachineModel &machine);
 
 }  // namespace hc

@@ -49,6 +49,9 @@ struct Partition {
     std::vector<bool> stored_by_default;
 };
 
+// Whether per-node flags of a Partition mark `id` (an empty vector marks none).
+inline bool marks(const std::vector<bool> &flags, NodeId id) { return !flags.empty() && flags[id]; }
+
 // Op units one evaluation of a node's own expression costs: a transcendental 10, a division or
 // square root 3, other arithmetic 1, layout ops and leaves 0.
 int op_units(const Node &node);

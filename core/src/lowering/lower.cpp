@@ -439,9 +439,9 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         }
         out.node_funcs[n.id] = f;
         if (partition.materialized[n.id]) {
-            region.row_fused = !partition.row_fused.empty() && partition.row_fused[n.id];
-            region.optional = !partition.optional.empty() && partition.optional[n.id];
-            region.stored_by_default = !partition.stored_by_default.empty() && partition.stored_by_default[n.id];
+            region.row_fused = marks(partition.row_fused, n.id);
+            region.optional = marks(partition.optional, n.id);
+            region.stored_by_default = marks(partition.stored_by_default, n.id);
             if (n.id == partition.row_root) out.row_root = static_cast<int>(out.regions.size());
             if (op_class(n.kind) != OpClass::Leaf) out.regions.push_back(region);
         }

@@ -44,6 +44,8 @@ struct BlockPoolInfo {
 };
 
 BlockPoolInfo block_pool_info();
+// The bound alone, without the pool's lock (read per call for every large output).
+size_t block_pool_limit();
 
 // Sets the bound and frees kept blocks past it (0: keep nothing).
 void set_block_pool_limit(size_t bytes);
