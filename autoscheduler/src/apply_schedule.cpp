@@ -263,10 +263,12 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
         StageRef init = ScheduleWriter::pure(acc);
         accumulate(w.specialize(init, fits), Halide::TailStrategy::Auto);
         accumulate(init, kTail);
-        StageRef update = ScheduleWriter::update(acc);
-        w.reorder(update, {v[0], v[1], r.rdom.x});
-        accumulate(w.specialize(update, fits), Halide::TailStrategy::Auto);
-        accumulate(update, kTail);
+        for (size_t u = 0; u < r.product_rdoms.size(); ++u) {
+            StageRef update = ScheduleWriter::update(acc, static_cast<int>(u));
+            w.reorder(update, {v[0], v[1], r.product_rdoms[u].x});
+            accumulate(w.specialize(update, fits), Halide::TailStrategy::Auto);
+            accumulate(update, kTail);
+        }
     } else {
         StageRef out = ScheduleWriter::pure(f);
         w.tile(out, v[0], v[1], no, mo, ni, mi, tn, tm, Halide::TailStrategy::Auto);
@@ -278,10 +280,12 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
         StageRef init = ScheduleWriter::pure(acc);
         w.vectorize(init, v[0], tn, Halide::TailStrategy::Auto);
         w.unroll(init, v[1]);
-        StageRef update = ScheduleWriter::update(acc);
-        w.reorder(update, {v[0], v[1], r.rdom.x});
-        w.vectorize(update, v[0], tn, Halide::TailStrategy::Auto);
-        w.unroll(update, v[1]);
+        for (size_t u = 0; u < r.product_rdoms.size(); ++u) {  // matmul_sum: one update per product
+            StageRef update = ScheduleWriter::update(acc, static_cast<int>(u));
+            w.reorder(update, {v[0], v[1], r.product_rdoms[u].x});
+            w.vectorize(update, v[0], tn, Halide::TailStrategy::Auto);
+            w.unroll(update, v[1]);
+        }
     }
 }
 

@@ -1,5 +1,7 @@
 #include "hcompile/passes.h"
 
+#include "graph_copy.h"
+
 namespace hc {
 
 namespace {
@@ -36,13 +38,9 @@ Graph replace_empty_arrays(const Graph &graph) {
             remap[n.id] = out.add_op(OpKind::Broadcast, {value}, {{"shape", n.shape}}, n.loc);
             continue;
         }
-        Node copy = n;
-        for (NodeId &in : copy.inputs) in = remap[in];
-        remap[n.id] = out.append(std::move(copy));
+        remap[n.id] = copy_node(out, n, remap);
     }
-    std::vector<NodeId> outputs;
-    for (NodeId id : graph.outputs()) outputs.push_back(remap[id]);
-    out.set_outputs(outputs);
+    copy_outputs(out, graph, remap);
     return out;
 }
 

@@ -192,8 +192,10 @@ Partition partition_with_budget(const Graph &graph, int budget) {
         // compiled for 24 s, `** 65535` for hours. Stored, its consumers see a Func's range.
         if (node.kind == OpKind::Pow && !is_float(node.dtype)) p.materialized[node.id] = true;
         if (cls == OpClass::Matmul) {
-            for (NodeId in : node.inputs) {
-                if (op_class(graph.node(in).kind) == OpClass::Elementwise) p.materialized[in] = true;
+            // Each operand element is read once per output row or column; matmul_sum's addend
+            // (input 0) once per output element, so it may fuse.
+            for (size_t i = node.kind == OpKind::MatmulSum ? 1 : 0; i < node.inputs.size(); ++i) {
+                if (op_class(graph.node(node.inputs[i]).kind) == OpClass::Elementwise) p.materialized[node.inputs[i]] = true;
             }
         }
     }

@@ -200,13 +200,9 @@ void type_reduction(const Graph &g, Node &n) {
     }
 }
 
-void type_matmul(const Graph &g, Node &n) {
-    require_arity(n, 2);
-    const Node &a = g.node(n.inputs[0]);
-    const Node &b = g.node(n.inputs[1]);
+// The shape of a @ b (ndim >= 2, equal batch dims, matching contracted sizes).
+Shape product_shape(const Node &n, const Node &a, const Node &b) {
     if (a.ndim() < 2 || a.ndim() != b.ndim()) fail(n, "operands must have equal ndim >= 2");
-    if (a.dtype != b.dtype) fail(n, "operand dtypes differ");
-    require_dtype(n, a.dtype, kAny);
     int nd = a.ndim();
     for (int i = 0; i < nd - 2; ++i) {
         if (a.shape[i] != b.shape[i]) fail(n, "batch dimensions differ (broadcast explicitly)");
@@ -214,9 +210,37 @@ void type_matmul(const Graph &g, Node &n) {
     if (a.shape[nd - 1] != b.shape[nd - 2]) {
         fail(n, "contracted sizes differ: " + shape_str(a.shape) + " @ " + shape_str(b.shape));
     }
+    Shape result = a.shape;
+    result[nd - 1] = b.shape[nd - 1];
+    return result;
+}
+
+// matmul_sum(c, a0, b0, a1, b1, ...) = c + a0 @ b0 + a1 @ b1 + ...: every product has c's shape
+// and every operand c's float dtype (combine_matmul_sums builds it; nothing is cast inside).
+void type_matmul_sum(const Graph &g, Node &n) {
+    if (n.inputs.size() < 3 || n.inputs.size() % 2 == 0) fail(n, "expects an addend and pairs of operands");
+    const Node &c = g.node(n.inputs[0]);
+    require_dtype(n, c.dtype, kFloat);
+    for (size_t i = 1; i < n.inputs.size(); i += 2) {
+        const Node &a = g.node(n.inputs[i]), &b = g.node(n.inputs[i + 1]);
+        if (a.dtype != c.dtype || b.dtype != c.dtype) fail(n, "operand dtypes differ from the addend's");
+        const Shape product = product_shape(n, a, b);
+        if (product != c.shape) fail(n, "a product's shape " + shape_str(product) + " is not the addend's " + shape_str(c.shape));
+    }
+    n.dtype = c.dtype;
+    n.shape = c.shape;
+}
+
+void type_matmul(const Graph &g, Node &n) {
+    if (n.kind == OpKind::MatmulSum) return type_matmul_sum(g, n);
+    require_arity(n, 2);
+    const Node &a = g.node(n.inputs[0]);
+    const Node &b = g.node(n.inputs[1]);
+    const Shape shape = product_shape(n, a, b);
+    if (a.dtype != b.dtype) fail(n, "operand dtypes differ");
+    require_dtype(n, a.dtype, kAny);
     n.dtype = a.dtype;
-    n.shape = a.shape;
-    n.shape[nd - 1] = b.shape[nd - 1];
+    n.shape = shape;
 }
 
 void type_transpose(const Graph &g, Node &n) {

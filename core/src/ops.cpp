@@ -44,6 +44,7 @@ OpClass op_class(OpKind kind) {
     case OpKind::Argmin:
         return OpClass::Reduction;
     case OpKind::Matmul:
+    case OpKind::MatmulSum:
         return OpClass::Matmul;
     default:
         return OpClass::Elementwise;

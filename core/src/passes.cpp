@@ -5,22 +5,11 @@
 #include <optional>
 #include <tuple>
 
+#include "graph_copy.h"
+
 namespace hc {
 
 namespace {
-
-// Copies `node` into `out` with its inputs renamed through `remap`.
-NodeId copy_node(Graph &out, const Node &node, const std::vector<NodeId> &remap) {
-    Node copy = node;
-    for (NodeId &in : copy.inputs) in = remap[in];
-    return out.append(std::move(copy));
-}
-
-void copy_outputs(Graph &out, const Graph &in, const std::vector<NodeId> &remap) {
-    std::vector<NodeId> outs;
-    for (NodeId id : in.outputs()) outs.push_back(remap[id]);
-    out.set_outputs(outs);
-}
 
 // A constant's value as NumPy would hold it: floats rounded to their dtype, integers exact (as a
 // two's complement bit pattern in 64 bits, so uint64 fits too).

@@ -1,5 +1,6 @@
 // Graph passes (core/src/passes.cpp): constant folding in the node's dtype, no-op elision, CSE,
-// DCE, and that every graph output survives all three.
+// DCE, sums of matrix products (core/src/matmul_sums.cpp), and that every graph output survives
+// all of them.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -336,6 +337,93 @@ TEST_CASE("outputs survive fold, CSE and DCE (duplicates, leaves, constants, no-
     CHECK(count_kind(r, OpKind::Log) == 0);
     CHECK(r.num_nodes() == 3);  // input, exp, the folded constant
     (void)unused;
+}
+
+TEST_CASE("combine_matmul_sums: an add chain of single-use products becomes one matmul_sum") {
+    Graph g;
+    NodeId a0 = g.add_input(0, DType::Float32, {6, 4}), b0 = g.add_input(1, DType::Float32, {4, 5});
+    NodeId a1 = g.add_input(2, DType::Float32, {6, 3}), b1 = g.add_input(3, DType::Float32, {3, 5});
+    NodeId bias = g.add_input(4, DType::Float32, {5});
+    NodeId c = g.add_op(OpKind::Broadcast, {bias}, Attrs{{"shape", Ints{6, 5}}});
+    NodeId s0 = g.add_op(OpKind::Add, {c, g.add_op(OpKind::Matmul, {a0, b0})});
+    NodeId s1 = g.add_op(OpKind::Add, {g.add_op(OpKind::Matmul, {a1, b1}), s0});
+    g.set_outputs({s1});
+    Graph r = eliminate_dead_code(combine_matmul_sums(g));
+    verify(r);
+    CHECK(count_kind(r, OpKind::Matmul) == 0);
+    CHECK(count_kind(r, OpKind::Add) == 0);
+    const Node &sum = r.node(r.outputs()[0]);
+    REQUIRE(sum.kind == OpKind::MatmulSum);
+    REQUIRE(sum.inputs.size() == 5);  // the addend, then each product's operands in term order
+    CHECK(r.node(sum.inputs[0]).kind == OpKind::Broadcast);
+    CHECK(r.node(sum.inputs[1]).int_attr("arg") == 2);
+    CHECK(r.node(sum.inputs[3]).int_attr("arg") == 0);
+    CHECK(sum.shape == Shape{6, 5});
+}
+
+TEST_CASE("combine_matmul_sums: products without an addend start from zeros") {
+    Graph g;
+    NodeId a = g.add_input(0, DType::Float64, {2, 3, 4}), b = g.add_input(1, DType::Float64, {2, 4, 5});
+    NodeId p0 = g.add_op(OpKind::Matmul, {a, b}), p1 = g.add_op(OpKind::Matmul, {a, b});
+    g.set_outputs({g.add_op(OpKind::Add, {p0, p1})});
+    Graph r = eliminate_dead_code(combine_matmul_sums(g));
+    verify(r);
+    const Node &sum = r.node(r.outputs()[0]);
+    REQUIRE(sum.kind == OpKind::MatmulSum);
+    CHECK(r.node(sum.inputs[0]).kind == OpKind::Broadcast);
+    CHECK(constant_value(r.node(r.node(sum.inputs[0]).inputs[0])) == 0.0);
+}
+
+TEST_CASE("combine_matmul_sums: a sum's later addends join its first") {
+    Graph g;
+    NodeId a = g.add_input(0, DType::Float32, {3, 4}), b = g.add_input(1, DType::Float32, {4, 2});
+    NodeId c = g.add_input(2, DType::Float32, {3, 2}), d = g.add_input(3, DType::Float32, {3, 2});
+    NodeId p0 = g.add_op(OpKind::Matmul, {a, b}), p1 = g.add_op(OpKind::Matmul, {a, b});
+    NodeId s = g.add_op(OpKind::Add, {g.add_op(OpKind::Add, {p0, p1}), c});  // no addend, then c
+    NodeId t = g.add_op(OpKind::Add, {g.add_op(OpKind::Add, {s, d}), g.add_op(OpKind::Matmul, {a, b})});
+    g.set_outputs({t});
+    Graph r = eliminate_dead_code(combine_matmul_sums(g));
+    verify(r);
+    const Node &sum = r.node(r.outputs()[0]);
+    REQUIRE(sum.kind == OpKind::MatmulSum);
+    CHECK(sum.inputs.size() == 7);
+    const Node &addend = r.node(sum.inputs[0]);  // c + d: the zeros went when c came
+    REQUIRE(addend.kind == OpKind::Add);
+    CHECK(r.node(addend.inputs[0]).int_attr("arg") == 2);
+    CHECK(r.node(addend.inputs[1]).int_attr("arg") == 3);
+    CHECK(count_kind(r, OpKind::Broadcast) == 0);
+}
+
+TEST_CASE("combine_matmul_sums leaves shared, wide, integer and cast products alone") {
+    auto combined = [](DType t, int64_t k, bool shared) {
+        Graph g;
+        NodeId a = g.add_input(0, t, {3, k}), b = g.add_input(1, t, {k, 2});
+        NodeId p = g.add_op(OpKind::Matmul, {a, b});
+        NodeId s = g.add_op(OpKind::Add, {p, g.add_input(2, t, {3, 2})});
+        g.set_outputs(shared ? std::vector<NodeId>{s, p} : std::vector<NodeId>{s});
+        return count_kind(combine_matmul_sums(g), OpKind::MatmulSum);
+    };
+    CHECK(combined(DType::Float32, 256, false) == 1);
+    CHECK(combined(DType::Float32, 257, false) == 0);
+    CHECK(combined(DType::Float32, 8, true) == 0);
+    CHECK(combined(DType::Int32, 8, false) == 0);
+    Graph g;  // float32 products added to a float64 value: the cast stands between them
+    NodeId a = g.add_input(0, DType::Float32, {3, 4}), b = g.add_input(1, DType::Float32, {4, 2});
+    NodeId p = g.add_op(OpKind::Cast, {g.add_op(OpKind::Matmul, {a, b})}, cast_to("float64"));
+    g.set_outputs({g.add_op(OpKind::Add, {p, g.add_input(2, DType::Float64, {3, 2})})});
+    CHECK(count_kind(combine_matmul_sums(g), OpKind::MatmulSum) == 0);
+}
+
+TEST_CASE("matmul_sum's typing rule") {
+    Graph g;
+    NodeId c = g.add_input(0, DType::Float32, {3, 2});
+    NodeId a = g.add_input(1, DType::Float32, {3, 4}), b = g.add_input(2, DType::Float32, {4, 2});
+    CHECK(g.node(g.add_op(OpKind::MatmulSum, {c, a, b, a, b})).shape == Shape{3, 2});
+    CHECK_THROWS_AS(g.add_op(OpKind::MatmulSum, {c, a}), GraphError);
+    CHECK_THROWS_AS(g.add_op(OpKind::MatmulSum, {c, b, a}), GraphError);  // (4, 2) @ (3, 4)
+    CHECK_THROWS_AS(g.add_op(OpKind::MatmulSum, {a, a, b}), GraphError);  // the product is not (3, 4)
+    NodeId i = g.add_input(3, DType::Int32, {3, 2});
+    CHECK_THROWS_AS(g.add_op(OpKind::MatmulSum, {i, a, b}), GraphError);
 }
 
 }  // TEST_SUITE

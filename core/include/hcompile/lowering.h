@@ -60,7 +60,8 @@ struct RegionFunc {
     std::vector<Halide::Expr> extent_exprs;  // the same as Exprs, symbolic ones read from the call
     bool symbolic = false;              // some extent is symbolic
     Halide::RDom rdom;                  // reductions and matmul: the reduction domain
-    std::vector<int64_t> rextents;      // its extents, innermost first
+    std::vector<int64_t> rextents;      // its extents, innermost first (matmul_sum: all products')
+    std::vector<Halide::RDom> product_rdoms;  // matmul: each product's domain, update i of `accumulator`
     bool reduces_innermost = false;     // the reduced axes include the input's innermost axis
     bool associative_vectorizable = false;  // safe to rfactor (plain sum/prod/max/min/any/all)
     Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads it

@@ -22,8 +22,8 @@ namespace hc {
     X(Eq, "eq") X(Ne, "ne") X(Lt, "lt") X(Le, "le") X(Gt, "gt") X(Ge, "ge")                  \
     X(Where, "where") X(Sum, "sum") X(Prod, "prod") X(Max, "max") X(Min, "min")              \
     X(Any, "any") X(All, "all") X(Argmax, "argmax") X(Argmin, "argmin")                       \
-    X(Matmul, "matmul") X(Transpose, "transpose") X(Reshape, "reshape") X(Slice, "slice")     \
-    X(SliceUpdate, "slice_update") X(Extent, "extent")
+    X(Matmul, "matmul") X(MatmulSum, "matmul_sum") X(Transpose, "transpose")                \
+    X(Reshape, "reshape") X(Slice, "slice") X(SliceUpdate, "slice_update") X(Extent, "extent")
 
 enum class OpKind {
 #define HC_OP_ENUM(name, str) name,
@@ -38,7 +38,7 @@ enum class OpClass {
                   // value operand is read at the slice's index instead)
     Layout,       // broadcast, transpose, reshape, slice: pure index remapping
     Reduction,    // sum/prod/max/min/any/all/argmax/argmin
-    Matmul,
+    Matmul,       // matmul, matmul_sum
 };
 
 const char *op_name(OpKind kind);

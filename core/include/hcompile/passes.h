@@ -17,6 +17,11 @@ Graph eliminate_common_subexpressions(const Graph &graph);
 // Drops nodes no output depends on.
 Graph eliminate_dead_code(const Graph &graph);
 
+// Folds sums of matrix products, `c + a0 @ b0 + a1 @ b1 + ...` (an add chain whose products are
+// read nowhere else), into one matmul_sum node (OPS.md), which accumulates every product into
+// one tile of the result. Products over more than 256 contracted elements stay matmuls.
+Graph combine_matmul_sums(const Graph &graph);
+
 // Replaces every computed node with no elements by a broadcast zero of its dtype and shape (its
 // inputs then die). An empty array has no values to compute, but the layout rules' index
 // arithmetic over zero-sized axes (divisions and remainders by 0) reads element 0 of an empty

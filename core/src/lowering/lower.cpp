@@ -424,10 +424,11 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             break;
         case OpClass::Reduction:
         case OpClass::Matmul: {
-            auto r = n.kind == OpKind::Matmul ? lowering::lower_matmul(ctx, n, f, axes)
+            auto r = op_class(n.kind) == OpClass::Matmul ? lowering::lower_matmul(ctx, n, f, axes)
                                               : lowering::lower_reduction(ctx, n, f, axes);
             region.rdom = r.rdom;
             region.rextents = r.rextents;
+            region.product_rdoms = r.product_rdoms;
             region.reduces_innermost = r.reduces_innermost;
             region.associative_vectorizable = r.associative;
             region.accumulator = r.accumulator;

@@ -421,32 +421,47 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
 ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::Func &f,
                                const std::vector<Halide::Var> &axes) {
     if (ctx.library_calls.count(n.id)) return lower_matmul_as_library_call(ctx, n, f, axes);
-    const Node &a = ctx.graph.node(n.inputs[0]);
-    const Node &b = ctx.graph.node(n.inputs[1]);
-    int nd = n.ndim();
-    int64_t k_extent = a.shape[nd - 1];
+    // matmul (a, b) sums one product; matmul_sum (c, a0, b0, a1, b1, ...) starts from c and
+    // adds each product in an update of its own, all into the same accumulator.
+    const bool from_addend = n.kind == OpKind::MatmulSum;
+    const int nd = n.ndim();
+    const Halide::Type t = halide_type(n.dtype);
+    const std::vector<Expr> lhs = halide_vars(axes), index(axes.begin(), axes.end());
     ReductionLowering out;
-    out.rdom = Halide::RDom(0, ctx.extent(a, nd - 1), "k" + std::to_string(n.id));
-    out.rextents = {k_extent};
-    std::vector<Expr> ai(axes.begin(), axes.end()), bi(axes.begin(), axes.end());
-    ai[nd - 1] = out.rdom.x;  // a[..., m, k]
-    bi[nd - 2] = out.rdom.x;  // b[..., k, n]
-    std::vector<Expr> lhs = halide_vars(axes);
-    Expr av = read_over_domain(ctx, a.id, ai), bv = read_over_domain(ctx, b.id, bi);
-    Halide::Type t = halide_type(n.dtype);
     // The sum lives in its own Func so the scheduler can keep a tile of it in registers.
     Halide::Func acc("acc_" + std::to_string(n.id));
     if (t.is_bool()) {
         acc(lhs) = Halide::cast(Halide::Bool(), false);
-        acc(lhs) = acc(lhs) || (av && bv);
+    } else if (from_addend) {
+        acc(lhs) = to_accumulator(ctx.at(n.inputs[0], index));
     } else {
         acc(lhs) = Halide::Internal::make_zero(accumulator_type(t));
-        acc(lhs) = t.is_float() ? fused_multiply_add(av, bv, acc(lhs))
-                                : acc(lhs) + to_accumulator(av) * to_accumulator(bv);
     }
+    int64_t contracted = 0;
+    for (size_t i = from_addend ? 1 : 0; i < n.inputs.size(); i += 2) {
+        const Node &a = ctx.graph.node(n.inputs[i]);
+        const Node &b = ctx.graph.node(n.inputs[i + 1]);
+        const std::string name = "k" + std::to_string(n.id) + (from_addend ? "_" + std::to_string(i / 2) : "");
+        Halide::RDom k(0, ctx.extent(a, nd - 1), name);
+        std::vector<Expr> ai = index, bi = index;
+        ai[nd - 1] = k.x;  // a[..., m, k]
+        bi[nd - 2] = k.x;  // b[..., k, n]
+        Expr av = read_over_domain(ctx, a.id, ai), bv = read_over_domain(ctx, b.id, bi);
+        if (t.is_bool()) {
+            acc(lhs) = acc(lhs) || (av && bv);
+        } else {
+            acc(lhs) = t.is_float() ? fused_multiply_add(av, bv, acc(lhs))
+                                    : acc(lhs) + to_accumulator(av) * to_accumulator(bv);
+        }
+        out.product_rdoms.push_back(k);
+        contracted += a.shape[nd - 1];
+    }
+    out.rdom = out.product_rdoms[0];
+    out.rextents = {contracted};
     // NumPy adds rounded products into a sum that starts at +0.0, so a zero result is +0.0; a
     // fused multiply-add rounds an underflowing product's sum to -0.0 instead (fuzz seed 3,
     // program 71705, seen through arctan2). Adding +0.0 (kept under strict_float) maps it back.
+    // (A sum with an addend: NumPy's last addition is of such a product, never -0.0 either.)
     f(lhs) = t.is_float() ? acc(lhs) + Halide::Internal::make_zero(t) : from_accumulator(t, acc(lhs));
     out.accumulator = acc;
     out.associative = true;

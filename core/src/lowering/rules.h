@@ -147,6 +147,7 @@ Halide::Func define_integer_power(const LowerContext &ctx, const Node &node, Hal
 struct ReductionLowering {
     Halide::RDom rdom;
     std::vector<int64_t> rextents;  // innermost first
+    std::vector<Halide::RDom> product_rdoms;  // matmul: each product's domain (update i of accumulator)
     bool reduces_innermost = false;
     bool associative = false;
     Halide::Func accumulator;  // matmul: the Func holding the update (f itself is a pure copy)
