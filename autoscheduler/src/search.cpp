@@ -1,6 +1,8 @@
 #include "hcompile/search.h"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 #include <sstream>
 
 #include "hcompile/analysis.h"
@@ -213,8 +215,9 @@ SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnaly
 
 std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
                                                           const MachineModel &machine, const Halide::Target &target,
-                                                          const Schedule &chosen, int limit) {
+                                                          const Schedule &chosen, int limit, VariantPick pick) {
     std::vector<std::pair<Schedule, double>> all;
+    std::vector<int> region_of;  // all[i]'s region
     std::vector<double> chosen_seconds;
     double total = 0;
     for (const StageAnalysis &stage : analysis.stages) {
@@ -222,13 +225,30 @@ std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline
         total += chosen_seconds.back();
     }
     for (const StageAnalysis &stage : analysis.stages) {
-        // A region of a stencil-fusion group changes with its group, not alone.
+        // A region of a stencil-fusion group changes with its group, not alone: its root's
+        // tile rows (each size stencil fusion tries, and sliding down the tile), its members
+        // not at all.
         const Schedule own = decisions_of(chosen, stage.region);
-        if (std::any_of(own.begin(), own.end(), [](const Decision &d) {
-                return d.choice == Choice::ComputeAtTile || d.choice == Choice::TileRows;  // a tiled root has TileRows
-            })) {
+        auto tiles = std::find_if(own.begin(), own.end(), [](const Decision &d) { return d.choice == Choice::TileRows; });
+        if (tiles != own.end()) {
+            const double group = predict_group_seconds(lowered, analysis, chosen, stage.region, machine) / kTileLocality;
+            std::vector<std::pair<int64_t, int64_t>> shapes;  // (rows, sliding)
+            if (tiles->axis == static_cast<int>(stage.extents.size()) - 1) shapes.push_back({tiles->value, tiles->value2 ? 0 : 1});
+            for (int64_t rows : kTileRows) {
+                if (rows != tiles->value && stage.extents[tiles->axis] >= 2 * machine.cores * rows) shapes.push_back({rows, tiles->value2});
+            }
+            for (const auto &[rows, sliding] : shapes) {
+                Schedule whole = chosen;
+                for (Decision &d : whole) {
+                    if (d.region == stage.region && d.choice == Choice::TileRows) d = {d.region, d.choice, d.axis, rows, sliding};
+                }
+                const double seconds = predict_group_seconds(lowered, analysis, whole, stage.region, machine) / kTileLocality;
+                all.emplace_back(std::move(whole), total - group + seconds);
+                region_of.push_back(stage.region);
+            }
             continue;
         }
+        if (std::any_of(own.begin(), own.end(), [](const Decision &d) { return d.choice == Choice::ComputeAtTile; })) continue;
         for (Schedule &c : region_candidates(lowered, analysis, stage.region, machine, target)) {
             if (c == own) continue;
             double seconds = total - chosen_seconds[stage.region] + predict_region_seconds(lowered, analysis, stage.region, c, machine);
@@ -238,13 +258,26 @@ std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline
             }
             whole.insert(whole.end(), c.begin(), c.end());
             all.emplace_back(std::move(whole), seconds);
+            region_of.push_back(stage.region);
         }
     }
-    std::sort(all.begin(), all.end(), [](const auto &a, const auto &b) { return a.second < b.second; });
-    if (limit <= 0 || static_cast<int>(all.size()) <= limit) return all;
-    std::vector<std::pair<Schedule, double>> spread;
-    for (int i = 0; i < limit; ++i) spread.push_back(all[i * (all.size() - 1) / std::max(1, limit - 1)]);
-    return spread;
+    std::vector<size_t> order(all.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return all[a].second < all[b].second; });
+    if (pick == VariantPick::BestPerRegion) {
+        // The rank of each variant within its region, then by prediction within a rank.
+        std::map<int, int> seen;
+        std::vector<int> rank(all.size());
+        for (size_t i : order) rank[i] = seen[region_of[i]]++;
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+    }
+    const size_t keep = limit <= 0 ? all.size() : std::min(all.size(), static_cast<size_t>(limit));
+    std::vector<std::pair<Schedule, double>> picked;
+    for (size_t i = 0; i < keep; ++i) {
+        const size_t at = pick == VariantPick::Spread && keep < all.size() ? i * (all.size() - 1) / std::max<size_t>(1, keep - 1) : i;
+        picked.push_back(all[order[at]]);
+    }
+    return picked;
 }
 
 std::string SearchResult::print() const {

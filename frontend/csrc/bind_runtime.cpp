@@ -37,9 +37,14 @@ nb::dict report_to_dict(const CompileReport &r) {
     d["lowered_stmt"] = r.lowered_stmt;
     d["target"] = r.target;
     d["in_place_outputs"] = r.in_place_outputs;
-    nb::list variants;
-    for (const auto &[schedule, seconds] : r.variants) variants.append(nb::make_tuple(decision_tuples(schedule), seconds));
-    d["variants"] = variants;
+    auto with_seconds = [](const std::vector<std::pair<Schedule, double>> &lists) {
+        nb::list out;
+        for (const auto &[schedule, seconds] : lists) out.append(nb::make_tuple(decision_tuples(schedule), seconds));
+        return out;
+    };
+    d["variants"] = with_seconds(r.variants);
+    d["candidates"] = with_seconds(r.candidates);
+    d["predicted_seconds"] = r.predicted_seconds;
     d["decisions"] = decision_tuples(r.decisions);
     nb::list steps;
     for (const auto &[name, ms] : r.step_ms) steps.append(nb::make_tuple(name, ms));
@@ -54,9 +59,11 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            const std::vector<std::tuple<int64_t, int, int>> &symbols,
                                                            const std::vector<std::tuple<int, int, int64_t, int64_t>> &extent_values,
                                                            const std::string &autoscheduler,
-                                                           const std::optional<std::vector<std::tuple<int, std::string, int, int64_t, int64_t>>> &schedule) {
+                                                           const std::optional<std::vector<std::tuple<int, std::string, int, int64_t, int64_t>>> &schedule,
+                                                           int tuning_candidates) {
     CompileOptions options;
     options.autoscheduler = autoscheduler;
+    options.tuning_candidates = tuning_candidates;
     if (schedule) {
         options.schedule = Schedule{};
         for (const auto &[region, choice, axis, value, value2] : *schedule) {
@@ -189,13 +196,14 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("also_compile_for") = std::vector<std::string>{},
           nb::arg("symbols") = std::vector<std::tuple<int64_t, int, int>>{},
           nb::arg("extent_values") = std::vector<std::tuple<int, int, int64_t, int64_t>>{},
-          nb::arg("autoscheduler") = "hcompile", nb::arg("schedule") = nb::none(),
+          nb::arg("autoscheduler") = "hcompile", nb::arg("schedule") = nb::none(), nb::arg("tuning_candidates") = 0,
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"
           "symbols: (placeholder extent, argument, axis) per symbolic extent (core symbols.h); ValueError when the graph\n"
           "is not the same function for every size of them. extent_values: (constant node, symbol, scale,\n"
-          "offset): constants that are scale * size + offset of a symbol, read at run time.");
+          "offset): constants that are scale * size + offset of a symbol, read at run time.\n"
+          "tuning_candidates: how many alternatives to the search's list report['candidates'] lists for max-autotune.");
     m.def("load_blas", &load_blas, nb::arg("path"),
           "Load the BLAS library matrix products may call; returns '' or why it cannot be used.");
     m.def("blas_available", &blas_available, "Whether a BLAS library is loaded.");

@@ -12,12 +12,13 @@ import inspect
 import linecache
 import threading
 import time
+import warnings
 import weakref
 from collections import namedtuple
 
 import numpy as np
 
-from . import _C, debug_dump, dynamic_shapes, eager, guards, logs, structure
+from . import _C, debug_dump, dynamic_shapes, eager, guards, logs, structure, tuning
 from .config import config
 from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MaskRef, MethodRef, ViewRef
@@ -324,12 +325,17 @@ class CompiledFunction:
                 kernel, report = self._compile(cap, args, record)
             record["report"] = report
             if kernel is not None:
+                writes_arguments = bool(cap.writebacks)
                 # Arguments the kernel writes in place need no copy afterwards.
                 in_place = set(report["in_place_outputs"])
                 cap.writebacks = [(a, o) for a, o in cap.writebacks if o not in in_place]
                 if continuation is not None:
                     continuation.writebacks = cap.writebacks
                 as_scalar, builder = _result_plan(cap, continuation)
+                if self._mode() == "max-autotune" and record["schedule_origin"] == "search" and record["tuning_key"]:
+                    kernel, report = self._autotune(cap, args, record, kernel, report, continuation, writes_arguments,
+                                                    (exact_specs, value_specs, as_scalar, builder, relations))
+                    record["report"] = report
         elif cap.graph.outputs:
             runner = _eager_runner(cap, continuation)
         elif continuation is not None:          # nothing computed before the break
@@ -355,6 +361,8 @@ class CompiledFunction:
             why = f"Halide's {self.options['autoscheduler']} autoscheduler schedules for the exact sizes"
         elif self.options["schedule"] is not None:
             why = "an explicit schedule is for the shapes it was written for"
+        elif self._mode() == "max-autotune":
+            why = "max-autotune tunes for the exact shapes"
         elif not cap.graph.outputs and cap.break_point is None:
             why = "nothing is compiled"
         else:      # a kernel, or only the code after a graph break (its own entries are dynamic)
@@ -380,16 +388,42 @@ class CompiledFunction:
                                        for value, arg, axis in compiled_symbols) + ")")
         return generic, (compiled_symbols, extent_values), dynamic_shapes.same_extent_relations(symbols), smallest
 
+    def _mode(self):
+        return config.mode_override or self.options["mode"]
+
+    def _compile_graph(self, cap, args, schedule, symbols=None, candidates=0):
+        want_stmt = debug_dump.enabled() or logs.enabled("output_code")
+        return _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args), want_stmt,
+                                [(o, a) for a, o in cap.writebacks], list(config.also_compile_for),
+                                *(symbols or ([], [])), self.options["autoscheduler"], schedule, candidates)
+
     def _compile(self, cap, args, record, symbols=None):
         """(kernel, report), or (None, None) when the compile fails. ``symbols``: (symbols,
         extent values) from ``dynamic_shapes.generic_capture``; a failure with them never
-        raises (the caller compiles the exact shapes instead)."""
-        want_stmt = debug_dump.enabled() or logs.enabled("output_code")
+        raises (the caller compiles the exact shapes instead). The schedule: an explicit list,
+        else the tuning database's best record, else the search (tuning.schedule_for)."""
+        key = None
+        if symbols is None and self.options["backend"] == "halide" and self.options["autoscheduler"] == "hcompile":
+            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(args), _C.jit_target(self.options["target"]))
+        record["tuning_key"] = key
+        choice = tuning.schedule_for(self.options["schedule"], key)
+        schedule, record["schedule_origin"] = choice.schedule, choice.origin
+        tuning_now = self._mode() == "max-autotune" and key is not None
+        if tuning_now and choice.origin == "tuning record":
+            tuning.REUSED.append((self.__qualname__, key, choice.measured_seconds))
+            logs.log("schedule", "%s: a tuning record's schedule (%.3f ms measured)", self.__qualname__,
+                     choice.measured_seconds * 1e3)
+        candidates = 2 * config.tuning_trials if tuning_now and schedule is None else 0
         try:
-            kernel, report = _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args),
-                                              want_stmt, [(o, a) for a, o in cap.writebacks],
-                                              list(config.also_compile_for), *(symbols or ([], [])),
-                                              self.options["autoscheduler"], self.options["schedule"])
+            try:
+                kernel, report = self._compile_graph(cap, args, schedule, symbols, candidates)
+            except (RuntimeError, ValueError) as e:
+                if record["schedule_origin"] != "tuning record":
+                    raise
+                logs.log("schedule", "%s: the tuning record's schedule failed to compile (%s); searching instead",
+                         self.__qualname__, e)
+                record["schedule_origin"] = "search"
+                kernel, report = self._compile_graph(cap, args, None, symbols, candidates)
         except (RuntimeError, ValueError) as e:
             if symbols:
                 logs.log("recompiles", "%s: compiling for any size failed, so for these shapes: %s",
@@ -405,6 +439,54 @@ class CompiledFunction:
         logs.log("output_code", "%s lowered Halide:\n%s", self.__qualname__, report["lowered_stmt"])
         debug_dump.write(self.__qualname__, report)
         return kernel, report
+
+    def _autotune(self, cap, args, record, kernel, report, continuation, writes_arguments, entry):
+        """max-autotune (tuning/autotune.py): the fastest measured schedule's (kernel, report),
+        or the search's when this pipeline cannot be tuned (said in record["tuning"]): timing
+        calls that write into the caller's arguments would change them."""
+        why = ("it writes into its arguments" if writes_arguments else
+               "a graph break follows it" if continuation is not None else
+               "its arguments are a structure's leaves or a resume function's" if self._structure or self._generated
+               else None)
+        if why:
+            record["tuning"] = f"not tuned: {why}"
+            return kernel, report
+        exact_specs, value_specs, as_scalar, builder, relations = entry
+
+        def runner(candidate):
+            dispatcher = _C.Dispatcher(self._fn)
+            dispatcher.add_entry(exact_specs, value_specs, candidate, as_scalar, builder, None, relations)
+
+            def call():
+                result = dispatcher(*args)
+                if result is _C.MISS:
+                    raise RuntimeError("the tuning entry's guards refused the call's arguments")
+                return result
+            return call
+
+        def compile_with(schedule):
+            return self._compile_graph(cap, args, schedule)
+
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            reference = self._fn(*args)
+        key = record["tuning_key"]
+        with tuning.open_database() as db:
+            db.add_workload(key, self.__qualname__, tuning.workload.structural_graph(str(cap.graph)),
+                            tuning.workload.graph_to_json(cap.graph),
+                            tuning.workload.arguments_of(args, guards.layouts(args)), report["target"])
+            tuner = tuning.Autotuner(self.__qualname__, compile_with, runner, reference, db, key,
+                                     config.tuning_trials, config.tuning_seconds)
+            try:
+                best_kernel, best_report, summary = tuner.run(kernel, report)
+            except tuning.NotTuned as e:
+                record["tuning"] = f"not tuned: {e}"
+                return kernel, report
+        record["tuning"] = summary
+        logs.log("schedule", "%s: max-autotune measured %d schedules in %.1f s: %.3f ms (the search's %.3f ms)",
+                 self.__qualname__, summary["trials"], summary["tuning_seconds"], summary["best_seconds"] * 1e3,
+                 summary["default_seconds"] * 1e3)
+        return best_kernel, best_report
 
     def _record_break(self, error, once=False, resumes=False):
         if self.options["fullgraph"]:
@@ -616,8 +698,8 @@ _warned_options = set()
 def _warn_partial_options(options):
     """Options accepted now whose behaviour arrives with later issues: say so, once each."""
     notes = []
-    if options["mode"] != "default":
-        notes.append(f"mode={options['mode']!r} behaves like 'default' in this build (the cost-model search, nothing timed)")
+    if options["mode"] == "reduce-overhead":
+        notes.append("mode='reduce-overhead' behaves like 'default' on the CPU (it captures CUDA graphs, a GPU feature)")
     for note in notes:
         if note not in _warned_options:
             _warned_options.add(note)

@@ -2,7 +2,8 @@
 
     hcompile info                   versions, the host target, where caches live
     hcompile run SCRIPT [ARGS...]   run a script with hcompile's logs switched on (--logs a,b)
-    hcompile tune / db              the autoscheduler's tuning runs and records (a later issue)
+    hcompile tune SCRIPT [ARGS...]  run a script with every compiled function in max-autotune mode
+    hcompile db show|clear|verify   the tuning database's records
 """
 from __future__ import annotations
 
@@ -32,12 +33,6 @@ def _run(args):
     return 0
 
 
-def _not_yet(args):
-    print(f"hcompile {args.command}: the autoscheduler's tuning runs and records arrive with the "
-          "autoscheduler issue; nothing is tuned by this build.", file=sys.stderr)
-    return 2
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="hcompile", description="hcompile command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -47,10 +42,25 @@ def main(argv=None):
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     run.set_defaults(handler=_run)
-    for name in ("tune", "db"):
-        p = sub.add_parser(name, help="not in this build yet")
-        p.add_argument("rest", nargs=argparse.REMAINDER)
-        p.set_defaults(handler=_not_yet)
+    from . import tune_cli
+    from .config import config
+
+    tune = sub.add_parser("tune", help="run a script with every @hcompile function in max-autotune mode")
+    tune.add_argument("--trials", type=int, default=config.tuning_trials, help="schedules measured per pipeline")
+    tune.add_argument("--seconds", type=float, default=config.tuning_seconds, help="seconds spent per pipeline")
+    tune.add_argument("--db", default=None, help=f"tuning database (default {config.tuning_db})")
+    tune.add_argument("--plot", default="hcompile_tune.png", help="PNG of best time against trial")
+    tune.add_argument("script")
+    tune.add_argument("args", nargs=argparse.REMAINDER)
+    tune.set_defaults(handler=tune_cli.tune)
+    db = sub.add_parser("db", help="the tuning database: show, clear, verify")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    for name, handler, text in [("show", tune_cli.db_show, "workloads, best times, trials, speedup over the search"),
+                                ("clear", tune_cli.db_clear, "delete every record"),
+                                ("verify", tune_cli.db_verify, "re-measure the best records and report drift")]:
+        p = db_sub.add_parser(name, help=text)
+        p.add_argument("--db", dest="path", default=config.tuning_db)
+        p.set_defaults(handler=handler)
     args = parser.parse_args(argv)
     return args.handler(args)
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 
-_SETTINGS = ("recompile_limit", "also_compile_for", "output_cache_bytes")
+_SETTINGS = ("recompile_limit", "also_compile_for", "output_cache_bytes", "tuning_db", "tuning_trials",
+             "tuning_seconds", "mode_override")
 
 
 class Config:
@@ -20,19 +21,40 @@ class Config:
     ``output_cache_bytes``: the most memory, in bytes, kept in freed blocks of 1 MiB and up that
     kernel outputs and Halide's intermediates held, so the next call reuses them instead of
     faulting in fresh pages (3 ms for a 38 MiB image on a 2-core machine). Default 1 GiB; 0 keeps
-    nothing. The environment variable ``HCOMPILE_OUTPUT_CACHE_MB`` sets it at import."""
+    nothing. The environment variable ``HCOMPILE_OUTPUT_CACHE_MB`` sets it at import.
+
+    ``tuning_db``: the SQLite tuning database max-autotune writes and every compile reads
+    (``HCOMPILE_TUNING_DB``; default ``tuning.sqlite`` in ``$HCOMPILE_CACHE_DIR``, itself
+    ``~/.cache/hcompile`` by default). ``tuning_trials`` and ``tuning_seconds``: max-autotune's
+    budget per pipeline, schedules measured and seconds spent (``HCOMPILE_TUNING_TRIALS``,
+    ``HCOMPILE_TUNING_SECONDS``; default 24 and 60). ``mode_override``: a mode every compiled
+    function uses whatever it was given (``HCOMPILE_MODE``; ``hcompile tune`` sets
+    "max-autotune"), or None."""
 
     def __init__(self):
         self.recompile_limit = 8
         spec = os.environ.get("HCOMPILE_ALSO_COMPILE_FOR", "")
         self.also_compile_for = tuple(name.strip() for name in spec.split(",") if name.strip())
         self.output_cache_bytes = _megabytes_from_env("HCOMPILE_OUTPUT_CACHE_MB", 1024)
+        cache = os.environ.get("HCOMPILE_CACHE_DIR") or os.path.expanduser("~/.cache/hcompile")
+        self.tuning_db = os.environ.get("HCOMPILE_TUNING_DB") or os.path.join(cache, "tuning.sqlite")
+        self.tuning_trials = int(os.environ.get("HCOMPILE_TUNING_TRIALS", "24"))
+        self.tuning_seconds = float(os.environ.get("HCOMPILE_TUNING_SECONDS", "60"))
+        self.mode_override = os.environ.get("HCOMPILE_MODE") or None
 
     def __setattr__(self, name, value):
         if name not in _SETTINGS:
             raise AttributeError(f"hcompile.config has no setting {name!r}")
         if name == "recompile_limit" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise ValueError(f"recompile_limit must be a positive int, got {value!r}")
+        if name == "tuning_trials" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"tuning_trials must be a positive int, got {value!r}")
+        if name == "tuning_seconds" and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
+            raise ValueError(f"tuning_seconds must be a positive number, got {value!r}")
+        if name == "tuning_db":
+            value = os.fspath(value)
+        if name == "mode_override" and value not in (None, "default", "reduce-overhead", "max-autotune"):
+            raise ValueError(f"mode_override must be None or a mode, got {value!r}")
         if name == "also_compile_for":
             value = _checked_targets(value)
         if name == "output_cache_bytes":

@@ -254,6 +254,11 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
             SearchResult found = search_schedule(lowered, analysis, machine, target);
             report.analysis = analysis.print() + "machine: " + machine.print() + "\n" + found.print() + "\n";
             report.variants = schedule_variants(lowered, analysis, machine, target, found.schedule, kReportedVariants);
+            report.predicted_seconds = found.predicted_seconds;
+            if (options.tuning_candidates > 0) {
+                report.candidates = schedule_variants(lowered, analysis, machine, target, found.schedule,
+                                                      options.tuning_candidates, VariantPick::BestPerRegion);
+            }
             return found.schedule;
         });
         report.schedule = print_schedule(report.decisions, &lowered);

@@ -11,7 +11,11 @@
 
 import os
 import sys
+import tempfile
 import zlib
+
+# The suite never reads or writes the user's tuning database (hc.config reads this at import).
+os.environ["HCOMPILE_TUNING_DB"] = os.path.join(tempfile.mkdtemp(prefix="hcompile-tests-"), "tuning.sqlite")
 
 import numpy as np
 import pytest

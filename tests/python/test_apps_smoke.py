@@ -71,6 +71,18 @@ def test_tutorial_03_runs(capsys):
 def test_tutorial_04_runs(capsys):
     runpy.run_path(str(ROOT / "tutorials" / "04_autoscheduler.py"), run_name="__main__")
     out = capsys.readouterr().out
-    assert out.count("matches NumPy: True") == 9 and "matches NumPy: False" not in out
+    assert out.count("matches NumPy: True") == 11 and "matches NumPy: False" not in out
+    assert "regions: slice_update, matmul_sum, reshape" in out
     assert "cost model:" in out and "call_library (BLAS)" in out and "as Halide C++ directives" in out
     assert "'tile_rows'" in out and "'compute_at_tile'" in out   # Harris, computed per tile
+
+
+def test_tutorial_05_runs(capsys, monkeypatch):
+    import hcompile as hc
+    for name in ("tuning_db", "tuning_trials", "tuning_seconds"):   # the tutorial sets them
+        monkeypatch.setattr(hc.config, name, getattr(hc.config, name))
+    runpy.run_path(str(ROOT / "tutorials" / "05_tuning.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "schedules measured in" in out and "schedule from: tuning record" in out
+    assert "blur: (1022, 1022) search" in out and "blur: (1022, 1022) tuning record" in out
+    assert "1 record(s) reused" in out and "1 workload(s) in" in out and "plot written: True" in out

@@ -35,11 +35,18 @@ constexpr double kMinPredictedGain = 1.10;
 SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
                              const MachineModel &machine, const Halide::Target &target, int beam_width = 8);
 
+// Which of the variants schedule_variants keeps when there are more than asked for.
+enum class VariantPick {
+    Spread,           // spread over the range of predictions: a check of the model against times
+    BestPerRegion,    // each region's best alternative, then each one's second best, ...: what
+                      // max-autotune measures, so that every region's likeliest fixes come first
+};
+
 // Up to `limit` whole lists that differ from `chosen` in one region's decisions (every
-// candidate of every region), each with its predicted seconds, spread over the range of
-// predictions: what a check of the model against measured times compiles and runs.
+// candidate of every region), each with its predicted seconds, picked by `pick`.
 std::vector<std::pair<Schedule, double>> schedule_variants(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
                                                           const MachineModel &machine, const Halide::Target &target,
-                                                          const Schedule &chosen, int limit);
+                                                          const Schedule &chosen, int limit,
+                                                          VariantPick pick = VariantPick::Spread);
 
 }  // namespace hc

@@ -37,6 +37,9 @@ struct CompileOptions {
     std::vector<int64_t> symbol_values;
     std::vector<SymbolSource> symbol_sources;
     std::vector<ExtentValue> extent_values;  // constants that are sizes of symbols
+    // How many alternatives to the search's list to report for max-autotune to measure
+    // (CompileReport::candidates); 0: none.
+    int tuning_candidates = 0;
 };
 
 // What each step produced, for explain(), logs and debug dumps.
@@ -50,6 +53,10 @@ struct CompileReport {
     std::string analysis;         // what the search saw and predicted (hcompile's own schedule)
     // Lists one region away from the search's, with their predicted seconds (search.h).
     std::vector<std::pair<Schedule, double>> variants;
+    // The search's prediction for its list, and the alternatives max-autotune measures: lists
+    // one region away, each region's best first (VariantPick::BestPerRegion), with predictions.
+    double predicted_seconds = 0;
+    std::vector<std::pair<Schedule, double>> candidates;
     std::string lowered_stmt;
     std::string target;
     std::vector<int> in_place_outputs;                    // outputs written into their argument

@@ -1,0 +1,203 @@
+"""max-autotune: measure the search's schedule and its likeliest alternatives on the real
+arguments, keep the fastest that gives NumPy's answer.
+
+The cost model ranks every region's alternatives (report["candidates"], each one region away
+from the search's list, every region's best alternative first). Each trial swaps one region's
+decisions into the best list so far, compiles it, checks its outputs against the Python
+function's own (NumPy's), and times it: warm-up calls for 20 ms, then the median of seven
+samples, each a batch of calls lasting at least a millisecond. A trial becomes the best when it
+is 2% faster; the winner is timed against the search's list once more, interleaved, and kept
+only if it still wins. Every measurement is written to the tuning database as it is made, so an
+interrupted run keeps them.
+"""
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+
+from . import workload as wl
+
+# A trial replaces the best only this much faster: two timings of the same kernel differ by a
+# few percent on a quiet 2-core machine.
+MIN_GAIN = 0.98
+WARM_SECONDS = 0.02
+SAMPLES = 7
+MIN_BATCH_SECONDS = 0.001
+
+# What `hcompile tune` prints at the end: one dict per pipeline tuned in this process.
+SESSIONS = []
+# `hcompile tune`'s progress display: called as PROGRESS(event, function, trials, budget, best
+# seconds, the search's seconds), event "start", "trial" or "end"; None: no display.
+PROGRESS = None
+
+
+def _progress(*event):
+    if PROGRESS is not None:
+        PROGRESS(*event)
+
+
+class NotTuned(Exception):
+    """The pipeline cannot be tuned (said in the compile record, not raised to the user)."""
+
+
+def measure(call):
+    """(median seconds per call, per-call seconds of each sample)."""
+    start = time.perf_counter()
+    calls = 0
+    while calls < 2 or time.perf_counter() - start < WARM_SECONDS:
+        call()
+        calls += 1
+    per_call = (time.perf_counter() - start) / calls
+    batch = max(1, math.ceil(MIN_BATCH_SECONDS / max(per_call, 1e-9)))
+    runs = []
+    for _ in range(SAMPLES):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            call()
+        runs.append((time.perf_counter() - t0) / batch)
+    return float(np.median(runs)), runs
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+def same_answer(got, want):
+    """Whether a candidate's result is NumPy's: the same structure, dtypes and shapes, integers
+    and booleans exact, floats within a tolerance scaled by the largest value (schedules
+    reorder float sums), NaNs and infinities where NumPy has them."""
+    got_leaves, want_leaves = _leaves(got), _leaves(want)
+    if len(got_leaves) != len(want_leaves):
+        return False
+    for g, w in zip(got_leaves, want_leaves):
+        g, w = np.asarray(g), np.asarray(w)
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return False
+        if not np.issubdtype(w.dtype, np.inexact):
+            if not np.array_equal(g, w):
+                return False
+            continue
+        finite = np.isfinite(w)
+        if not np.array_equal(finite, np.isfinite(g)) or not np.array_equal(g[~finite], w[~finite], equal_nan=True):
+            return False
+        rtol = 1e-3 if w.dtype.itemsize <= 4 else 1e-8
+        scale = float(np.max(np.abs(w[finite]), initial=1.0))
+        if not np.allclose(g[finite], w[finite], rtol=rtol, atol=rtol * scale):
+            return False
+    return True
+
+
+def _replace_region(schedule, candidate, base):
+    """`schedule` with the decisions of the one region where `candidate` differs from `base`
+    taken from `candidate`; (new list, that region)."""
+    regions = {d[0] for d in candidate} | {d[0] for d in base}
+    changed = [r for r in sorted(regions)
+               if sorted(d for d in candidate if d[0] == r) != sorted(d for d in base if d[0] == r)]
+    if len(changed) != 1:
+        return None, None
+    region = changed[0]
+    return [d for d in schedule if d[0] != region] + [d for d in candidate if d[0] == region], region
+
+
+class Autotuner:
+    """One pipeline's tuning run. ``compile(schedule)`` -> (kernel, report) raising on failure;
+    ``runner(kernel)`` -> a no-argument call running it on the real arguments; ``reference``:
+    the Python function's own result."""
+
+    def __init__(self, function, compile, runner, reference, db, key, trials, seconds):
+        self.function = function
+        self.compile = compile
+        self.runner = runner
+        self.reference = reference
+        self.db = db
+        self.key = key
+        self.trials = trials
+        self.seconds = seconds
+        self.history = []      # (trial number, best seconds so far)
+        self.measured = {}     # decision list -> seconds (None: failed)
+
+    def _record(self, source, schedule, seconds, runs, predicted, ok, error):
+        if self.db is not None:
+            self.db.add_record(self.key, source, schedule, seconds, runs, predicted, ok, error,
+                               wl.versions(), wl.machine_fingerprint(), os.getloadavg()[0])
+
+    def _trial(self, source, schedule, predicted, kernel=None, report=None):
+        """Compile (unless given), check and time one list: (seconds or None when it failed,
+        kernel, report), or None when this list was measured already."""
+        key = tuple(sorted(schedule))
+        if key in self.measured:
+            return None
+        try:
+            if kernel is None:
+                kernel, report = self.compile(list(schedule))
+            call = self.runner(kernel)
+            ok = same_answer(call(), self.reference)
+            seconds, runs = measure(call) if ok else (None, [])
+            error = "" if ok else "the outputs differ from NumPy's"
+        except Exception as e:  # noqa: BLE001 - a refused or failing list is a measurement too
+            seconds, runs, ok, error = None, [], False, f"{type(e).__name__}: {e}"
+        self.measured[key] = seconds
+        self._record(source, schedule, seconds, runs, predicted, ok, error)
+        return seconds, kernel, report
+
+    def run(self, search_kernel, search_report):
+        """(kernel, report, summary) of the fastest list."""
+        start = time.perf_counter()
+        searched = [tuple(d) for d in search_report["decisions"]]
+        predicted = search_report.get("predicted_seconds") or None
+        default_seconds = self._trial("search", searched, predicted, search_kernel, search_report)[0]
+        if default_seconds is None:
+            raise NotTuned("the search's own schedule did not give NumPy's answer on these arguments")
+        best = (default_seconds, searched, search_kernel, search_report, predicted)
+        self.history.append((1, default_seconds))
+        trials = 1
+        _progress("start", self.function, trials, self.trials, default_seconds, default_seconds)
+        for candidate, candidate_predicted in search_report["candidates"]:
+            if trials >= self.trials or time.perf_counter() - start > self.seconds:
+                break
+            schedule, _ = _replace_region(best[1], [tuple(d) for d in candidate], searched)
+            if schedule is None:
+                continue
+            # The model's regions add up: a swap changes its prediction by that region's change.
+            swap_predicted = None if best[4] is None else best[4] + candidate_predicted - predicted
+            result = self._trial("candidate", schedule, swap_predicted)
+            if result is None:
+                continue
+            trials += 1
+            seconds, kernel, report = result
+            if seconds is not None and seconds < best[0] * MIN_GAIN:
+                best = (seconds, schedule, kernel, report, swap_predicted)
+            self.history.append((trials, best[0]))
+            _progress("trial", self.function, trials, self.trials, best[0], default_seconds)
+        tuned = sorted(best[1]) != sorted(searched)
+        if tuned:
+            best = self._confirm(best, search_kernel, search_report, default_seconds)
+            tuned = sorted(best[1]) != sorted(searched)
+        summary = dict(function=self.function, key=self.key, trials=trials, default_seconds=default_seconds,
+                       best_seconds=best[0], tuned=tuned, history=self.history,
+                       tuning_seconds=time.perf_counter() - start)
+        SESSIONS.append(summary)
+        _progress("end", self.function, trials, self.trials, best[0], default_seconds)
+        return best[2], best[3], summary
+
+    def _confirm(self, best, search_kernel, search_report, default_seconds):
+        """The winner against the search's list, interleaved three times: noise on one trial
+        must not pick a schedule."""
+        tuned, searched = self.runner(best[2]), self.runner(search_kernel)
+        ratios = []
+        for _ in range(3):
+            t_tuned, runs_tuned = measure(tuned)
+            t_search, runs_search = measure(searched)
+            ratios.append(t_tuned / t_search)
+            self._record("confirm", best[1], t_tuned, runs_tuned, best[4], True, "")
+            self._record("confirm", [tuple(d) for d in search_report["decisions"]], t_search, runs_search,
+                         search_report.get("predicted_seconds") or None, True, "")
+        if float(np.median(ratios)) < MIN_GAIN:
+            return best
+        return (default_seconds, [tuple(d) for d in search_report["decisions"]], search_kernel, search_report,
+                search_report.get("predicted_seconds") or None)

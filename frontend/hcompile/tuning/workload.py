@@ -1,0 +1,95 @@
+"""What a tuning record is for: the workload key, the versions and the machine.
+
+A workload is a captured graph (printed without source locations, so moving a function in its
+file keeps its records) with its arguments' dtypes, shapes and memory layouts, compiled for one
+target. Region numbers in a decision list follow from exactly these, for one hcompile version.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import platform
+import re
+
+_LOCATION = re.compile(r"\s+#.*$", re.MULTILINE)
+
+
+def structural_graph(graph_text):
+    """The printed graph without its `# file:line` comments."""
+    return _LOCATION.sub("", graph_text)
+
+
+def arguments_of(args, layouts):
+    """The arguments as the key sees them: dtype, shape and layout class per array; type and
+    value's kind for the rest (a Python float read as a constant is in the graph already)."""
+    out = []
+    for a, layout in zip(args, list(layouts) + [None] * (len(args) - len(layouts))):
+        if hasattr(a, "dtype") and hasattr(a, "shape"):
+            out.append({"dtype": str(a.dtype), "shape": list(a.shape), "layout": layout})
+        else:
+            out.append({"type": type(a).__name__})
+    return out
+
+
+def workload_key(graph_text, arguments, target):
+    text = structural_graph(graph_text) + "\n" + repr(arguments) + "\n" + target
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@functools.cache
+def versions():
+    """(hcompile, Halide): records of other versions are never reused."""
+    from importlib.metadata import version
+
+    from .. import __version__
+    return __version__, version("halide")
+
+
+@functools.cache
+def machine_fingerprint():
+    """CPU model, core count and the host target's features: records measured on another
+    machine are kept apart from this one's."""
+    from .. import _C
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model} | {os.cpu_count()} cores | {_C.host_target()}"
+
+
+def graph_to_json(graph):
+    """The graph as JSON nodes (kind, inputs, attrs, dtype, shape), for ``hcompile db verify``
+    to rebuild and re-measure a record without the script that made it."""
+    import json
+
+    nodes = []
+    for i in range(graph.num_nodes):
+        nodes.append({"kind": graph.kind(i), "inputs": list(graph.inputs(i)), "attrs": graph.attrs(i),
+                      "dtype": graph.dtype(i), "shape": list(graph.shape(i))})
+    return json.dumps({"nodes": nodes, "outputs": list(graph.outputs)})
+
+
+def graph_from_json(text):
+    import json
+
+    from .. import _C
+
+    spec = json.loads(text)
+    graph = _C.Graph()
+    for node in spec["nodes"]:
+        kind, attrs = node["kind"], node["attrs"]
+        if kind == "input":
+            graph.add_input(attrs["arg"], node["dtype"], node["shape"])
+        elif kind == "constant":
+            graph.add_constant(attrs["value"], node["dtype"])
+        else:
+            graph.add_op(kind, node["inputs"], attrs)
+    graph.set_outputs(spec["outputs"])
+    return graph
