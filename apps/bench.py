@@ -61,10 +61,16 @@ NS = time.perf_counter_ns
 
 # Halide's own CPU autoschedulers, each run by hcompile on exactly the pipeline it lowered.
 HALIDE_PEERS = ["Adams2019", "Mullapudi2016", "Li2018"]
-PEERS = ["numpy", "hcompile", "torch", "torch.compile", "jax.jit"] + [f"halide:{a}" for a in HALIDE_PEERS]
+# hcompile:max-autotune measures candidate schedules on each workload's first call (into a fresh
+# tuning database, so the default peer, prepared before it, never sees its records); not run
+# unless named, as tuning adds seconds to minutes per workload.
+PEERS = ["numpy", "hcompile", "hcompile:max-autotune", "torch", "torch.compile", "jax.jit"] + \
+    [f"halide:{a}" for a in HALIDE_PEERS]
+DEFAULT_PEERS = [p for p in PEERS if p != "hcompile:max-autotune"]
 PEER_TITLES = {
     "numpy": "NumPy",
     "hcompile": "hcompile",
+    "hcompile:max-autotune": "hc max-autotune",
     "torch": "torch eager",
     "torch.compile": "torch.compile",
     "jax.jit": "jax.jit",
@@ -122,16 +128,23 @@ class Peers:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = self._tmp.name
         self.cold_caches = cold_caches
         self.hc, self.hc_err = _try_import("hcompile")
+        if self.hc is not None and "HCOMPILE_TUNING_DB" not in os.environ:
+            # The default peer is the search's schedule: no records from earlier tuning runs.
+            import tempfile
+
+            self._tuning = tempfile.TemporaryDirectory(prefix="bench-tuning-")
+            self.hc.config.tuning_db = os.path.join(self._tuning.name, "tuning.sqlite")
         self.torch, self.torch_err = _try_import("torch")
         self.jax, self.jax_err = _try_import("jax")
         if self.jax is not None:
             import jax.numpy  # noqa: F401
 
         self.hc_fns = {}  # workload name -> compiled hcompile function (for explain)
+        self.tuned_fns = {}  # workload name -> its max-autotune compiled function (tuning table)
 
     def available(self, peer) -> str | None:
         """None if usable, else why not."""
-        if (peer == "hcompile" or peer.startswith("halide:")) and self.hc is None:
+        if (peer.startswith("hcompile") or peer.startswith("halide:")) and self.hc is None:
             return self.hc_err
         if peer in ("torch", "torch.compile") and self.torch is None:
             return self.torch_err
@@ -152,6 +165,10 @@ class Peers:
         if peer == "hcompile":
             fn = self.hc.hcompile(wl.fn)
             self.hc_fns[wl.name] = fn
+            return Prepared(lambda: fn(*args), nop, np.asarray)
+        if peer == "hcompile:max-autotune":
+            fn = self.hc.hcompile(wl.fn, mode="max-autotune")
+            self.tuned_fns[wl.name] = fn
             return Prepared(lambda: fn(*args), nop, np.asarray)
         if peer.startswith("halide:"):
             fn = self.hc.hcompile(wl.fn, autoscheduler=peer.split(":", 1)[1])
@@ -354,27 +371,44 @@ def _best_of(row, group):
 
 
 def summary_table(results: dict, peers: list[str]) -> str | None:
-    """hcompile against each group of peers: geometric mean and worst ratio over the workloads
-    where both ran (ratio > 1: hcompile faster), the issue's bars in one place."""
-    if "hcompile" not in peers:
-        return None
+    """hcompile (and its max-autotune mode, when run) against each group of peers: geometric
+    mean and worst ratio over the workloads where both ran (ratio > 1: hcompile faster), the
+    issues' bars in one place."""
     groups = [("best Halide autoscheduler", [p for p in peers if p.startswith("halide:")]),
               ("best of torch eager / torch.compile", [p for p in peers if p in ("torch", "torch.compile")]),
               ("jax.jit", [p for p in peers if p == "jax.jit"]),
               ("NumPy", ["numpy"])]
     lines = ["| hcompile against | workloads | geometric mean | worst (workload) |", "|---|---|---|---|"]
-    for title, group in groups:
-        ratios = []
-        for name, row in results.items():
-            hc, best = row["hcompile"], _best_of(row, group)
-            if best and not hc.error and hc.ok is not False and hc.median_ns:
-                ratios.append((best / hc.median_ns, name))
-        if not group or not ratios:
-            continue
-        geo = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
-        worst = min(ratios)
-        lines.append(f"| {title} | {len(ratios)} | {geo:.2f}× | {worst[0]:.2f}× ({worst[1]}) |")
+    for subject in [p for p in ("hcompile", "hcompile:max-autotune") if p in peers]:
+        for title, group in groups + ([("hcompile default", ["hcompile"])] if subject != "hcompile" else []):
+            ratios = []
+            for name, row in results.items():
+                hc, best = row[subject], _best_of(row, group)
+                if best and not hc.error and hc.ok is not False and hc.median_ns:
+                    ratios.append((best / hc.median_ns, name))
+            if not group or not ratios:
+                continue
+            geo = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
+            worst = min(ratios)
+            who = "" if subject == "hcompile" else f"({PEER_TITLES[subject]}) "
+            lines.append(f"| {who}{title} | {len(ratios)} | {geo:.2f}× | {worst[0]:.2f}× ({worst[1]}) |")
     return "\n".join(lines) if len(lines) > 2 else None
+
+
+def tuning_table(peers) -> str | None:
+    """Per workload tuned: schedules measured, tuning seconds, and the tuner's own timings."""
+    rows = []
+    for name, fn in peers.tuned_fns.items():
+        t = fn.compile_records[0].get("tuning") if fn.compile_records else None
+        if isinstance(t, dict):
+            rows.append(f"| {name} | {t['trials']} | {t['tuning_seconds']:.1f} | {t['default_seconds'] * 1e3:.3f} | "
+                        f"{t['best_seconds'] * 1e3:.3f} | {t['default_seconds'] / t['best_seconds']:.2f}× |")
+        else:
+            rows.append(f"| {name} | — | — | — | — | {t or 'not compiled'} |")
+    if not rows:
+        return None
+    return "\n".join(["| workload | schedules measured | tuning s | search's ms | tuned ms | gain |",
+                      "|---|---|---|---|---|---|", *rows])
 
 
 def compile_table(results: dict, peers: list[str], hc_explain: dict) -> str:
@@ -612,7 +646,7 @@ def main(argv=None) -> int:
                     help="which set to run: the seed workloads (default), the apps suite "
                          "(apps/pipelines.py plus the ML blocks of workloads.py), or all")
     ap.add_argument("--workloads", help="comma-separated subset (overrides --suite) of: " + ", ".join(suites["all"]))
-    ap.add_argument("--peers", default=",".join(PEERS), help="comma-separated subset of: " + ", ".join(PEERS))
+    ap.add_argument("--peers", default=",".join(DEFAULT_PEERS), help="comma-separated subset of: " + ", ".join(PEERS))
     ap.add_argument("--repeat", type=int, default=20, help="timed samples per (workload, peer)")
     ap.add_argument("--size", choices=["bench", "small"], default="bench")
     ap.add_argument("--no-overhead", action="store_true", help="skip the per-call overhead probe")
@@ -714,6 +748,10 @@ def main(argv=None) -> int:
                       workload_table(results, peer_list)))
     tables.insert(1, ("First call (compile) seconds, hcompile capture summary",
                       compile_table(results, peer_list, hc_explain)))
+    tuned = tuning_table(peers)
+    if tuned:
+        tables.insert(1, (f"max-autotune (budget: {peers.hc.config.tuning_trials} schedules, "
+                          f"{peers.hc.config.tuning_seconds:g} s per pipeline; the tuner's own timings)", tuned))
     summary = summary_table(results, peer_list)
     if summary:
         tables.insert(1, ("hcompile against its peers (ratio of times; > 1: hcompile is faster)", summary))
