@@ -9,18 +9,7 @@ import pytest
 import hcompile as hc
 from numpy_oracle import check, fn_from_src, make
 
-CONV = """
-def f(x, w, b):
-    n, hh, ww, c = x.shape
-    xp = np.zeros((n, hh + 2, ww + 2, c), dtype=x.dtype)
-    xp[:, 1:-1, 1:-1, :] = x
-    out = b
-    for dy in range(3):
-        for dx in range(3):
-            out = out + xp[:, dy:dy + hh, dx:dx + ww, :].reshape(n * hh * ww, c) @ w[dy, dx]
-    return np.maximum(out, 0).reshape(n, hh, ww, w.shape[-1])
-"""
-
+from apps.pipelines import conv_layer  # noqa: E402  (nine shifted products and a bias)
 
 def _tol(k, scale=1.0):
     return dict(reduce=k, scale=scale)
@@ -40,12 +29,12 @@ def test_convolution_as_shifted_products(shape, dtype, rng):
     x = make(rng, (n, h, w, c), dtype)
     wt = make(rng, (3, 3, c, k), dtype)
     b = make(rng, (k,), dtype)
-    check(fn_from_src(CONV), x, wt, b, **_tol(9 * c, 4.0))
+    check(conv_layer, x, wt, b, **_tol(9 * c, 4.0))
 
 
 def test_convolution_is_one_matmul_sum(rng):
     x, wt, b = make(rng, (2, 7, 9, 5), "float32"), make(rng, (3, 3, 5, 6), "float32"), make(rng, (6,), "float32")
-    regions = _regions(fn_from_src(CONV), x, wt, b)
+    regions = _regions(conv_layer, x, wt, b)
     assert regions.count("(matmul_sum)") == 1 and "(matmul)" not in regions, regions
 
 
