@@ -104,6 +104,9 @@ def tune(args):
     from .config import config
     from .tuning import REUSED, SESSIONS, autotune
 
+    if not os.path.isfile(args.script):
+        print(f"hcompile tune: no such script: {args.script}", file=sys.stderr)
+        return 2
     config.mode_override = "max-autotune"
     config.tuning_trials = args.trials
     config.tuning_seconds = args.seconds

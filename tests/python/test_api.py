@@ -166,8 +166,9 @@ def test_command_line_info():
     out = subprocess.run([sys.executable, "-m", "hcompile.cli", "info"], capture_output=True, text=True,
                          check=True).stdout
     assert "host target" in out and "x86-64" in out
-    tune = subprocess.run([sys.executable, "-m", "hcompile.cli", "tune", "x.py"], capture_output=True, text=True)
-    assert tune.returncode == 2
+    tune = subprocess.run([sys.executable, "-m", "hcompile.cli", "tune", "no-such-script.py"], capture_output=True,
+                          text=True)
+    assert tune.returncode == 2 and "no such script" in tune.stderr
 
 
 def test_arrays_past_kernel_limits_run_as_python():
