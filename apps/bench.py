@@ -404,7 +404,7 @@ def tuning_table(peers) -> str | None:
             rows.append(f"| {name} | {t['trials']} | {t['tuning_seconds']:.1f} | {t['default_seconds'] * 1e3:.3f} | "
                         f"{t['best_seconds'] * 1e3:.3f} | {t['default_seconds'] / t['best_seconds']:.2f}× |")
         else:
-            rows.append(f"| {name} | — | — | — | — | {t or 'not compiled'} |")
+            rows.append(f"| {name} | — | — | — | — | {t or 'no kernel of its own tuned (Python, or graph breaks)'} |")
     if not rows:
         return None
     return "\n".join(["| workload | schedules measured | tuning s | search's ms | tuned ms | gain |",

@@ -3,8 +3,8 @@
 #
 # The default mode schedules with a cost model: fast to decide, but a model. `mode="max-autotune"`
 # measures instead: the search's schedule and the model's likeliest alternatives (each region's
-# best alternative first) are compiled, checked against NumPy's answer and timed on the call's
-# own arguments, and the fastest wins. Every measurement goes to a SQLite tuning database; later
+# best alternative first) are compiled, checked against the search's schedule's answer and timed
+# on the call's own arguments, and the fastest wins. Every measurement goes to a SQLite tuning database; later
 # compiles of the same workload (the same graph, argument shapes, dtypes and layouts, target,
 # hcompile and Halide versions, machine), in any mode and any process, use its best record.
 #

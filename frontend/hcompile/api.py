@@ -332,7 +332,9 @@ class CompiledFunction:
                 if continuation is not None:
                     continuation.writebacks = cap.writebacks
                 as_scalar, builder = _result_plan(cap, continuation)
-                if self._mode() == "max-autotune" and record["schedule_origin"] == "search" and record["tuning_key"]:
+                if self._mode() == "max-autotune" and symbols is not None:
+                    record["tuning"] = "not tuned: compiled for any size (tuning records are per shape)"
+                elif self._mode() == "max-autotune" and record["schedule_origin"] == "search" and record["tuning_key"]:
                     kernel, report = self._autotune(cap, args, record, kernel, report, continuation, writes_arguments,
                                                     (exact_specs, value_specs, as_scalar, builder, relations))
                     record["report"] = report
@@ -361,8 +363,6 @@ class CompiledFunction:
             why = f"Halide's {self.options['autoscheduler']} autoscheduler schedules for the exact sizes"
         elif self.options["schedule"] is not None:
             why = "an explicit schedule is for the shapes it was written for"
-        elif self._mode() == "max-autotune":
-            why = "max-autotune tunes for the exact shapes"
         elif not cap.graph.outputs and cap.break_point is None:
             why = "nothing is compiled"
         else:      # a kernel, or only the code after a graph break (its own entries are dynamic)
@@ -467,15 +467,12 @@ class CompiledFunction:
         def compile_with(schedule):
             return self._compile_graph(cap, args, schedule)
 
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            reference = self._fn(*args)
         key = record["tuning_key"]
         with tuning.open_database() as db:
             db.add_workload(key, self.__qualname__, tuning.workload.structural_graph(str(cap.graph)),
                             tuning.workload.graph_to_json(cap.graph),
                             tuning.workload.arguments_of(args, guards.layouts(args)), report["target"])
-            tuner = tuning.Autotuner(self.__qualname__, compile_with, runner, reference, db, key,
+            tuner = tuning.Autotuner(self.__qualname__, compile_with, runner, db, key,
                                      config.tuning_trials, config.tuning_seconds)
             try:
                 best_kernel, best_report, summary = tuner.run(kernel, report)

@@ -163,7 +163,7 @@ def test_a_wrong_or_failing_candidate_never_wins():
 
     report = {"decisions": [(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, 8, 0)], "predicted_seconds": 1e-4,
               "candidates": [([(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, v, 0)], 1e-4) for v in (0, 1, 2)]}
-    tuner = autotune.Autotuner("f", compile_with, runner, right, None, "k", trials=10, seconds=30)
+    tuner = autotune.Autotuner("f", compile_with, runner, None, "k", trials=10, seconds=30)
     kernel, _, summary = tuner.run(search, report)
     assert kernel is search and not summary["tuned"] and summary["trials"] == 4
 
@@ -241,3 +241,14 @@ def test_interrupted_tune_keeps_its_measurements(tmp_path):
     run = _hcompile("tune", "--trials", "3", "--db", db, "--plot", str(tmp_path / "p.png"), str(script), cwd=tmp_path)
     assert run.returncode == 130 and "interrupted" in run.stderr
     assert count_records(db) >= 1
+
+
+def test_shapes_that_keep_changing_compile_once_for_any_size(db_path, rng):
+    """A loop body called on shrinking arrays (a stencil chain) must not recompile per shape."""
+    f = hc.hcompile(fresh(softmax, "d1"), mode="max-autotune")
+    for n in (40, 41, 42, 43):
+        x = rng.standard_normal((n, 64)).astype(np.float32)
+        np.testing.assert_allclose(f(x), softmax(x), rtol=1e-5, atol=1e-7)
+    assert len(f.compile_records) == 2
+    assert isinstance(f.compile_records[0]["tuning"], dict)
+    assert f.compile_records[1]["tuning"].startswith("not tuned: compiled for any size")
