@@ -391,9 +391,12 @@ class CompiledFunction:
     def _mode(self):
         return config.mode_override or self.options["mode"]
 
+    def _target(self):
+        return config.target_override or self.options["target"]
+
     def _compile_graph(self, cap, args, schedule, symbols=None, candidates=0):
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
-        return _C.compile_graph(cap.graph, self.options["target"], guards.layouts(args), want_stmt,
+        return _C.compile_graph(cap.graph, self._target(), guards.layouts(args), want_stmt,
                                 [(o, a) for a, o in cap.writebacks], list(config.also_compile_for),
                                 *(symbols or ([], [])), self.options["autoscheduler"], schedule, candidates)
 
@@ -404,7 +407,7 @@ class CompiledFunction:
         else the tuning database's best record, else the search (tuning.schedule_for)."""
         key = None
         if symbols is None and self.options["backend"] == "halide" and self.options["autoscheduler"] == "hcompile":
-            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(args), _C.jit_target(self.options["target"]))
+            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(args), _C.jit_target(self._target()))
         record["tuning_key"] = key
         choice = tuning.schedule_for(self.options["schedule"], key)
         schedule, record["schedule_origin"] = choice.schedule, choice.origin

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 _SETTINGS = ("recompile_limit", "also_compile_for", "output_cache_bytes", "tuning_db", "tuning_trials",
-             "tuning_seconds", "mode_override")
+             "tuning_seconds", "mode_override", "target_override")
 
 
 class Config:
@@ -29,7 +29,8 @@ class Config:
     budget per pipeline, schedules measured and seconds spent (``HCOMPILE_TUNING_TRIALS``,
     ``HCOMPILE_TUNING_SECONDS``; default 24 and 60). ``mode_override``: a mode every compiled
     function uses whatever it was given (``HCOMPILE_MODE``; ``hcompile tune`` sets
-    "max-autotune"), or None."""
+    "max-autotune"), or None. ``target_override``: likewise a target string every compile uses
+    (``HCOMPILE_TARGET``; ``hcompile tune --target``), or None."""
 
     def __init__(self):
         self.recompile_limit = 8
@@ -41,6 +42,7 @@ class Config:
         self.tuning_trials = int(os.environ.get("HCOMPILE_TUNING_TRIALS", "24"))
         self.tuning_seconds = float(os.environ.get("HCOMPILE_TUNING_SECONDS", "60"))
         self.mode_override = os.environ.get("HCOMPILE_MODE") or None
+        self.target_override = os.environ.get("HCOMPILE_TARGET") or None
 
     def __setattr__(self, name, value):
         if name not in _SETTINGS:
@@ -55,6 +57,10 @@ class Config:
             value = os.fspath(value)
         if name == "mode_override" and value not in (None, "default", "reduce-overhead", "max-autotune"):
             raise ValueError(f"mode_override must be None or a mode, got {value!r}")
+        if name == "target_override" and value is not None:
+            from . import _C
+
+            _C.jit_target(value)  # ValueError naming the problem, not SIGILL on the first call
         if name == "also_compile_for":
             value = _checked_targets(value)
         if name == "output_cache_bytes":

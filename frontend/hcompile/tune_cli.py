@@ -1,7 +1,7 @@
 """``hcompile tune`` and ``hcompile db``: tuning runs from the command line and the records they
 leave (the commands' parsers are in cli.py).
 
-    hcompile tune SCRIPT [ARGS...] [--trials N] [--seconds S] [--db PATH] [--plot PNG]
+    hcompile tune SCRIPT [ARGS...] [--trials N] [--seconds S] [--target T] [--db PATH] [--plot PNG]
     hcompile db show|clear|verify [--db PATH]
 """
 from __future__ import annotations
@@ -110,6 +110,8 @@ def tune(args):
     config.mode_override = "max-autotune"
     config.tuning_trials = args.trials
     config.tuning_seconds = args.seconds
+    if args.target:
+        config.target_override = args.target
     if args.db:
         config.tuning_db = args.db
     start = time.perf_counter()
@@ -156,8 +158,8 @@ def db_show(args):
         return 0
     with TuningDatabase(args.path, create=False) as db:
         rows = [[w["function"], _shapes(w["arguments"]), w["trials"], _ms(w["default_seconds"]), _ms(w["best_seconds"]),
-                 _speedup(w["default_seconds"], w["best_seconds"]), w["key"][:12]] for w in db.summary()]
-    _table(["function", "arguments", "trials", "search ms", "best ms", "speedup", "workload"], rows)
+                 _speedup(w["default_seconds"], w["best_seconds"]), w["target"], w["key"][:12]] for w in db.summary()]
+    _table(["function", "arguments", "trials", "search ms", "best ms", "speedup", "target", "workload"], rows)
     print(f"{len(rows)} workload(s) in {args.path}")
     return 0
 
@@ -212,7 +214,7 @@ def db_verify(args):
             layouts = guards.layouts(values)
 
             def timed(schedule):
-                kernel, _ = _C.compile_graph(graph, "host", layouts, False, [], [], [], [], "hcompile", schedule)
+                kernel, _ = _C.compile_graph(graph, info["target"], layouts, False, [], [], [], [], "hcompile", schedule)
                 dispatcher = _C.Dispatcher(lambda *a: None)
                 dispatcher.add_entry([guards.arg_guard(v) for v in values], [], kernel,
                                      [False] * len(graph.outputs), None)

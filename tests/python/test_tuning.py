@@ -252,3 +252,20 @@ def test_shapes_that_keep_changing_compile_once_for_any_size(db_path, rng):
     assert len(f.compile_records) == 2
     assert isinstance(f.compile_records[0]["tuning"], dict)
     assert f.compile_records[1]["tuning"].startswith("not tuned: compiled for any size")
+
+
+def test_tune_for_another_target_keeps_its_records_apart(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    db = str(tmp_path / "target.sqlite")
+    avx2 = "x86-64-linux-sse41-avx-avx2-fma-f16c"   # runs on any AVX2 host, the AVX-512 one too
+    run = _hcompile("tune", "--trials", "3", "--target", avx2, "--db", db, "--plot", str(tmp_path / "p.png"),
+                    str(script), cwd=tmp_path)
+    assert run.returncode == 0 and "1 pipeline(s) tuned" in run.stdout, run.stderr
+    assert "avx2" in _hcompile("db", "show", "--db", db, cwd=tmp_path).stdout
+    env = dict(os.environ, HCOMPILE_TUNING_DB=db)
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert "script ran search" in plain.stdout, plain.stderr       # the host's workload has no record
+    env["HCOMPILE_TARGET"] = avx2
+    same = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert "script ran tuning record" in same.stdout, same.stderr
