@@ -3,7 +3,7 @@
     hcompile info                   versions, the host target, where caches live
     hcompile run SCRIPT [ARGS...]   run a script with hcompile's logs switched on (--logs a,b)
     hcompile tune SCRIPT [ARGS...]  run a script with every compiled function in max-autotune mode
-    hcompile db show|clear|verify   the tuning database's records
+    hcompile db show|clear|verify|fit  the tuning database's records
 """
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def main(argv=None):
     db_sub = db.add_subparsers(dest="db_command", required=True)
     for name, handler, text in [("show", tune_cli.db_show, "workloads, best times, trials, speedup over the search"),
                                 ("clear", tune_cli.db_clear, "delete every record"),
-                                ("verify", tune_cli.db_verify, "re-measure the best records and report drift")]:
+                                ("verify", tune_cli.db_verify, "re-measure the best records and report drift"),
+                                ("fit", tune_cli.db_fit, "fit the cost model's learned correction; held-out rank correlation")]:
         p = db_sub.add_parser(name, help=text)
         p.add_argument("--db", dest="path", default=config.tuning_db)
         p.set_defaults(handler=handler)

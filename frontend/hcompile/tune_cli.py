@@ -2,7 +2,7 @@
 leave (the commands' parsers are in cli.py).
 
     hcompile tune SCRIPT [ARGS...] [--trials N] [--seconds S] [--target T] [--db PATH] [--plot PNG]
-    hcompile db show|clear|verify [--db PATH]
+    hcompile db show|clear|verify|fit [--db PATH]
 """
 from __future__ import annotations
 
@@ -225,3 +225,30 @@ def db_verify(args):
                          "ok" if abs(drift) < 0.25 else "drifted"])
     _table(["function", "arguments", "recorded ms", "now ms", "drift", "search now ms", ""], rows)
     return 0
+
+
+def db_fit(args):
+    """Fit the cost model's learned correction on the records (tuning/fit.py) and report the
+    held-out rank correlation with and without it."""
+    from .tuning import TuningDatabase, fit, workload
+
+    if not os.path.exists(args.path):
+        print(f"no tuning database at {args.path}")
+        return 2
+    with TuningDatabase(args.path, create=False) as db:
+        try:
+            weights, report = fit.fit(db, workload.versions(), workload.machine_fingerprint())
+        except ValueError as e:
+            print(f"hcompile db fit: {e}", file=sys.stderr)
+            return 2
+    out = args.path + ".correction.json"
+    fit.write(out, weights, report, workload.versions(), workload.machine_fingerprint())
+    _table(["choice", "weight (log time per decision)"], [[c, f"{w:+.3f}"] for c, w in sorted(weights.items())])
+    before, after = report["rank_correlation_before"], report["rank_correlation_after"]
+    print(f"{report['records']} records of {report['workloads']} workloads; held out one workload at a time "
+          f"({report['held_out_workloads']} rankable): mean Spearman rank correlation of predicted and measured "
+          f"times {before:.3f} without the correction, {after:.3f} with it" if before is not None else
+          f"{report['records']} records of {report['workloads']} workloads; no workload could be ranked held out")
+    print(f"weights written to {out} (the search does not read them yet)")
+    return 0
+
