@@ -68,10 +68,19 @@ class TuningDatabase:
             raise FileNotFoundError(self.path)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA busy_timeout=30000")
-        with self._conn:
-            self._conn.executescript(_SCHEMA)
+        # Switching a new file to WAL takes an exclusive lock without waiting on the busy handler:
+        # two processes opening a new database at once saw "database is locked". Retried.
+        for attempt in range(200):
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                with self._conn:
+                    self._conn.executescript(_SCHEMA)
+                break
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or attempt == 199:
+                    raise
+                time.sleep(0.05)
 
     def close(self):
         self._conn.close()
