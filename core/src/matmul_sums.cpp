@@ -48,9 +48,8 @@ private:
                 addends.push_back(remap_[term]);
                 continue;
             }
-            const std::vector<NodeId> &operands = in_.node(term).inputs;
             if (in_.node(term).kind == OpKind::Matmul) {
-                for (NodeId x : operands) products.push_back(remap_[x]);
+                for (NodeId x : in_.node(term).inputs) products.push_back(remap_[x]);
                 continue;
             }
             const std::vector<NodeId> sum = out_.node(remap_[term]).inputs;  // an earlier matmul_sum

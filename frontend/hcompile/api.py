@@ -12,7 +12,6 @@ import inspect
 import linecache
 import threading
 import time
-import warnings
 import weakref
 from collections import namedtuple
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from ..config import config
 from . import workload
-from .autotune import SESSIONS, Autotuner, NotTuned, same_answer  # noqa: F401
+from .autotune import SESSIONS, Autotuner, NotTuned  # noqa: F401
 from .database import TuningDatabase
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -97,14 +98,21 @@ def same_answer(got, want):
 
 def _replace_region(schedule, candidate, base):
     """`schedule` with the decisions of the one region where `candidate` differs from `base`
-    taken from `candidate`; (new list, that region)."""
+    taken from `candidate`, or None when they differ in more or fewer regions."""
     regions = {d[0] for d in candidate} | {d[0] for d in base}
     changed = [r for r in sorted(regions)
                if sorted(d for d in candidate if d[0] == r) != sorted(d for d in base if d[0] == r)]
     if len(changed) != 1:
-        return None, None
-    region = changed[0]
-    return [d for d in schedule if d[0] != region] + [d for d in candidate if d[0] == region], region
+        return None
+    return [d for d in schedule if d[0] != changed[0]] + [d for d in candidate if d[0] == changed[0]]
+
+
+class _Measured(NamedTuple):
+    seconds: float
+    schedule: list
+    kernel: object
+    report: dict
+    predicted: float | None
 
 
 class Autotuner:
@@ -121,7 +129,7 @@ class Autotuner:
         self.trials = trials
         self.seconds = seconds
         self.history = []      # (trial number, best seconds so far)
-        self.measured = {}     # decision list -> seconds (None: failed)
+        self.measured = set()  # the decision lists tried, sorted
 
     def _record(self, source, schedule, seconds, runs, predicted, ok, error):
         if self.db is not None:
@@ -143,7 +151,7 @@ class Autotuner:
             error = "" if ok else "the outputs differ from the search's schedule's"
         except Exception as e:  # noqa: BLE001 - a refused or failing list is a measurement too
             seconds, runs, ok, error = None, [], False, f"{type(e).__name__}: {e}"
-        self.measured[key] = seconds
+        self.measured.add(key)
         self._record(source, schedule, seconds, runs, predicted, ok, error)
         return seconds, kernel, report
 
@@ -156,51 +164,45 @@ class Autotuner:
         default_seconds = self._trial("search", searched, predicted, search_kernel, search_report)[0]
         if default_seconds is None:
             raise NotTuned("the search's own schedule failed when timed")
-        best = (default_seconds, searched, search_kernel, search_report, predicted)
+        search = best = _Measured(default_seconds, searched, search_kernel, search_report, predicted)
         self.history.append((1, default_seconds))
         trials = 1
         _progress("start", self.function, trials, self.trials, default_seconds, default_seconds)
         for candidate, candidate_predicted in search_report["candidates"]:
             if trials >= self.trials or time.perf_counter() - start > self.seconds:
                 break
-            schedule, _ = _replace_region(best[1], [tuple(d) for d in candidate], searched)
+            schedule = _replace_region(best.schedule, [tuple(d) for d in candidate], searched)
             if schedule is None:
                 continue
             # The model's regions add up: a swap changes its prediction by that region's change.
-            swap_predicted = None if best[4] is None else best[4] + candidate_predicted - predicted
+            swap_predicted = None if best.predicted is None else best.predicted + candidate_predicted - predicted
             result = self._trial("candidate", schedule, swap_predicted)
             if result is None:
                 continue
             trials += 1
             seconds, kernel, report = result
-            if seconds is not None and seconds < best[0] * MIN_GAIN:
-                best = (seconds, schedule, kernel, report, swap_predicted)
-            self.history.append((trials, best[0]))
-            _progress("trial", self.function, trials, self.trials, best[0], default_seconds)
-        tuned = sorted(best[1]) != sorted(searched)
-        if tuned:
-            best = self._confirm(best, search_kernel, search_report, default_seconds)
-            tuned = sorted(best[1]) != sorted(searched)
+            if seconds is not None and seconds < best.seconds * MIN_GAIN:
+                best = _Measured(seconds, schedule, kernel, report, swap_predicted)
+            self.history.append((trials, best.seconds))
+            _progress("trial", self.function, trials, self.trials, best.seconds, default_seconds)
+        if best is not search:
+            best = self._confirm(best, search)
         summary = dict(function=self.function, key=self.key, trials=trials, default_seconds=default_seconds,
-                       best_seconds=best[0], tuned=tuned, history=self.history,
+                       best_seconds=best.seconds, tuned=best is not search, history=self.history,
                        tuning_seconds=time.perf_counter() - start)
         SESSIONS.append(summary)
-        _progress("end", self.function, trials, self.trials, best[0], default_seconds)
-        return best[2], best[3], summary
+        _progress("end", self.function, trials, self.trials, best.seconds, default_seconds)
+        return best.kernel, best.report, summary
 
-    def _confirm(self, best, search_kernel, search_report, default_seconds):
-        """The winner against the search's list, interleaved three times: noise on one trial
-        must not pick a schedule."""
-        tuned, searched = self.runner(best[2]), self.runner(search_kernel)
+    def _confirm(self, best, search):
+        """The winner or the search's list, timed against each other interleaved three times:
+        noise on one trial must not pick a schedule."""
+        tuned, searched = self.runner(best.kernel), self.runner(search.kernel)
         ratios = []
         for _ in range(3):
             t_tuned, runs_tuned = measure(tuned)
             t_search, runs_search = measure(searched)
             ratios.append(t_tuned / t_search)
-            self._record("confirm", best[1], t_tuned, runs_tuned, best[4], True, "")
-            self._record("confirm", [tuple(d) for d in search_report["decisions"]], t_search, runs_search,
-                         search_report.get("predicted_seconds") or None, True, "")
-        if float(np.median(ratios)) < MIN_GAIN:
-            return best
-        return (default_seconds, [tuple(d) for d in search_report["decisions"]], search_kernel, search_report,
-                search_report.get("predicted_seconds") or None)
+            self._record("confirm", best.schedule, t_tuned, runs_tuned, best.predicted, True, "")
+            self._record("confirm", search.schedule, t_search, runs_search, search.predicted, True, "")
+        return best if float(np.median(ratios)) < MIN_GAIN else search
