@@ -102,6 +102,49 @@ double bytes_of(const std::map<std::string, int> &arrays, const std::set<std::st
     return bytes;
 }
 
+// The values of a Func's definition (pure, or update `u`), with the args of an update (its
+// self-reference is the accumulator, not a load).
+std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update) {
+    const Halide::Internal::Definition &d = update < 0 ? f.function().definition() : f.function().update(update);
+    std::vector<Halide::Expr> values = d.values();
+    for (const Halide::Expr &a : d.args()) values.push_back(a);
+    return values;
+}
+
+// Bytes of one point of a Func (all of a Tuple's values) and the bits of its widest value.
+int point_bytes(const Halide::Func &f) {
+    int bytes = 0;
+    for (const Halide::Type &t : f.types()) bytes += t.bytes();
+    return bytes;
+}
+int point_bits(const Halide::Func &f) {
+    int bits = 0;
+    for (const Halide::Type &t : f.types()) bits = std::max(bits, t.bits());
+    return bits;
+}
+
+// The input buffers a pipeline built outside hcompile reads (halide_pipeline.h): their sizes
+// from the estimates on their dimensions.
+class InputBuffers : public Halide::Internal::IRGraphVisitor {
+public:
+    std::map<std::string, double> sizes;
+
+protected:
+    using IRGraphVisitor::visit;
+    void visit(const Halide::Internal::Call *op) override {
+        if (op->call_type == Halide::Internal::Call::Image && op->param.defined() && !sizes.count(op->name)) {
+            double bytes = op->param.type().bytes();
+            for (int d = 0; d < op->param.dimensions(); ++d) {
+                const Halide::Expr e = op->param.extent_constraint_estimate(d);
+                auto extent = e.defined() ? Halide::Internal::as_const_int(e) : std::nullopt;
+                bytes *= extent ? double(*extent) : double(kScheduledSymbolicExtent);
+            }
+            sizes[op->name] = bytes;
+        }
+        IRGraphVisitor::visit(op);
+    }
+};
+
 // Bytes of each stored array the regions read: the inputs and the regions themselves.
 std::map<std::string, double> array_sizes(const LoweredPipeline &lowered) {
     std::map<std::string, double> sizes;
@@ -114,21 +157,20 @@ std::map<std::string, double> array_sizes(const LoweredPipeline &lowered) {
         }
         sizes[Halide::Func(in.param).name()] = bytes;   // the name its loads call
     }
+    InputBuffers others;
     for (const RegionFunc &r : lowered.regions) {
-        double bytes = r.func.type().bytes();
+        double bytes = point_bytes(r.func);
         for (int64_t e : r.extents) bytes *= double(std::max<int64_t>(e, 1));
         sizes[r.func.name()] = bytes;
+        if (lowered.inputs.empty()) {
+            for (const Halide::Expr &v : definition_values(r.func, -1)) v.accept(&others);
+            for (int u = 0; u < r.func.num_update_definitions(); ++u) {
+                for (const Halide::Expr &v : definition_values(r.func, u)) v.accept(&others);
+            }
+        }
     }
+    sizes.insert(others.sizes.begin(), others.sizes.end());
     return sizes;
-}
-
-// The values of a Func's definition (pure, or update `u`), with the args of an update (its
-// self-reference is the accumulator, not a load).
-std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update) {
-    const Halide::Internal::Definition &d = update < 0 ? f.function().definition() : f.function().update(update);
-    std::vector<Halide::Expr> values = d.values();
-    for (const Halide::Expr &a : d.args()) values.push_back(a);
-    return values;
 }
 
 // Stencil windows of a plain elementwise region's definition (StageAnalysis::reaches).
@@ -195,7 +237,7 @@ std::optional<std::map<int, TileSpan>> tile_spans(const PipelineAnalysis &analys
 
 int widest_value_bits(const RegionFunc &r) {
     WidestType widest;
-    widest.bits = std::max(8, r.func.type().bits());
+    widest.bits = std::max(8, point_bits(r.func));
     for (const Halide::Func &f : {r.func, r.accumulator, r.staged_operand}) {
         if (!f.defined() || !f.function().has_pure_definition()) continue;
         for (const Halide::Expr &v : definition_values(f, -1)) v.accept(&widest);
@@ -223,12 +265,12 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
         s.op_class = r.op_class;
         s.extents = r.extents;
         s.symbolic = r.symbolic;
-        s.type_bits = r.func.type().bits();
+        s.type_bits = point_bits(r.func);
         s.widest_bits = widest_value_bits(r);
         s.library_call = r.library_call;
         for (int64_t e : r.extents) s.points *= std::max<int64_t>(e, 1);
         for (int64_t e : r.rextents) s.reduction_points *= std::max<int64_t>(e, 1);
-        s.store_bytes_per_point = r.func.type().bytes();
+        s.store_bytes_per_point = point_bytes(r.func);
         // The region's own Funcs: their calls to each other are not loads from memory.
         std::set<std::string> own{r.func.name()};
         std::vector<Halide::Func> parts;

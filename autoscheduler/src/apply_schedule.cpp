@@ -114,11 +114,14 @@ void schedule_elementwise(ScheduleWriter &w, const RegionFunc &r, const RegionPl
     if (p.vector_axis == 0) w.vectorize(ScheduleWriter::pure(r.staged_operand), r.vars[0], static_cast<int>(p.vector_width), kTail);
 }
 
+bool own_accumulator(const RegionFunc &r) { return r.accumulator.name() == r.func.name(); }
+
 // `acc` holds the update; `func` (the region's value) reads the answer out of it.
+// (A Halide pipeline's reduction is its own accumulator, halide_pipeline.h.)
 void schedule_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
     schedule_pure_loops(w, r.func, r, p);
     Halide::Func acc = r.accumulator;
-    schedule_pure_loops(w, acc, r, p);
+    if (!own_accumulator(r)) schedule_pure_loops(w, acc, r, p);
     StageRef update = ScheduleWriter::update(acc);
     if (r.rextents.empty()) {
         w.unscheduled(update);
@@ -310,14 +313,14 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
         } else if (r.blocked_sum) {
             schedule_blocked_sum(w, r, p);
         } else if (r.accumulator.defined()) {
-            if (p.row_of < 0) w.compute_root(r.accumulator);
+            if (p.row_of < 0 && !own_accumulator(r)) w.compute_root(r.accumulator);
             schedule_reduction(w, r, p);
         } else {
             schedule_elementwise(w, r, p);
         }
         // A row-fused region's accumulator moves into the row loop with it (last, as the
         // accumulator's own placement above is the root's or its tile's).
-        if (p.row_of >= 0 && r.accumulator.defined()) place(w, r.accumulator, lowered, plans, p);
+        if (p.row_of >= 0 && r.accumulator.defined() && !own_accumulator(r)) place(w, r.accumulator, lowered, plans, p);
     }
     return w.source();
 }

@@ -4,6 +4,7 @@
 
 #include "associativity.h"
 #include "parallel_tasks.h"
+#include "region_plan.h"
 
 #include <algorithm>
 #include <thread>
@@ -113,7 +114,7 @@ private:
             add(i, Choice::ReduceInLanes, -1, width);
         }
         const bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty();
-        if (parallel && !r.row_fused && r.extents.back() > 1) add_parallel_update(i, r, across);
+        if (parallel && !r.row_fused && r.extents.back() > 1 && !update_axis_serial(r, static_cast<int>(r.vars.size()) - 1)) add_parallel_update(i, r, across);
     }
 
     // A float sum (BlockedSum, lowering.h): the accumulator's lanes are the vector, or, with one

@@ -26,6 +26,8 @@ bool plain_elementwise(const RegionFunc &r) {
            r.op_class != OpClass::Matmul;
 }
 
+bool update_axis_serial(const RegionFunc &r, int axis) { return axis >= 0 && axis < 64 && ((r.serial_update_axes >> axis) & 1); }
+
 bool is_output(const LoweredPipeline &lowered, int region) {
     const std::string &name = lowered.regions[region].func.name();
     return std::any_of(lowered.outputs.begin(), lowered.outputs.end(),
@@ -89,6 +91,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             need(reduction && !r.blocked_sum && !matmul, "not a reduction with an update to vectorize");
             need(d.axis == 0, "outputs are vectorized along axis 0");
             need_axis();
+            need(!update_axis_serial(r, 0), "the update reads its own values at other indices of axis 0");
             need_width();
             set_once(p.across_outputs, d.value, int64_t{0}, d, lowered);
             break;
@@ -101,6 +104,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         case Choice::ParallelUpdate:
             need((reduction || r.blocked_sum) && !matmul, "the region has no reduction update");
             need_axis();
+            need(!update_axis_serial(r, d.axis), "the update reads its own values at other indices of that axis");
             need(d.value >= 0, "a task runs at least one iteration");
             set_once(p.parallel_update_axis, d.axis, -1, d, lowered);
             p.parallel_update_grain = d.value;

@@ -38,6 +38,9 @@ struct RegionPlan {
 // regions take part in stencil fusion (tiles and the regions computed in them).
 bool plain_elementwise(const RegionFunc &r);
 
+// Whether the update of `r` must keep its loop over output `axis` serial (serial_update_axes).
+bool update_axis_serial(const RegionFunc &r, int axis);
+
 // Whether region `region` is one of the pipeline's outputs (stored whole, never per tile).
 bool is_output(const LoweredPipeline &lowered, int region);
 

@@ -52,6 +52,11 @@ void ScheduleWriter::declare(const Halide::VarOrRVar &v) {
     source_ += std::string(v.is_rvar ? "RVar " : "Var ") + name + "(\"" + v.name() + "\");\n";
 }
 
+void ScheduleWriter::declare_split_loop(const Halide::Func &at, const Halide::VarOrRVar &loop) {
+    const auto &pure = at.function().args();
+    if (loop.is_rvar || std::find(pure.begin(), pure.end(), loop.name()) == pure.end()) declare(loop);
+}
+
 void ScheduleWriter::compute_inline(Halide::Func f) {
     f.compute_inline();
     line(cpp_name(f.name()), "compute_inline()");
@@ -65,6 +70,7 @@ void ScheduleWriter::compute_root(Halide::Func f) {
 void ScheduleWriter::compute_at(Halide::Func f, const Halide::Func &at, const Halide::VarOrRVar *loop) {
     if (loop) {
         f.compute_at(loop->is_rvar ? Halide::LoopLevel(at, loop->rvar) : Halide::LoopLevel(at, loop->var));
+        declare_split_loop(at, *loop);
         line(cpp_name(f.name()), "compute_at(" + cpp_name(at.name()) + ", " + name_of(*loop) + ")");
     } else {
         f.compute_at(Halide::LoopLevel(at, Halide::Var::outermost()));
@@ -74,6 +80,7 @@ void ScheduleWriter::compute_at(Halide::Func f, const Halide::Func &at, const Ha
 
 void ScheduleWriter::store_at(Halide::Func f, const Halide::Func &at, const Halide::Var &loop) {
     f.store_at(Halide::LoopLevel(at, loop));
+    declare_split_loop(at, loop);
     line(cpp_name(f.name()), "store_at(" + cpp_name(at.name()) + ", " + name_of(loop) + ")");
 }
 

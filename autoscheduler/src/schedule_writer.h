@@ -65,6 +65,9 @@ private:
         line(s, call);
     }
     void declare(const Halide::VarOrRVar &v);
+    // A loop of `at` named before `at` is scheduled (a tile loop its split will make): declared
+    // where first named, unless it is one of `at`'s own pure variables.
+    void declare_split_loop(const Halide::Func &at, const Halide::VarOrRVar &loop);
 
     std::string source_;
     std::vector<std::string> declared_;

@@ -10,6 +10,7 @@
 #include "hcompile/cost_model.h"
 #include "associativity.h"
 #include "parallel_tasks.h"
+#include "region_plan.h"
 #include "stencil_fusion.h"
 
 namespace hc {
@@ -129,7 +130,7 @@ std::vector<Schedule> stored_candidates(const LoweredPipeline &lowered, int i, c
         std::vector<Schedule> updates;
         for (const Schedule &st : strategy) {
             updates.push_back(st);
-            if (per_row || r.vars.empty() || r.extents[last] <= 1) continue;
+            if (per_row || r.vars.empty() || r.extents[last] <= 1 || update_axis_serial(r, last)) continue;
             int64_t across = 1;
             for (const Decision &d : st) {
                 if (d.choice == Choice::ReduceAcrossOutputs || (d.choice == Choice::SumVector && r.blocked_sum->lanes == 1)) {

@@ -13,9 +13,10 @@ from .config import config
 from .errors import CompileError, Unsupported
 from .explain import Explanation, explain
 from .logs import set_logs
+from .plugin import plugin_path
 
 _blas.load()
 
 __version__ = "0.1.0"
 __all__ = ["hcompile", "explain", "reset", "set_logs", "Unsupported", "CompileError", "Explanation",
-           "CompiledFunction", "CacheInfo", "config"]
+           "CompiledFunction", "CacheInfo", "config", "plugin_path"]

@@ -64,7 +64,11 @@ struct RegionFunc {
     std::vector<Halide::RDom> product_rdoms;  // matmul: each product's domain, update i of `accumulator`
     bool reduces_innermost = false;     // the reduced axes include the input's innermost axis
     bool associative_vectorizable = false;  // safe to rfactor (plain sum/prod/max/min/any/all)
-    Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads it
+    uint64_t serial_update_axes = 0;    // bit a: the update reads its own values at other indices of
+                                        // output axis a, so its loop over a stays serial (a scan
+                                        // written in Halide, halide_pipeline.h)
+    Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads
+                                        // it, or is it (a Halide pipeline's reduction, halide_pipeline.h)
     bool row_fused = false;             // computed per row of the pipeline's row root (Partition)
     bool optional = false;              // the schedule chooses inline or store (Partition)
     bool stored_by_default = false;     // ... and the baseline stores it (else inlines it)

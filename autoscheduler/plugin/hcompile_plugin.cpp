@@ -1,0 +1,63 @@
+// libautoschedule_hcompile.so: hcompile's autoscheduler as a Halide plugin named "HCompile", for
+// pipelines written in Halide (generators: `-p libautoschedule_hcompile.so autoscheduler=HCompile`;
+// Python: `hl.load_plugin(path)` then `Pipeline.apply_autoscheduler(target,
+// hl.AutoschedulerParams("HCompile", {...}))`). The pipeline's Funcs become regions
+// (halide_pipeline.h); the analysis, the search and apply_schedule() are hcompile's own.
+//
+// Parameters (autoscheduler.KEY=VALUE): parallelism (cores the schedule is for; default this
+// machine's), variant (0: the search's list; N: its Nth alternative one region away, for tuning).
+#include <Halide.h>
+
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "hcompile/analysis.h"
+#include "hcompile/apply_schedule.h"
+#include "hcompile/halide_pipeline.h"
+#include "hcompile/machine.h"
+#include "hcompile/plugin_params.h"
+#include "hcompile/search.h"
+
+namespace hc {
+namespace {
+
+void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const Halide::AutoschedulerParams &params,
+                  Halide::AutoSchedulerResults *results) {
+    const PluginParams options = parse_plugin_params(params.extra);
+    LoweredPipeline lowered = adapt_halide_pipeline(pipeline);
+    const PipelineAnalysis analysis = analyze_pipeline(lowered);
+    MachineModel machine = machine_model(target);
+    if (options.parallelism > 0) machine.cores = options.parallelism;
+    SearchResult search = search_schedule(lowered, analysis, machine, target);
+    Schedule schedule = search.schedule;
+    double predicted = search.predicted_seconds;
+    if (options.variant > 0) {
+        auto variants = schedule_variants(lowered, analysis, machine, target, schedule, options.variant,
+                                          VariantPick::BestPerRegion);
+        if (options.variant > static_cast<int>(variants.size())) {
+            throw std::invalid_argument("HCompile autoscheduler: variant " + std::to_string(options.variant) + " of " +
+                                        std::to_string(variants.size()));
+        }
+        schedule = variants[options.variant - 1].first;
+        predicted = variants[options.variant - 1].second;
+    }
+    const std::string source = apply_schedule(lowered, schedule);
+    std::ostringstream out;
+    out << "// HCompile autoscheduler: " << lowered.regions.size() << " Funcs, " << machine.cores << " cores, "
+        << predicted * 1e3 << " ms predicted\n";
+    std::istringstream decisions(print_schedule(schedule, &lowered));
+    for (std::string line; std::getline(decisions, line);) out << "//   " << line << "\n";
+    out << source;
+    results->schedule_source = out.str();
+}
+
+// Registers the plugin with the libHalide.so that loads it (the host's: this library links the
+// shared libHalide, so the registry is the host's own).
+struct RegisterHCompile {
+    RegisterHCompile() { Halide::Pipeline::add_autoscheduler("HCompile", autoschedule); }
+} register_hcompile;
+
+}  // namespace
+}  // namespace hc
