@@ -49,7 +49,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         << predicted * 1e3 << " ms predicted\n";
     std::istringstream decisions(print_schedule(schedule, &lowered));
     for (std::string line; std::getline(decisions, line);) out << "//   " << line << "\n";
-    out << source;
+    out << halide_schedule_prelude(lowered) << source;
     results->schedule_source = out.str();
 }
 

@@ -173,13 +173,13 @@ std::map<std::string, double> array_sizes(const LoweredPipeline &lowered) {
     return sizes;
 }
 
-// Stencil windows of a plain elementwise region's definition (StageAnalysis::reaches).
+// Stencil windows of a tile member's definitions (StageAnalysis::reaches).
 std::vector<StageAnalysis::Reach> stencil_reaches(const RegionFunc &r, const std::map<std::string, int> &region_of_func,
                                                   int self) {
     using namespace Halide::Internal;
     std::map<std::pair<int, int>, StageAnalysis::Reach> found;  // (producer, axis) -> reach
-    for (const Halide::Expr &v : definition_values(r.func, -1)) {
-        for (const auto &[name, box] : boxes_required(v)) {
+    auto add = [&](const std::map<std::string, Box> &boxes) {
+        for (const auto &[name, box] : boxes) {
             auto it = region_of_func.find(name);
             if (it == region_of_func.end() || it->second == self) continue;
             for (size_t a = 0; a < r.vars.size(); ++a) {
@@ -200,6 +200,16 @@ std::vector<StageAnalysis::Reach> stencil_reaches(const RegionFunc &r, const std
                 }
             }
         }
+    };
+    // The pure definition's reads, then each update's (a window reduction's) over its domain.
+    for (int u = -1; u < r.func.num_update_definitions(); ++u) {
+        Scope<Interval> domain;
+        if (u >= 0) {
+            for (const ReductionVariable &rv : r.func.function().update(u).schedule().rvars()) {
+                domain.push(rv.var, Interval(rv.min, simplify(rv.min + rv.extent - 1)));
+            }
+        }
+        for (const Halide::Expr &v : definition_values(r.func, u)) add(boxes_required(v, domain));
     }
     std::vector<StageAnalysis::Reach> out;
     for (const auto &[key, reach] : found) out.push_back(reach);
@@ -327,7 +337,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             s.producer_calls.push_back(calls != pure.call_sites.end() ? calls->second : in_update ? 0 : 1);
             s.producer_reduction_calls.push_back(in_update ? reduction_calls->second : 0);
         }
-        if (plain_elementwise(r)) s.reaches = stencil_reaches(r, region_of_func, s.region);
+        if (tile_member(r)) s.reaches = stencil_reaches(r, region_of_func, s.region);
         a.stages.push_back(std::move(s));
     }
     for (const StageAnalysis &s : a.stages) {

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "schedule_writer.h"
+
 namespace hc {
 
 namespace {
@@ -103,17 +105,20 @@ bool update_axis_free(const Function &f, int d) {
     return true;
 }
 
-// Whether `f` only reads an input buffer at its own indices (the Func an ImageParam becomes when
-// used as one, `name_im`): Halide inlines it into a plain load, which it is left as; as a region
-// the model would price inlining it like a computed value.
-bool input_wrapper(const Function &f) {
+// Whether `f` only reads an input buffer at its own indices, directly or through such Funcs (the
+// Func an ImageParam becomes when used as one, `name_im`, and the one a boundary condition wraps
+// around that): Halide inlines it into a plain load, which it is left as; as a region the model
+// would price inlining it like a computed value.
+bool input_wrapper(const Function &f, const std::map<std::string, Function> &env) {
     if (f.has_update_definition() || f.outputs() != 1) return false;
     const auto *load = f.definition().values()[0].as<Call>();
-    if (!load || load->call_type != Call::Image || load->args.size() != f.args().size()) return false;
+    if (!load || load->args.size() != f.args().size()) return false;
     for (size_t a = 0; a < load->args.size(); ++a) {
         if (!is_var(load->args[a], f.args()[a])) return false;
     }
-    return true;
+    if (load->call_type == Call::Image) return true;
+    auto callee = env.find(load->name);
+    return load->call_type == Call::Halide && callee != env.end() && input_wrapper(callee->second, env);
 }
 
 // Whether any stage of `f` has loop directives (its placement is replaced either way).
@@ -189,9 +194,9 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
         if (f.has_extern_definition()) refuse("the extern stage " + name + " cannot be scheduled by it");
         if (scheduled(f)) refuse("Func " + name + " is already scheduled; autoschedulers start from an unscheduled pipeline");
         auto box = boxes.find(name);
-        if (box == boxes.end() || (input_wrapper(f) && !output_names.count(name))) continue;
+        if (box == boxes.end() || (input_wrapper(f, env) && !output_names.count(name))) continue;
         RegionFunc r;
-        r.node = static_cast<NodeId>(lowered.regions.size());
+        r.node = static_cast<NodeId>(&name - order.data());   // Pipeline::get_func's index
         r.func = Halide::Func(f);
         for (size_t a = 0; a < f.args().size(); ++a) {
             const Interval &span = box->second[a];
@@ -222,6 +227,17 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
         lowered.regions.push_back(std::move(r));
     }
     return lowered;
+}
+
+std::string halide_schedule_prelude(const LoweredPipeline &lowered) {
+    std::string out;
+    std::set<std::string> vars;
+    for (const RegionFunc &r : lowered.regions) {
+        out += "Func " + ScheduleWriter::cpp_name(r.func.name()) + " = pipeline.get_func(" + std::to_string(r.node) + ");\n";
+        for (const Halide::Var &v : r.vars) vars.insert(v.name());
+    }
+    for (const std::string &v : vars) out += "Var " + ScheduleWriter::cpp_name(v) + "(\"" + v + "\");\n";
+    return out;
 }
 
 }  // namespace hc

@@ -26,6 +26,12 @@ bool plain_elementwise(const RegionFunc &r) {
            r.op_class != OpClass::Matmul;
 }
 
+bool tile_member(const RegionFunc &r) {
+    const bool own_accumulator = r.accumulator.defined() && r.accumulator.name() == r.func.name();
+    return plain_elementwise(r) || (own_accumulator && r.serial_update_axes == 0 && !r.vars.empty() && !r.row_fused &&
+                                    r.func.num_update_definitions() == 1);
+}
+
 bool update_axis_serial(const RegionFunc &r, int axis) { return axis >= 0 && axis < 64 && ((r.serial_update_axes >> axis) & 1); }
 
 bool is_output(const LoweredPipeline &lowered, int region) {
@@ -138,7 +144,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.placed, true, false, d, lowered);
             need(d.value >= 0 && d.value < static_cast<int64_t>(plans.size()) && d.value != d.region,
                  "the tile loop must be another region's");
-            need(plain_elementwise(r), "only a plain elementwise region is computed in a tile");
+            need(tile_member(r), "only a plain elementwise region, or a window reduction, is computed in a tile");
             need(!is_output(lowered, d.region), "an output is stored whole, not per tile");
             p.tile_of = static_cast<int>(d.value);
             break;
@@ -157,7 +163,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         if (p.across_outputs && p.lanes) refuse(d, lowered, "a reduction vectorizes across outputs or in lanes, not both");
         if (p.chunks && p.parallel_axis >= 0) refuse(d, lowered, "chunks are the region's parallel loop already");
         if (p.tile_axis >= 0 && (p.chunks || p.parallel_axis >= 0)) refuse(d, lowered, "the tile loop is the region's parallel loop");
-        if (p.tile_of >= 0 && (p.chunks || p.parallel_axis >= 0 || p.tile_axis >= 0)) {
+        if (p.tile_of >= 0 && (p.chunks || p.parallel_axis >= 0 || p.tile_axis >= 0 || p.parallel_update_axis >= 0)) {
             refuse(d, lowered, "a region computed per tile runs in its tile's loop, in no loop of its own");
         }
         if (p.tile_axis >= 0 && p.tile_axis == p.vector_axis) refuse(d, lowered, "the tiled axis is not the vector's");

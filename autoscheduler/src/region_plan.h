@@ -38,6 +38,11 @@ struct RegionPlan {
 // regions take part in stencil fusion (tiles and the regions computed in them).
 bool plain_elementwise(const RegionFunc &r);
 
+// A region that may be computed per tile of another (stencil fusion): a plain elementwise one, or
+// a Halide pipeline's reduction over a window whose update reads and writes only its own output
+// point (a box sum written with sum() over an RDom, halide_pipeline.h).
+bool tile_member(const RegionFunc &r);
+
 // Whether the update of `r` must keep its loop over output `axis` serial (serial_update_axes).
 bool update_axis_serial(const RegionFunc &r, int axis);
 

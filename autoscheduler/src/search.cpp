@@ -58,11 +58,14 @@ std::vector<Schedule> stored_candidates(const LoweredPipeline &lowered, int i, c
     std::vector<std::vector<Schedule>> choices;
     const bool per_row = r.row_fused && lowered.row_root >= 0;
     choices.push_back({per_row ? Schedule{{i, Choice::ComputeAtRow, -1, lowered.row_root}} : Schedule{{i, Choice::ComputeRoot}}});
+    // Vectors first: where the model ties (a memory-bound region) the search keeps the first,
+    // and scalar loops cost more than the model's bandwidth bound says.
     auto vector_options = [&](int64_t extent) {
-        std::vector<Schedule> v{{}};
+        std::vector<Schedule> v;
         for (int64_t width : {int64_t(w), int64_t(2 * w)}) {
             if (extent >= width) v.push_back({{i, Choice::Vectorize, 0, width}});
         }
+        v.push_back({});
         return v;
     };
     if (r.library_call) {
@@ -191,7 +194,7 @@ SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnaly
             }
         }
         options.push_back({base, base_seconds});
-        std::sort(options.begin(), options.end(), [](const State &a, const State &b) { return a.seconds < b.seconds; });
+        std::stable_sort(options.begin(), options.end(), [](const State &a, const State &b) { return a.seconds < b.seconds; });
         std::vector<State> next;
         for (const State &prefix : beam) {
             for (const State &option : options) {

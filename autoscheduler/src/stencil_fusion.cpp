@@ -19,12 +19,13 @@ int tile_axis(const StageAnalysis &s, const RegionPlan &p, int cores) {
     return -1;
 }
 
-// `schedule` without region `r`'s placement and parallel loops (its vector stays).
+// `schedule` without the placement and parallel loops of `regions` (their vectors stay).
 Schedule without_loops(const Schedule &schedule, const std::set<int> &regions) {
     Schedule out;
     for (const Decision &d : schedule) {
         const bool loop = d.choice == Choice::ComputeRoot || d.choice == Choice::Parallel ||
-                          d.choice == Choice::ParallelChunks || d.choice == Choice::Inline;
+                          d.choice == Choice::ParallelChunks || d.choice == Choice::ParallelUpdate ||
+                          d.choice == Choice::Inline;
         if (!(regions.count(d.region) && loop)) out.push_back(d);
     }
     return out;
@@ -40,7 +41,7 @@ std::vector<int> grow_group(const LoweredPipeline &lowered, const PipelineAnalys
         const int p = *candidates.rbegin();
         candidates.erase(p);
         const RegionFunc &r = lowered.regions[p];
-        if (taken.count(p) || !plain_elementwise(r) || plans[p].row_of >= 0 || is_output(lowered, p)) continue;
+        if (taken.count(p) || !tile_member(r) || plans[p].row_of >= 0 || is_output(lowered, p)) continue;
         members.push_back(p);
         if (!tile_spans(a, root, axis, members)) {
             members.pop_back();

@@ -5,6 +5,8 @@
 
 #include <Halide.h>
 
+#include <string>
+
 #include "hcompile/lowering.h"
 
 namespace hc {
@@ -20,5 +22,10 @@ namespace hc {
 // estimates, a Func whose required region does not reduce to constants, an extern stage, a Func
 // already scheduled.
 LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline);
+
+// Declarations that make apply_schedule()'s source for such a pipeline compile where Halide puts
+// an autoscheduler's schedule (a function of `pipeline`): each region's Func by its index
+// (Pipeline::get_func) and each pure variable by name.
+std::string halide_schedule_prelude(const LoweredPipeline &lowered);
 
 }  // namespace hc

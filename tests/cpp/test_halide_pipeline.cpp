@@ -1,0 +1,166 @@
+// Halide pipelines written by hand, as the HCompile plugin receives them: regions and extents from
+// estimates, reductions that are their own accumulator, update axes kept serial, refusals, the
+// plugin's parameters, and the search's lists applied and run against plain loops.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hcompile/analysis.h"
+#include "hcompile/apply_schedule.h"
+#include "hcompile/cost_model.h"
+#include "hcompile/halide_pipeline.h"
+#include "hcompile/machine.h"
+#include "hcompile/plugin_params.h"
+#include "hcompile/search.h"
+#include "region_plan.h"
+#include "schedule_writer.h"
+
+#include "test_helpers.h"
+
+using namespace hc;
+using hc::testing::avx2;
+
+namespace {
+
+using Halide::Func;
+using Halide::RDom;
+using Halide::Var;
+
+// Harris's middle: a Sobel product, its 3x3 box sum written with Halide's sum() (a Func with an
+// update over an RDom), and a response read through it.
+struct HarrisLike {
+    Halide::ImageParam input{Halide::Float(32), 2, "input"};
+    Func gray{"gray"}, ix{"ix"}, ixx{"ixx"}, out{"out"};
+    Var x{"x"}, y{"y"};
+    HarrisLike(int w, int h) {
+        Func clamped = Halide::BoundaryConditions::repeat_edge(input);
+        gray(x, y) = clamped(x, y) * 0.5f + 1.0f;
+        ix(x, y) = gray(x + 1, y) - gray(x - 1, y) + 2.0f * (gray(x + 1, y + 1) - gray(x - 1, y - 1));
+        ixx(x, y) = ix(x, y) * ix(x, y);
+        RDom box(-1, 3, -1, 3);
+        out(x, y) = Halide::sum(ixx(x + box.x, y + box.y)) * 0.25f;
+        input.dim(0).set_estimate(0, w);
+        input.dim(1).set_estimate(0, h);
+        out.set_estimate(x, 0, w).set_estimate(y, 0, h);
+    }
+};
+
+}  // namespace
+
+// Runs `out` on `input` (w x h floats, values from a formula) and returns the output.
+std::vector<float> realize(Halide::Func out, Halide::ImageParam &input, int w, int h) {
+    Halide::Buffer<float> in(w, h);
+    in.for_each_element([&](int x, int y) { in(x, y) = std::sin(0.37f * x) + std::cos(0.11f * y * y); });
+    input.set(in);
+    Halide::Buffer<float> result = out.realize({w, h}, Halide::get_jit_target_from_environment());
+    return std::vector<float>(result.begin(), result.end());
+}
+
+TEST_CASE("a Halide pipeline's Funcs become regions with the extents its estimates give") {
+    HarrisLike p(300, 200);
+    LoweredPipeline lowered = adapt_halide_pipeline(Halide::Pipeline(p.out));
+    std::vector<std::string> names;
+    for (const RegionFunc &r : lowered.regions) names.push_back(r.func.name());
+    // The input's own Func and the boundary condition's copy of it stay plain loads.
+    CHECK(names == std::vector<std::string>{"repeat_edge", "gray", "ix", "ixx", "sum", "out"});
+    const RegionFunc &ixx = lowered.regions[3], &sum = lowered.regions[4], &out = lowered.regions[5];
+    CHECK(out.extents == std::vector<int64_t>{300, 200});
+    CHECK(ixx.extents == std::vector<int64_t>{302, 202});          // the box's halo
+    CHECK(lowered.regions[1].extents == std::vector<int64_t>{304, 204});  // and the gradient's
+    CHECK(ixx.optional);
+    CHECK_FALSE(out.optional);
+    CHECK(sum.op_class == OpClass::Reduction);
+    CHECK(sum.accumulator.name() == sum.func.name());
+    CHECK(sum.rextents == std::vector<int64_t>{3, 3});
+    CHECK(sum.serial_update_axes == 0);
+    CHECK(tile_member(sum));
+    CHECK_FALSE(sum.optional);   // Halide cannot inline a Func with an update
+}
+
+TEST_CASE("an update that reads its own other rows keeps that loop serial") {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func scan("scan");
+    scan(x, y) = in(x, y);
+    RDom r(1, 99);
+    scan(x, r) = scan(x, r - 1) + in(x, r);    // a running sum down the rows
+    in.dim(0).set_estimate(0, 64);
+    in.dim(1).set_estimate(0, 100);
+    scan.set_estimate(x, 0, 64).set_estimate(y, 0, 100);
+    LoweredPipeline lowered = adapt_halide_pipeline(Halide::Pipeline(scan));
+    REQUIRE(lowered.regions.size() == 1);
+    const RegionFunc &s = lowered.regions[0];
+    CHECK(s.serial_update_axes == 2);     // axis 1 (rows) serial, axis 0 free
+    CHECK_FALSE(s.reduces_innermost);     // so its update vectorizes across columns
+    CHECK_FALSE(tile_member(s));
+    CHECK_THROWS_WITH_AS(plan_regions(lowered, {{0, Choice::ComputeRoot}, {0, Choice::ParallelUpdate, 1, 0}}),
+                         doctest::Contains("reads its own values at other indices"), std::invalid_argument);
+    const Schedule chosen = search_schedule(lowered, analyze_pipeline(lowered), reference_machine(), avx2()).schedule;
+    for (const Decision &d : chosen) CHECK(d.choice != Choice::ParallelUpdate);
+    CHECK(std::find(chosen.begin(), chosen.end(), Decision{0, Choice::ReduceAcrossOutputs, 0, 8}) != chosen.end());
+}
+
+TEST_CASE("what the adapter cannot schedule is refused with the reason") {
+    Halide::ImageParam in(Halide::Float(32), 2, "in");
+    Var x("x"), y("y");
+    Func no_estimates("no_estimates");
+    no_estimates(x, y) = in(x, y) * 2;
+    CHECK_THROWS_WITH_AS(adapt_halide_pipeline(Halide::Pipeline(no_estimates)), doctest::Contains("has no estimate"),
+                         std::invalid_argument);
+    Func doubled("doubled"), gather("gather");
+    doubled(x, y) = in(x, y) * 2;
+    gather(x) = doubled(Halide::cast<int>(in(x, 0) * 1000.0f), 0);   // an index from data: unbounded
+    gather.set_estimate(x, 0, 16);
+    CHECK_THROWS_WITH_AS(adapt_halide_pipeline(Halide::Pipeline(gather)), doctest::Contains("not bounded"),
+                         std::invalid_argument);
+    Func scheduled("scheduled");
+    scheduled(x, y) = in(x, y) + 1;
+    scheduled.set_estimate(x, 0, 8).set_estimate(y, 0, 8);
+    scheduled.vectorize(x, 8);
+    CHECK_THROWS_WITH_AS(adapt_halide_pipeline(Halide::Pipeline(scheduled)), doctest::Contains("already scheduled"),
+                         std::invalid_argument);
+}
+
+TEST_CASE("the search's list for a Halide pipeline computes what the unscheduled pipeline computes") {
+    const int w = 301, h = 203;   // tiles with tails
+    HarrisLike plain(w, h);
+    const std::vector<float> expected = realize(plain.out, plain.input, w, h);
+    HarrisLike tuned(w, h);
+    LoweredPipeline lowered = adapt_halide_pipeline(Halide::Pipeline(tuned.out));
+    const PipelineAnalysis analysis = analyze_pipeline(lowered);
+    MachineModel machine = reference_machine();
+    const Schedule chosen = search_schedule(lowered, analysis, machine, avx2()).schedule;
+    // The window sum is computed per tile of the output with everything it reads.
+    CHECK(std::find(chosen.begin(), chosen.end(), Decision{4, Choice::ComputeAtTile, -1, 5}) != chosen.end());
+    const std::string source = apply_schedule(lowered, chosen);
+    const std::string out = ScheduleWriter::cpp_name(tuned.out.name());   // out_<n>: Func names are unique
+    const size_t declared = source.find("Var tile_" + out + "(");
+    CHECK(declared != std::string::npos);
+    CHECK(declared < source.find("compute_at(" + out + ", tile_" + out + ")"));   // declared before use
+    // The prelude names each region's Func by the index Halide's Pipeline::get_func gives it.
+    const std::string prelude = halide_schedule_prelude(lowered);
+    for (const RegionFunc &r : lowered.regions) {
+        CHECK(lowered.pipeline.get_func(r.node).name() == r.func.name());
+        CHECK(prelude.find("Func " + ScheduleWriter::cpp_name(r.func.name()) + " = pipeline.get_func(" +
+                           std::to_string(r.node) + ");") != std::string::npos);
+    }
+    const std::vector<float> got = realize(tuned.out, tuned.input, w, h);
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-4));
+}
+
+TEST_CASE("the plugin's parameters") {
+    CHECK(parse_plugin_params({}).parallelism == 0);
+    PluginParams p = parse_plugin_params({{"parallelism", "16"}, {"variant", "3"}});
+    CHECK(p.parallelism == 16);
+    CHECK(p.variant == 3);
+    CHECK_THROWS_WITH_AS(parse_plugin_params({{"beam_size", "4"}}), doctest::Contains("unknown parameter 'beam_size'"),
+                         std::invalid_argument);
+    CHECK_THROWS_AS(parse_plugin_params({{"parallelism", "0"}}), std::invalid_argument);
+    CHECK_THROWS_AS(parse_plugin_params({{"parallelism", "2x"}}), std::invalid_argument);
+    CHECK_THROWS_AS(parse_plugin_params({{"variant", "-1"}}), std::invalid_argument);
+}
