@@ -124,7 +124,8 @@ int point_bits(const Halide::Func &f) {
 }
 
 // The input buffers a pipeline built outside hcompile reads (halide_pipeline.h): their sizes
-// from the estimates on their dimensions.
+// from the estimates on their dimensions, also under the names of the Funcs that only pass
+// them on (`name_im`, which the adapter leaves as loads rather than regions).
 class InputBuffers : public Halide::Internal::IRGraphVisitor {
 public:
     std::map<std::string, double> sizes;
@@ -132,10 +133,19 @@ public:
 protected:
     using IRGraphVisitor::visit;
     void visit(const Halide::Internal::Call *op) override {
-        if (op->call_type == Halide::Internal::Call::Image && op->param.defined() && !sizes.count(op->name)) {
-            double bytes = op->param.type().bytes();
-            for (int d = 0; d < op->param.dimensions(); ++d) {
-                const Halide::Expr e = op->param.extent_constraint_estimate(d);
+        using Halide::Internal::Call;
+        const Call *load = op;
+        // Through Funcs whose one value is a call of another (pass-through wrappers).
+        for (int depth = 0; depth < 4 && load->call_type == Call::Halide && load->func.defined(); ++depth) {
+            const Halide::Internal::Function f(load->func);
+            const Call *next = f.outputs() == 1 && !f.has_update_definition() ? f.values()[0].as<Call>() : nullptr;
+            if (!next) break;
+            load = next;
+        }
+        if (load->call_type == Call::Image && load->param.defined() && !sizes.count(op->name)) {
+            double bytes = load->param.type().bytes();
+            for (int d = 0; d < load->param.dimensions(); ++d) {
+                const Halide::Expr e = load->param.extent_constraint_estimate(d);
                 auto extent = e.defined() ? Halide::Internal::as_const_int(e) : std::nullopt;
                 bytes *= extent ? double(*extent) : double(kScheduledSymbolicExtent);
             }
@@ -162,10 +172,11 @@ std::map<std::string, double> array_sizes(const LoweredPipeline &lowered) {
         double bytes = point_bytes(r.func);
         for (int64_t e : r.extents) bytes *= double(std::max<int64_t>(e, 1));
         sizes[r.func.name()] = bytes;
-        if (lowered.inputs.empty()) {
-            for (const Halide::Expr &v : definition_values(r.func, -1)) v.accept(&others);
-            for (int u = 0; u < r.func.num_update_definitions(); ++u) {
-                for (const Halide::Expr &v : definition_values(r.func, u)) v.accept(&others);
+        for (const Halide::Func &f : {r.func, r.accumulator}) {
+            if (!lowered.inputs.empty() || !f.defined()) continue;
+            for (const Halide::Expr &v : definition_values(f, -1)) v.accept(&others);
+            for (int u = 0; u < f.num_update_definitions(); ++u) {
+                for (const Halide::Expr &v : definition_values(f, u)) v.accept(&others);
             }
         }
     }

@@ -231,8 +231,11 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
     const int tn = static_cast<int>(p.tile_n), tm = static_cast<int>(p.tile_m);
     // The tiles fit the whole product, not whatever part a consumer reads: a slice such as
     // (a @ b)[:, :-1] asks for 7 of 8 columns, and a tile of 8 shifted inward to cover 7 would
-    // start at column -1. Computing the full (static) shape costs at most one tile.
-    for (size_t i = 0; i < v.size(); ++i) w.bound(f, v[i], 0, r.extent_exprs[i]);
+    // start at column -1. Computing the full (static) shape costs at most one tile. (Not where
+    // the extents are a Halide pipeline's estimates: its caller picks the size.)
+    if (!r.estimated) {
+        for (size_t i = 0; i < v.size(); ++i) w.bound(f, v[i], 0, r.extent_exprs[i]);
+    }
     Halide::Var no("no"), mo("mo"), ni("ni"), mi("mi");
     // The parallel loop: a tile loop of axis 0 or 1, or a batch axis.
     const Halide::VarOrRVar parallel = p.parallel_axis == 0 ? Halide::VarOrRVar(no)
@@ -253,23 +256,32 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
         w.vectorize(s, v[0], tn, tail);
         w.unroll(s, v[1], tm, tail);
     };
+    // Each update's loops: the tile's outputs inside its whole reduction domain.
+    auto update_order = [&](size_t u) {
+        std::vector<Halide::VarOrRVar> order{v[0], v[1]};
+        for (int d = 0; d < r.product_rdoms[u].dimensions(); ++d) order.push_back(r.product_rdoms[u][d]);
+        return order;
+    };
     Halide::VarOrRVar tile_row = mo;
-    if (r.symbolic) {
+    if (r.symbolic || r.estimated) {
         // A symbolic extent may be smaller than a tile. Once both fit, the static schedule
         // runs; below, the tiles are guarded, and so is the accumulator (it covers exactly
-        // what its tile needs, or it would read the operands past their ends).
+        // what its tile needs, or it would read the operands past their ends). Estimated
+        // extents (halide_pipeline.h): the same where they are an output's, read from its
+        // buffer; guarded tiles only where they are not known at run time.
+        const bool specialize = r.symbolic || !Halide::Internal::is_const(r.extent_exprs[0]);
         Halide::Expr fits = r.extent_exprs[0] >= tn && r.extent_exprs[1] >= tm;
         StageRef out = ScheduleWriter::pure(f);
-        tiles(w.specialize(out, fits), Halide::TailStrategy::Auto);
+        if (specialize) tiles(w.specialize(out, fits), Halide::TailStrategy::Auto);
         tiles(out, kTail);
         w.compute_at(acc, f, &tile_row);
         StageRef init = ScheduleWriter::pure(acc);
-        accumulate(w.specialize(init, fits), Halide::TailStrategy::Auto);
+        if (specialize) accumulate(w.specialize(init, fits), Halide::TailStrategy::Auto);
         accumulate(init, kTail);
         for (size_t u = 0; u < r.product_rdoms.size(); ++u) {
             StageRef update = ScheduleWriter::update(acc, static_cast<int>(u));
-            w.reorder(update, {v[0], v[1], r.product_rdoms[u].x});
-            accumulate(w.specialize(update, fits), Halide::TailStrategy::Auto);
+            w.reorder(update, update_order(u));
+            if (specialize) accumulate(w.specialize(update, fits), Halide::TailStrategy::Auto);
             accumulate(update, kTail);
         }
     } else {
@@ -285,7 +297,7 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
         w.unroll(init, v[1]);
         for (size_t u = 0; u < r.product_rdoms.size(); ++u) {  // matmul_sum: one update per product
             StageRef update = ScheduleWriter::update(acc, static_cast<int>(u));
-            w.reorder(update, {v[0], v[1], r.product_rdoms[u].x});
+            w.reorder(update, update_order(u));
             w.vectorize(update, v[0], tn, Halide::TailStrategy::Auto);
             w.unroll(update, v[1]);
         }

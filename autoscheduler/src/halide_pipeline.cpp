@@ -121,6 +121,102 @@ bool input_wrapper(const Function &f, const std::map<std::string, Function> &env
     return load->call_type == Call::Halide && callee != env.end() && input_wrapper(callee->second, env);
 }
 
+// The reduction domain an update walks (the RDom its Exprs name).
+class FindDomain : public Halide::Internal::IRGraphVisitor {
+public:
+    Halide::Internal::ReductionDomain domain;
+
+protected:
+    using IRGraphVisitor::visit;
+    void visit(const Halide::Internal::Variable *op) override {
+        if (op->reduction_domain.defined()) domain = op->reduction_domain;
+    }
+};
+
+// The points at which `consumer`'s definition reads `producer`: whether each call is at the
+// consumer's own indices (a pointwise read), and how many calls there are.
+struct Reads {
+    int calls = 0;
+    bool pointwise = true;
+};
+Reads reads_of(const Halide::Func &consumer, const std::string &producer) {
+    class Calls : public Halide::Internal::IRVisitor {
+    public:
+        Calls(Function c, std::string p) : consumer_(std::move(c)), producer_(std::move(p)) {}
+        Reads reads;
+
+    protected:
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            if (op->call_type == Call::Halide && op->name == producer_) {
+                ++reads.calls;
+                for (size_t a = 0; a < op->args.size(); ++a) {
+                    if (a >= consumer_.args().size() || !is_var(op->args[a], consumer_.args()[a])) reads.pointwise = false;
+                }
+                if (op->args.size() != consumer_.args().size()) reads.pointwise = false;
+            }
+            IRVisitor::visit(op);
+        }
+
+    private:
+        Function consumer_;
+        std::string producer_;
+    } calls(consumer.function(), producer);
+    for (const Definition *d : definitions_of(consumer.function())) {
+        for (const Expr &e : exprs_of(*d)) e.accept(&calls);
+    }
+    return calls.reads;
+}
+
+// A contraction is the shape of a matrix product (Halide's matmul and conv_layer apps): one
+// update that adds to every output point at its own indices over a long domain, read at those
+// same indices by one pure consumer. The pair becomes one Matmul region, the consumer holding
+// the accumulator, so that the accumulator is computed per register tile of the consumer
+// (schedule_matmul) rather than stored whole and streamed through once per reduced point.
+constexpr int64_t kMinContraction = 16;
+
+bool accumulates_in_place(const Function &f) {
+    if (f.updates().size() != 1) return false;
+    const Definition &u = f.update(0);
+    for (size_t a = 0; a < f.args().size(); ++a) {
+        if (!is_var(u.args()[a], f.args()[a])) return false;
+    }
+    return true;
+}
+
+void merge_contractions(LoweredPipeline &lowered, const std::set<std::string> &outputs) {
+    for (size_t i = 0; i < lowered.regions.size(); ++i) {
+        const RegionFunc &acc = lowered.regions[i];
+        int64_t reduced = 1;
+        for (int64_t e : acc.rextents) reduced *= e;
+        if (acc.op_class != OpClass::Reduction || acc.serial_update_axes != 0 || acc.vars.size() < 2 ||
+            reduced < kMinContraction || outputs.count(acc.func.name()) || !accumulates_in_place(acc.func.function())) {
+            continue;
+        }
+        int consumer = -1, consumers = 0;
+        for (size_t j = i + 1; j < lowered.regions.size(); ++j) {
+            Reads reads = reads_of(lowered.regions[j].func, acc.func.name());
+            if (reads.calls == 0) continue;
+            ++consumers;
+            if (reads.pointwise) consumer = static_cast<int>(j);
+        }
+        if (consumers != 1 || consumer < 0) continue;
+        RegionFunc &c = lowered.regions[consumer];
+        if (c.func.function().has_update_definition() || c.extents != acc.extents) continue;
+        FindDomain find;
+        for (const Expr &e : exprs_of(acc.func.function().update(0))) e.accept(&find);
+        if (!find.domain.defined()) continue;
+        c.op_class = OpClass::Matmul;
+        c.accumulator = acc.func;
+        c.rdom = Halide::RDom(find.domain);
+        c.product_rdoms = {c.rdom};
+        c.rextents = acc.rextents;
+        c.optional = false;
+        lowered.regions.erase(lowered.regions.begin() + static_cast<std::ptrdiff_t>(i));
+        --i;
+    }
+}
+
 // Whether any stage of `f` has loop directives (its placement is replaced either way).
 bool scheduled(const Function &f) {
     for (const Definition *d : definitions_of(f)) {
@@ -207,7 +303,10 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
             }
             r.vars.emplace_back(f.args()[a]);
             r.extents.push_back(std::max<int64_t>(*extent, 1));
-            r.extent_exprs.emplace_back(static_cast<int>(r.extents.back()));
+            // An output's extents at run time are its buffer's: the schedule may specialize on them.
+            r.extent_exprs.push_back(output_names.count(name)
+                                         ? r.func.output_buffers()[0].dim(static_cast<int>(a)).extent()
+                                         : Expr(static_cast<int>(r.extents.back())));
         }
         if (f.has_update_definition()) {
             r.op_class = OpClass::Reduction;
@@ -224,8 +323,10 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
         } else {
             r.optional = !output_names.count(name);   // Halide inlines it unless scheduled
         }
+        r.estimated = true;
         lowered.regions.push_back(std::move(r));
     }
+    merge_contractions(lowered, output_names);
     return lowered;
 }
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -163,4 +164,50 @@ TEST_CASE("the plugin's parameters") {
     CHECK_THROWS_AS(parse_plugin_params({{"parallelism", "0"}}), std::invalid_argument);
     CHECK_THROWS_AS(parse_plugin_params({{"parallelism", "2x"}}), std::invalid_argument);
     CHECK_THROWS_AS(parse_plugin_params({{"variant", "-1"}}), std::invalid_argument);
+}
+TEST_CASE("a contraction read pointwise by one Func becomes a register-tiled product, right at any size") {
+    struct Product {
+        Halide::ImageParam a{Halide::Float(32), 2, "a"}, b{Halide::Float(32), 2, "b"};
+        Func prod{"prod"}, out{"out"};
+        Product() {
+            Var x("x"), y("y");
+            RDom k(0, a.width());
+            prod(x, y) = 0.0f;
+            prod(x, y) += a(k, y) * b(x, k);
+            out(x, y) = prod(x, y) * 2.0f + 1.0f;
+            for (auto *p : {&a, &b}) {
+                p->dim(0).set_estimate(0, 256);
+                p->dim(1).set_estimate(0, 256);
+            }
+            out.set_estimate(x, 0, 256).set_estimate(y, 0, 256);
+        }
+    } product;
+    LoweredPipeline lowered = adapt_halide_pipeline(Halide::Pipeline(product.out));
+    REQUIRE(lowered.regions.size() == 1);
+    const RegionFunc &r = lowered.regions[0];
+    CHECK(r.op_class == OpClass::Matmul);
+    CHECK(r.accumulator.name() == product.prod.name());
+    CHECK(r.rextents == std::vector<int64_t>{256});
+    const PipelineAnalysis analysis = analyze_pipeline(lowered);
+    // The operands' sizes come from their estimates: a product reads each from cache.
+    CHECK(analysis.stages[0].load_bytes_per_reduction_point < 0.1);
+    const Schedule chosen = search_schedule(lowered, analysis, reference_machine(), avx2()).schedule;
+    CHECK(std::any_of(chosen.begin(), chosen.end(), [](const Decision &d) { return d.choice == Choice::RegisterTile; }));
+    apply_schedule(lowered, chosen);
+    // Sizes other than the estimates, smaller than a tile on either axis and not multiples of it.
+    for (auto [n, k, m] : std::vector<std::array<int, 3>>{{37, 19, 53}, {3, 5, 2}, {256, 256, 256}}) {
+        Halide::Buffer<float> a(k, n), b(m, k);
+        a.for_each_element([&](int i, int j) { a(i, j) = std::sin(0.3f * i + j); });
+        b.for_each_element([&](int i, int j) { b(i, j) = std::cos(0.7f * i - j); });
+        product.a.set(a);
+        product.b.set(b);
+        Halide::Buffer<float> got = product.out.realize({m, n}, avx2());
+        for (int j = 0; j < n; ++j) {
+            for (int i = 0; i < m; ++i) {
+                double want = 0;
+                for (int t = 0; t < k; ++t) want += double(a(t, j)) * b(i, t);
+                CHECK(got(i, j) == doctest::Approx(want * 2 + 1).epsilon(1e-4));
+            }
+        }
+    }
 }

@@ -59,6 +59,8 @@ struct RegionFunc {
     std::vector<int64_t> extents;       // static; a symbolic one (symbols.h) kScheduledSymbolicExtent
     std::vector<Halide::Expr> extent_exprs;  // the same as Exprs, symbolic ones read from the call
     bool symbolic = false;              // some extent is symbolic
+    bool estimated = false;             // the extents are estimates (a Halide pipeline's,
+                                        // halide_pipeline.h): the schedule must fit any size
     Halide::RDom rdom;                  // reductions and matmul: the reduction domain
     std::vector<int64_t> rextents;      // its extents, innermost first (matmul_sum: all products')
     std::vector<Halide::RDom> product_rdoms;  // matmul: each product's domain, update i of `accumulator`
