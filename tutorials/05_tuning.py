@@ -98,3 +98,41 @@ for args in (["tune", "--trials", "6", "--db", db, "--plot", os.path.join(work, 
     print("$ hcompile", " ".join(args[:1] + [a for a in args[1:] if not a.startswith(work)]))
     print(run.stdout)
 print("plot written:", os.path.exists(os.path.join(work, "tune.png")))
+
+# %% [markdown]
+# ## The same autoscheduler for pipelines written in Halide
+#
+# hcompile's autoscheduler is also a Halide plugin, `HCompile`, for pipelines written directly
+# in Halide: its analysis, search and schedules, applied to the pipeline's own Funcs. Load it
+# from Halide's Python bindings with `hl.load_plugin(hc.plugin_path())`; a generator takes it as
+# `-p <hc.plugin_path()> autoscheduler=HCompile` (CMake: `add_halide_library(... AUTOSCHEDULER
+# <imported plugin target>)`, as `apps/halide_apps/CMakeLists.txt` does). Like Halide's own
+# autoschedulers it needs estimates on the outputs and inputs; the schedule it writes is
+# `schedule_source`. Its parameters: `parallelism` (cores), `variant` (the Nth alternative list,
+# one Func's decisions away from the search's).
+
+# %%
+import halide as hl
+
+hl.load_plugin(hc.plugin_path())
+x_, y_ = hl.Var("x"), hl.Var("y")
+image = hl.ImageParam(hl.Float(32), 2, "image")
+clamped = hl.BoundaryConditions.repeat_edge(image)
+blur_x, blur_y = hl.Func("blur_x"), hl.Func("blur_y")
+blur_x[x_, y_] = (clamped[x_ - 1, y_] + clamped[x_, y_] + clamped[x_ + 1, y_]) / 3
+blur_y[x_, y_] = (blur_x[x_, y_ - 1] + blur_x[x_, y_] + blur_x[x_, y_ + 1]) / 3
+image.dim(0).set_estimate(0, 1024)
+image.dim(1).set_estimate(0, 1024)
+blur_y.set_estimate(x_, 0, 1024).set_estimate(y_, 0, 1024)
+pipeline = hl.Pipeline(blur_y)
+target = hl.get_jit_target_from_environment()
+result = pipeline.apply_autoscheduler(target, hl.AutoschedulerParams("HCompile", {"parallelism": "2"}))
+print(result.schedule_source)
+
+img = np.random.default_rng(1).random((1024, 1024), dtype=np.float32)
+image.set(hl.Buffer(img))
+out = hl.Buffer(hl.Float(32), [1024, 1024])
+pipeline.realize(out)
+padded = np.pad(img, 1, mode="edge")
+rows = (padded[:, :-2] + padded[:, 1:-1] + padded[:, 2:]) / 3
+print("matches NumPy:", np.allclose(np.asarray(out), (rows[:-2] + rows[1:-1] + rows[2:]) / 3, atol=1e-6))
