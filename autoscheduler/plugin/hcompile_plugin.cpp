@@ -5,7 +5,9 @@
 // (halide_pipeline.h); the analysis, the search and apply_schedule() are hcompile's own.
 //
 // Parameters (autoscheduler.KEY=VALUE): parallelism (cores the schedule is for; default this
-// machine's), variant (0: the search's list; N: its Nth alternative one region away, for tuning).
+// machine's), variant (0: the search's list; N: its Nth alternative one region away, for tuning),
+// db (a tuning database: its best record for this pipeline, target, versions and machine is used
+// instead of the search; hcompile.tuning.tune_halide writes such records).
 #include <Halide.h>
 
 #include <map>
@@ -19,6 +21,8 @@
 #include "hcompile/machine.h"
 #include "hcompile/plugin_params.h"
 #include "hcompile/search.h"
+#include "hcompile/tuning_records.h"
+#include "hcompile/cost_model.h"
 
 namespace hc {
 namespace {
@@ -30,9 +34,10 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     const PipelineAnalysis analysis = analyze_pipeline(lowered);
     MachineModel machine = machine_model(target);
     if (options.parallelism > 0) machine.cores = options.parallelism;
+    const std::string key = halide_workload_key(lowered, target);
     SearchResult search = search_schedule(lowered, analysis, machine, target);
     Schedule schedule = search.schedule;
-    double predicted = search.predicted_seconds;
+    std::string origin = "search";
     if (options.variant > 0) {
         auto variants = schedule_variants(lowered, analysis, machine, target, schedule, options.variant,
                                           VariantPick::BestPerRegion);
@@ -41,12 +46,27 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
                                         std::to_string(variants.size()));
         }
         schedule = variants[options.variant - 1].first;
-        predicted = variants[options.variant - 1].second;
+        origin = "variant " + std::to_string(options.variant);
     }
-    const std::string source = apply_schedule(lowered, schedule);
+    std::string source;
+    if (!options.db.empty() && options.variant == 0) {
+        if (auto recorded = best_recorded_schedule(options.db, key)) {
+            try {
+                source = apply_schedule(lowered, *recorded);   // checks the whole list before applying any of it
+                schedule = *recorded;
+                origin = "record";
+            } catch (const std::invalid_argument &) {
+                origin = "search (the record no longer fits the pipeline)";
+            }
+        }
+    }
+    if (source.empty()) source = apply_schedule(lowered, schedule);
     std::ostringstream out;
     out << "// HCompile autoscheduler: " << lowered.regions.size() << " Funcs, " << machine.cores << " cores, "
-        << predicted * 1e3 << " ms predicted\n";
+        << predict_seconds(lowered, analysis, {schedule}, machine)[0] * 1e3 << " ms predicted\n";
+    out << "// hcompile workload: " << key << "\n";
+    out << "// hcompile schedule: " << origin << "\n";
+    out << "// hcompile decisions: " << decisions_to_json(schedule) << "\n";
     std::istringstream decisions(print_schedule(schedule, &lowered));
     for (std::string line; std::getline(decisions, line);) out << "//   " << line << "\n";
     out << halide_schedule_prelude(lowered) << source;

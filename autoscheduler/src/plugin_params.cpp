@@ -30,9 +30,12 @@ PluginParams parse_plugin_params(const std::map<std::string, std::string> &extra
             p.parallelism = count_of(key, value, 1);
         } else if (key == "variant") {
             p.variant = count_of(key, value, 0);
+        } else if (key == "db") {
+            if (value.empty()) throw std::invalid_argument("HCompile autoscheduler: db= names no file");
+            p.db = value;
         } else {
             throw std::invalid_argument("HCompile autoscheduler: unknown parameter '" + key +
-                                        "' (known: parallelism, variant)");
+                                        "' (known: parallelism, variant, db)");
         }
     }
     return p;

@@ -12,6 +12,7 @@
 #include "hcompile/dispatch.h"
 #include "hcompile/block_pool.h"
 #include "hcompile/target.h"
+#include "hcompile/tuning_records.h"
 
 namespace nb = nanobind;
 
@@ -207,6 +208,10 @@ void bind_runtime(nb::module_ &m) {
     m.def("load_blas", &load_blas, nb::arg("path"),
           "Load the BLAS library matrix products may call; returns '' or why it cannot be used.");
     m.def("blas_available", &blas_available, "Whether a BLAS library is loaded.");
+    m.def("machine_fingerprint", &machine_fingerprint,
+          "'model | cores | host target': the machine tuning records are keyed on (the HCompile plugin's too).");
+    m.def("tuning_versions", [] { return std::make_pair(hcompile_version(), halide_version()); },
+          "(hcompile, Halide) versions as the C++ code reads them (the plugin keys records on them).");
     m.def("host_target", [] { return jit_target("host").to_string(); },
           "The Halide target kernels are compiled for on this machine.");
     m.def("jit_target", [](const std::string &name) { return jit_target(name).to_string(); }, nb::arg("name"),

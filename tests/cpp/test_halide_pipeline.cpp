@@ -16,6 +16,7 @@
 #include "hcompile/halide_pipeline.h"
 #include "hcompile/machine.h"
 #include "hcompile/plugin_params.h"
+#include "hcompile/tuning_records.h"
 #include "hcompile/search.h"
 #include "region_plan.h"
 #include "schedule_writer.h"
@@ -210,4 +211,30 @@ TEST_CASE("a contraction read pointwise by one Func becomes a register-tiled pro
             }
         }
     }
+}
+
+TEST_CASE("a Halide pipeline's workload key is the same for the same pipeline built again, and differs otherwise") {
+    auto key = [](int w, int h, const Halide::Target &target) {
+        HarrisLike p(w, h);   // every build makes new uniquely named Funcs, RDoms and wrappers
+        return halide_workload_key(adapt_halide_pipeline(Halide::Pipeline(p.out)), target);
+    };
+    const std::string first = key(300, 200, avx2());
+    CHECK(first.rfind("halide-", 0) == 0);
+    CHECK(first.size() == 7 + 16);
+    CHECK(key(300, 200, avx2()) == first);
+    CHECK(key(300, 201, avx2()) != first);
+    CHECK(key(300, 200, Halide::Target("x86-64-linux-sse41")) != first);
+}
+
+TEST_CASE("decision lists as the tuning database stores them") {
+    const Schedule s{{0, Choice::ComputeRoot, -1, 0, 0}, {2, Choice::TileRows, 1, 64, 1}, {3, Choice::RegisterTile, -1, 32, 6}};
+    const std::string json = decisions_to_json(s);
+    CHECK(json == "[[0, \"compute_root\", -1, 0, 0], [2, \"tile_rows\", 1, 64, 1], [3, \"register_tile\", -1, 32, 6]]");
+    CHECK(decisions_from_json(json) == std::optional<Schedule>(s));
+    CHECK(decisions_from_json(" [ ] ") == std::optional<Schedule>(Schedule{}));
+    for (const char *bad : {"", "[", "[[0, \"compute_root\", -1, 0]]", "[[0, \"no_such_choice\", -1, 0, 0]]",
+                            "[[0, \"compute_root\", -1, 0, 0]] x", "{}"}) {
+        CHECK_FALSE(decisions_from_json(bad).has_value());
+    }
+    CHECK(machine_fingerprint().find(" cores | ") != std::string::npos);
 }

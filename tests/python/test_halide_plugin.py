@@ -208,3 +208,80 @@ def test_generators_built_with_the_wheels_cmake_package(tmp_path):
         out = np.empty(*app.output)
         getattr(module, f"{name}_HCompile")(*inputs, out)
         check(app, out, inputs)
+
+
+def _blur_pipeline(size):
+    """(build, run, expected): a two-pass blur written in Halide, for tuning."""
+    img = np.random.default_rng(7).random((size, size), np.float32)
+    state = {}
+
+    def build():
+        inp = image("tuned_in", 2, img.shape)
+        clamped = hl.BoundaryConditions.repeat_edge(inp)
+        bx, by = hl.Func("tuned_bx"), hl.Func("tuned_by")
+        bx[x, y] = (clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]) / 3
+        by[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
+        by.set_estimate(x, 0, size).set_estimate(y, 0, size)
+        state["input"] = inp
+        return hl.Pipeline(by)
+
+    def run(pipeline):
+        state["input"].set(hl.Buffer(img))
+        out = hl.Buffer(hl.Float(32), [size, size])
+        pipeline.realize(out)
+        return np.asarray(out).copy()
+    pad = np.pad(img, 1, mode="edge")
+    rows = (pad[:, :-2] + pad[:, 1:-1] + pad[:, 2:]) / 3
+    return build, run, (rows[:-2] + rows[1:-1] + rows[2:]) / 3
+
+
+def test_tune_halide_records_every_trial_and_the_plugin_reads_the_best(tmp_path):
+    from hcompile.tuning import TuningDatabase, tune_halide, workload
+    from hcompile.tuning.halide_pipelines import autoschedule
+    db = str(tmp_path / "tuning.sqlite")
+    build, run, expected = _blur_pipeline(256)
+    seen = []
+    report = tune_halide(build, run, name="blur", db=db, trials=4, seconds=60,
+                         progress=lambda *a: seen.append(a))
+    assert report["workload"].startswith("halide-") and report["trials"] == len(seen) >= 2
+    assert report["best_seconds"] <= report["default_seconds"]
+    with TuningDatabase(db) as records:
+        best = records.best(report["workload"], workload.versions(), workload.machine_fingerprint())
+        rows = records.records(report["workload"])
+    assert best is not None and len(rows) == report["trials"]
+    # The plugin, given the database, applies the best record's decisions.
+    pipeline = build()
+    fields = autoschedule(pipeline, TARGET, db=db, parallelism=2)
+    assert fields["workload"] == report["workload"]
+    assert fields["schedule"] == "record"
+    assert fields["decisions"] == [tuple(d) for d in best[0]]
+    pipeline.compile_jit(TARGET)
+    np.testing.assert_allclose(run(pipeline), expected, rtol=1e-6, atol=1e-6)
+    # Without the database, or for another size (another workload), the search decides.
+    assert autoschedule(build(), TARGET, parallelism=2)["schedule"] == "search"
+    other_build, _, _ = _blur_pipeline(128)
+    assert autoschedule(other_build(), TARGET, db=db, parallelism=2)["schedule"] == "search"
+
+
+def test_the_plugin_skips_records_of_other_machines_and_lists_that_no_longer_fit(tmp_path):
+    from hcompile.tuning import TuningDatabase, workload
+    from hcompile.tuning.halide_pipelines import autoschedule
+    db = str(tmp_path / "tuning.sqlite")
+    build, run, expected = _blur_pipeline(64)
+    key = autoschedule(build(), TARGET)["workload"]
+    versions = workload.versions()
+    with TuningDatabase(db) as records:
+        records.add_workload(key, "blur", "", "{}", [], str(TARGET))
+        # Faster, but measured elsewhere: ignored.
+        records.add_record(key, "x", [(0, "compute_root", -1, 0, 0)], 1e-9, [], None, True, "", versions, "another machine")
+        # Fastest here, but its regions do not fit this pipeline: the search decides.
+        records.add_record(key, "x", [(99, "compute_root", -1, 0, 0)], 1e-8, [], None, True, "", versions,
+                           workload.machine_fingerprint())
+        records._conn.execute("UPDATE records SET decisions = 'not json' WHERE machine = 'another machine'")
+    pipeline = build()
+    fields = autoschedule(pipeline, TARGET, db=db)
+    assert fields["schedule"].startswith("search (the record no longer fits")
+    pipeline.compile_jit(TARGET)
+    np.testing.assert_allclose(run(pipeline), expected, rtol=1e-6, atol=1e-6)
+    with pytest.raises(Exception, match="cannot open the tuning database"):
+        autoschedule(build(), TARGET, db=str(tmp_path / "missing" / "no.sqlite"))

@@ -1,5 +1,6 @@
 """Tuning: max-autotune (autotune.py), the SQLite tuning database (database.py) and what its
-records are keyed by (workload.py). ``hcompile tune`` and ``hcompile db`` are in cli.py.
+records are keyed by (workload.py), and tuning pipelines written in Halide through the HCompile
+plugin (halide_pipelines.py). ``hcompile tune`` and ``hcompile db`` are in cli.py.
 
 The schedule precedence, in one place (``schedule_for``): an explicit ``schedule=`` list, then
 the best tuning record for this workload, versions and machine, then the search.
@@ -13,6 +14,7 @@ from ..config import config
 from . import workload
 from .autotune import SESSIONS, Autotuner, NotTuned  # noqa: F401
 from .database import TuningDatabase
+from .halide_pipelines import tune_halide  # noqa: F401
 
 
 def database_path():

@@ -49,19 +49,11 @@ def versions():
 @functools.cache
 def machine_fingerprint():
     """CPU model, core count and the host target's features: records measured on another
-    machine are kept apart from this one's."""
+    machine are kept apart from this one's. (One implementation, in C++, which the HCompile
+    plugin reads records with too.)"""
     from .. import _C
 
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model} | {os.cpu_count()} cores | {_C.host_target()}"
+    return _C.machine_fingerprint()
 
 
 def graph_to_json(graph):
