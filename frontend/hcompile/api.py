@@ -475,7 +475,7 @@ class CompiledFunction:
                             tuning.workload.graph_to_json(cap.graph),
                             tuning.workload.arguments_of(args, guards.layouts(args)), report["target"])
             tuner = tuning.Autotuner(self.__qualname__, compile_with, runner, db, key,
-                                     config.tuning_trials, config.tuning_seconds)
+                                     config.tuning_trials, config.tuning_seconds, config.tuning_workers)
             try:
                 best_kernel, best_report, summary = tuner.run(kernel, report)
             except tuning.NotTuned as e:

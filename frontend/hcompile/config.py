@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 _SETTINGS = ("recompile_limit", "also_compile_for", "output_cache_bytes", "tuning_db", "tuning_trials",
-             "tuning_seconds", "mode_override", "target_override")
+             "tuning_seconds", "tuning_workers", "mode_override", "target_override")
 
 
 class Config:
@@ -27,7 +27,9 @@ class Config:
     (``HCOMPILE_TUNING_DB``; default ``tuning.sqlite`` in ``$HCOMPILE_CACHE_DIR``, itself
     ``~/.cache/hcompile`` by default). ``tuning_trials`` and ``tuning_seconds``: max-autotune's
     budget per pipeline, schedules measured and seconds spent (``HCOMPILE_TUNING_TRIALS``,
-    ``HCOMPILE_TUNING_SECONDS``; default 24 and 60). ``mode_override``: a mode every compiled
+    ``HCOMPILE_TUNING_SECONDS``; default 24 and 60). ``tuning_workers``: lists max-autotune
+    compiles at once, on threads, before timing them one by one (``HCOMPILE_TUNING_WORKERS``;
+    default the core count). ``mode_override``: a mode every compiled
     function uses whatever it was given (``HCOMPILE_MODE``; ``hcompile tune`` sets
     "max-autotune"), or None. ``target_override``: likewise a target string every compile uses
     (``HCOMPILE_TARGET``; ``hcompile tune --target``), or None."""
@@ -41,6 +43,7 @@ class Config:
         self.tuning_db = os.environ.get("HCOMPILE_TUNING_DB") or os.path.join(cache, "tuning.sqlite")
         self.tuning_trials = int(os.environ.get("HCOMPILE_TUNING_TRIALS", "24"))
         self.tuning_seconds = float(os.environ.get("HCOMPILE_TUNING_SECONDS", "60"))
+        self.tuning_workers = int(os.environ.get("HCOMPILE_TUNING_WORKERS") or os.cpu_count() or 1)
         self.mode_override = os.environ.get("HCOMPILE_MODE") or None
         self.target_override = os.environ.get("HCOMPILE_TARGET") or None
 
@@ -49,8 +52,8 @@ class Config:
             raise AttributeError(f"hcompile.config has no setting {name!r}")
         if name == "recompile_limit" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise ValueError(f"recompile_limit must be a positive int, got {value!r}")
-        if name == "tuning_trials" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise ValueError(f"tuning_trials must be a positive int, got {value!r}")
+        if name in ("tuning_trials", "tuning_workers") and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
         if name == "tuning_seconds" and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
             raise ValueError(f"tuning_seconds must be a positive number, got {value!r}")
         if name == "tuning_db":

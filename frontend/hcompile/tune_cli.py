@@ -110,6 +110,7 @@ def tune(args):
     config.mode_override = "max-autotune"
     config.tuning_trials = args.trials
     config.tuning_seconds = args.seconds
+    config.tuning_workers = max(1, args.workers)
     if args.target:
         config.target_override = args.target
     if args.db:

@@ -172,6 +172,46 @@ def test_a_wrong_or_failing_candidate_never_wins():
     assert kernel is search and not summary["tuned"] and summary["trials"] == 4
 
 
+@pytest.mark.parametrize("workers", [1, 3])
+def test_workers_compile_lists_at_once_and_time_them_alone(workers):
+    """Each batch of `workers` lists compiles concurrently (the compiles overlap); no kernel is
+    timed while a compile runs; every list is measured and the fastest right one wins."""
+    import threading
+    right = np.arange(4.0)
+    search = _FakeKernel(3e-4, right)
+    speeds = {v: 1e-4 * (v + 1) for v in range(6)}   # v = 0 is the fastest list
+    state = {"compiling": 0, "overlapped": False, "timed_while_compiling": False}
+    lock = threading.Lock()
+
+    def compile_with(schedule):
+        with lock:
+            state["compiling"] += 1
+            state["overlapped"] |= state["compiling"] > 1
+        autotune.time.sleep(0.05)
+        with lock:
+            state["compiling"] -= 1
+        return _FakeKernel(speeds[schedule[-1][3]], right), {"decisions": schedule, "candidates": [],
+                                                             "predicted_seconds": 0}
+
+    def runner(k):
+        def call():
+            state["timed_while_compiling"] |= state["compiling"] > 0
+            end = autotune.time.perf_counter() + k.seconds
+            while autotune.time.perf_counter() < end:
+                pass
+            return k.answer
+        return call
+
+    report = {"decisions": [(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, 8, 0)], "predicted_seconds": 1e-4,
+              "candidates": [([(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, v, 0)], 1e-4) for v in range(6)]}
+    tuner = autotune.Autotuner("f", compile_with, runner, None, "k", trials=10, seconds=30, workers=workers)
+    _, report_, summary = tuner.run(search, report)
+    assert summary["trials"] == 7 and summary["tuned"]
+    assert report_["decisions"][-1][3] == 0
+    assert state["overlapped"] == (workers > 1)
+    assert not state["timed_while_compiling"]
+
+
 def test_same_answer():
     a = np.array([1.0, np.nan, np.inf, -0.0], np.float32)
     assert autotune.same_answer(a, a.copy())

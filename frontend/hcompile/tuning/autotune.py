@@ -15,6 +15,7 @@ interrupted run keeps them.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import math
 import os
 import time
@@ -119,8 +120,9 @@ class Autotuner:
     """One pipeline's tuning run. ``compile(schedule)`` -> (kernel, report) raising on failure;
     ``runner(kernel)`` -> a no-argument call running it on the real arguments."""
 
-    def __init__(self, function, compile, runner, db, key, trials, seconds):
+    def __init__(self, function, compile, runner, db, key, trials, seconds, workers=1):
         self.function = function
+        self.workers = max(1, int(workers))   # lists compiled at once (threads: see _compile_batch)
         self.compile = compile
         self.runner = runner
         self.reference = None  # the search's schedule's result
@@ -136,15 +138,16 @@ class Autotuner:
             self.db.add_record(self.key, source, schedule, seconds, runs, predicted, ok, error,
                                wl.versions(), wl.machine_fingerprint(), os.getloadavg()[0])
 
-    def _trial(self, source, schedule, predicted, kernel=None, report=None):
-        """Compile (unless given), check and time one list: (seconds or None when it failed,
-        kernel, report), or None when this list was measured already."""
+    def _trial(self, source, schedule, predicted, kernel=None, report=None, compiled=None):
+        """Compile (unless given a kernel, or `compiled`: a future of compile's result), check and
+        time one list: (seconds or None when it failed, kernel, report), or None when this list was
+        measured already."""
         key = tuple(sorted(schedule))
         if key in self.measured:
             return None
         try:
             if kernel is None:
-                kernel, report = self.compile(list(schedule))
+                kernel, report = compiled.result() if compiled is not None else self.compile(list(schedule))
             call = self.runner(kernel)
             ok = same_answer(call(), self.reference)
             seconds, runs = measure(call) if ok else (None, [])
@@ -168,23 +171,30 @@ class Autotuner:
         self.history.append((1, default_seconds))
         trials = 1
         _progress("start", self.function, trials, self.trials, default_seconds, default_seconds)
-        for candidate, candidate_predicted in search_report["candidates"]:
-            if trials >= self.trials or time.perf_counter() - start > self.seconds:
-                break
-            schedule = _replace_region(best.schedule, [tuple(d) for d in candidate], searched)
-            if schedule is None:
-                continue
-            # The model's regions add up: a swap changes its prediction by that region's change.
-            swap_predicted = None if best.predicted is None else best.predicted + candidate_predicted - predicted
-            result = self._trial("candidate", schedule, swap_predicted)
-            if result is None:
-                continue
-            trials += 1
-            seconds, kernel, report = result
-            if seconds is not None and seconds < best.seconds * MIN_GAIN:
-                best = _Measured(seconds, schedule, kernel, report, swap_predicted)
-            self.history.append((trials, best.seconds))
-            _progress("trial", self.function, trials, self.trials, best.seconds, default_seconds)
+        pending = list(search_report["candidates"])
+        while pending and trials < self.trials and time.perf_counter() - start <= self.seconds:
+            # The next lists, each one region's candidate swapped into the best list so far,
+            # compiled together (`workers` at once), then timed one after another.
+            batch = []
+            while pending and len(batch) < min(self.workers, self.trials - trials):
+                candidate, candidate_predicted = pending.pop(0)
+                schedule = _replace_region(best.schedule, [tuple(d) for d in candidate], searched)
+                if schedule is None or tuple(sorted(schedule)) in self.measured or \
+                        any(sorted(schedule) == sorted(b[0]) for b in batch):
+                    continue
+                # The model's regions add up: a swap changes its prediction by that region's change.
+                swap_predicted = None if best.predicted is None else best.predicted + candidate_predicted - predicted
+                batch.append((schedule, swap_predicted))
+            for (schedule, swap_predicted), compiled in zip(batch, self._compile_batch([b[0] for b in batch])):
+                result = self._trial("candidate", schedule, swap_predicted, compiled=compiled)
+                if result is None:
+                    continue
+                trials += 1
+                seconds, kernel, report = result
+                if seconds is not None and seconds < best.seconds * MIN_GAIN:
+                    best = _Measured(seconds, schedule, kernel, report, swap_predicted)
+                self.history.append((trials, best.seconds))
+                _progress("trial", self.function, trials, self.trials, best.seconds, default_seconds)
         if best is not search:
             best = self._confirm(best, search)
         summary = dict(function=self.function, key=self.key, trials=trials, default_seconds=default_seconds,
@@ -193,6 +203,25 @@ class Autotuner:
         SESSIONS.append(summary)
         _progress("end", self.function, trials, self.trials, best.seconds, default_seconds)
         return best.kernel, best.report, summary
+
+    def _compile_batch(self, schedules):
+        """Futures of compile(schedule) for each list, compiled at once on `workers` threads.
+        Threads, not processes: a JIT-compiled kernel lives in the process that compiled it, and
+        Halide's compiler runs without the GIL. No kernel is timed while others compile."""
+        if self.workers == 1 or len(schedules) < 2:
+            done = []
+            for s in schedules:
+                future = concurrent.futures.Future()
+                try:
+                    future.set_result(self.compile(list(s)))
+                except Exception as e:  # noqa: BLE001 - recorded as the trial's failure
+                    future.set_exception(e)
+                done.append(future)
+            return done
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.workers) as pool:
+            futures = [pool.submit(self.compile, list(s)) for s in schedules]
+            concurrent.futures.wait(futures)
+        return futures
 
     def _confirm(self, best, search):
         """The winner or the search's list, timed against each other interleaved three times:
