@@ -261,4 +261,14 @@ std::vector<double> predict_seconds(const LoweredPipeline &lowered, const Pipeli
     return seconds;
 }
 
+double correction_factor(const MachineModel &machine, const Schedule &decisions) {
+    double log_factor = 0;
+    for (const Decision &d : decisions) {
+        for (const auto &[choice, weight] : machine.choice_weights) {
+            if (choice == d.choice) log_factor += weight;
+        }
+    }
+    return std::exp(log_factor);
+}
+
 }  // namespace hc

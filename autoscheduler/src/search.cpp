@@ -182,12 +182,14 @@ SearchResult search_schedule(const LoweredPipeline &lowered, const PipelineAnaly
     std::vector<State> beam{State{}};
     for (const StageAnalysis &stage : analysis.stages) {
         const Schedule base = decisions_of(baseline, stage.region);
-        const double base_seconds = predict_region_seconds(lowered, analysis, stage.region, base, machine);
+        // Ranked by the model times the learned correction, where one is given.
+        const double base_seconds =
+            predict_region_seconds(lowered, analysis, stage.region, base, machine) * correction_factor(machine, base);
         result.baseline_predicted_seconds += base_seconds;
         // The region's alternatives, best first; the baseline's unless one is clearly better.
         std::vector<State> options;
         for (Schedule &c : region_candidates(lowered, analysis, stage.region, machine, target)) {
-            double seconds = predict_region_seconds(lowered, analysis, stage.region, c, machine);
+            double seconds = predict_region_seconds(lowered, analysis, stage.region, c, machine) * correction_factor(machine, c);
             ++result.candidates_ranked;
             if (seconds * kMinPredictedGain + machine.parallel_launch_seconds < base_seconds) {
                 options.push_back({std::move(c), seconds});

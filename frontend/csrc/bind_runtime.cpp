@@ -61,10 +61,12 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            const std::vector<std::tuple<int, int, int64_t, int64_t>> &extent_values,
                                                            const std::string &autoscheduler,
                                                            const std::optional<std::vector<std::tuple<int, std::string, int, int64_t, int64_t>>> &schedule,
-                                                           int tuning_candidates) {
+                                                           int tuning_candidates,
+                                                           const std::vector<std::pair<std::string, double>> &choice_weights) {
     CompileOptions options;
     options.autoscheduler = autoscheduler;
     options.tuning_candidates = tuning_candidates;
+    options.choice_weights = choice_weights;
     if (schedule) {
         options.schedule = Schedule{};
         for (const auto &[region, choice, axis, value, value2] : *schedule) {
@@ -198,13 +200,15 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("symbols") = std::vector<std::tuple<int64_t, int, int>>{},
           nb::arg("extent_values") = std::vector<std::tuple<int, int, int64_t, int64_t>>{},
           nb::arg("autoscheduler") = "hcompile", nb::arg("schedule") = nb::none(), nb::arg("tuning_candidates") = 0,
+          nb::arg("choice_weights") = std::vector<std::pair<std::string, double>>{},
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"
           "symbols: (placeholder extent, argument, axis) per symbolic extent (core symbols.h); ValueError when the graph\n"
           "is not the same function for every size of them. extent_values: (constant node, symbol, scale,\n"
           "offset): constants that are scale * size + offset of a symbol, read at run time.\n"
-          "tuning_candidates: how many alternatives to the search's list report['candidates'] lists for max-autotune.");
+          "tuning_candidates: how many alternatives to the search's list report['candidates'] lists for max-autotune.\n"
+          "choice_weights: (choice, log-weight) pairs, the learned correction the search ranks with (hcompile db fit).");
     m.def("load_blas", &load_blas, nb::arg("path"),
           "Load the BLAS library matrix products may call; returns '' or why it cannot be used.");
     m.def("blas_available", &blas_available, "Whether a BLAS library is loaded.");

@@ -397,7 +397,8 @@ class CompiledFunction:
         want_stmt = debug_dump.enabled() or logs.enabled("output_code")
         return _C.compile_graph(cap.graph, self._target(), guards.layouts(args), want_stmt,
                                 [(o, a) for a, o in cap.writebacks], list(config.also_compile_for),
-                                *(symbols or ([], [])), self.options["autoscheduler"], schedule, candidates)
+                                *(symbols or ([], [])), self.options["autoscheduler"], schedule, candidates,
+                                tuning.correction_weights() if config.cost_correction else [])
 
     def _compile(self, cap, args, record, symbols=None):
         """(kernel, report), or (None, None) when the compile fails. ``symbols``: (symbols,

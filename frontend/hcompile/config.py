@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 _SETTINGS = ("recompile_limit", "also_compile_for", "output_cache_bytes", "tuning_db", "tuning_trials",
-             "tuning_seconds", "tuning_workers", "mode_override", "target_override")
+             "tuning_seconds", "tuning_workers", "cost_correction", "mode_override", "target_override")
 
 
 class Config:
@@ -29,7 +29,10 @@ class Config:
     budget per pipeline, schedules measured and seconds spent (``HCOMPILE_TUNING_TRIALS``,
     ``HCOMPILE_TUNING_SECONDS``; default 24 and 60). ``tuning_workers``: lists max-autotune
     compiles at once, on threads, before timing them one by one (``HCOMPILE_TUNING_WORKERS``;
-    default the core count). ``mode_override``: a mode every compiled
+    default the core count). ``cost_correction``: the search ranks with the learned correction
+    ``hcompile db fit`` wrote next to the tuning database, where it was fitted with these versions
+    on this machine (``HCOMPILE_COST_CORRECTION=1``; default off: it has not been measured to
+    choose better schedules yet). ``mode_override``: a mode every compiled
     function uses whatever it was given (``HCOMPILE_MODE``; ``hcompile tune`` sets
     "max-autotune"), or None. ``target_override``: likewise a target string every compile uses
     (``HCOMPILE_TARGET``; ``hcompile tune --target``), or None."""
@@ -44,6 +47,7 @@ class Config:
         self.tuning_trials = int(os.environ.get("HCOMPILE_TUNING_TRIALS", "24"))
         self.tuning_seconds = float(os.environ.get("HCOMPILE_TUNING_SECONDS", "60"))
         self.tuning_workers = int(os.environ.get("HCOMPILE_TUNING_WORKERS") or os.cpu_count() or 1)
+        self.cost_correction = os.environ.get("HCOMPILE_COST_CORRECTION", "") not in ("", "0")
         self.mode_override = os.environ.get("HCOMPILE_MODE") or None
         self.target_override = os.environ.get("HCOMPILE_TARGET") or None
 

@@ -235,7 +235,7 @@ def db_verify(args):
 def db_fit(args):
     """Fit the cost model's learned correction on the records (tuning/fit.py) and report the
     held-out rank correlation with and without it."""
-    from .tuning import TuningDatabase, fit, workload
+    from .tuning import TuningDatabase, correction_path, fit, workload
 
     if not os.path.exists(args.path):
         print(f"no tuning database at {args.path}")
@@ -246,7 +246,7 @@ def db_fit(args):
         except ValueError as e:
             print(f"hcompile db fit: {e}", file=sys.stderr)
             return 2
-    out = args.path + ".correction.json"
+    out = correction_path(args.path)
     fit.write(out, weights, report, workload.versions(), workload.machine_fingerprint())
     _table(["choice", "weight (log time per decision)"], [[c, f"{w:+.3f}"] for c, w in sorted(weights.items())])
     before, after = report["rank_correlation_before"], report["rank_correlation_after"]
@@ -254,6 +254,7 @@ def db_fit(args):
           f"({report['held_out_workloads']} rankable): mean Spearman rank correlation of predicted and measured "
           f"times {before:.3f} without the correction, {after:.3f} with it" if before is not None else
           f"{report['records']} records of {report['workloads']} workloads; no workload could be ranked held out")
-    print(f"weights written to {out} (the search does not read them yet)")
+    print(f"weights written to {out} (the search ranks with them under hc.config.cost_correction / "
+          "HCOMPILE_COST_CORRECTION=1)")
     return 0
 

@@ -251,8 +251,15 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
             if (options.autoscheduler == "baseline") return baseline_schedule(lowered, target);
             PipelineAnalysis analysis = analyze_pipeline(lowered);
             MachineModel machine = machine_model(target);
+            for (const auto &[choice, weight] : options.choice_weights) {
+                machine.choice_weights.emplace_back(choice_from_name(choice), weight);
+            }
             SearchResult found = search_schedule(lowered, analysis, machine, target);
             report.analysis = analysis.print() + "machine: " + machine.print() + "\n" + found.print() + "\n";
+            if (!machine.choice_weights.empty()) {
+                report.analysis += "ranked with the learned correction (" + std::to_string(machine.choice_weights.size()) +
+                                   " choice weights, hcompile db fit)\n";
+            }
             report.variants = schedule_variants(lowered, analysis, machine, target, found.schedule, kReportedVariants);
             report.predicted_seconds = found.predicted_seconds;
             if (options.tuning_candidates > 0) {

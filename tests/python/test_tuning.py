@@ -336,3 +336,33 @@ def test_fit_learns_a_correction_that_ranks_held_out_workloads_better(tmp_path):
     assert report["rank_correlation_after"] > report["rank_correlation_before"] + 0.2
     with tuning.TuningDatabase(path) as db, pytest.raises(ValueError, match="tune more pipelines"):
         fit.fit(db, ("other", "h"), "m")
+
+
+def test_the_search_ranks_with_the_learned_correction_only_when_asked(db_path, monkeypatch):
+    """A correction that makes parallel loops look 150x slower: with cost_correction the search
+    drops them; without it, or with weights fitted on another version, it keeps them."""
+    import json
+
+    def blur(x):
+        return (x[:-2] + x[1:-1] + x[2:]) * np.float32(1 / 3)
+    x = np.random.default_rng(0).random((2048, 512), np.float32)
+
+    def decisions(name):
+        f = hc.hcompile(fresh(blur, name))
+        np.testing.assert_allclose(f(x), blur(x), rtol=1e-6)
+        return {d[1] for d in f.compile_records[0]["report"]["decisions"]}, f.compile_records[0]["report"]["analysis"]
+
+    def write(versions):
+        with open(tuning.correction_path(), "w") as fh:
+            json.dump({"weights": {"parallel": 5.0, "parallel_chunks": 5.0, "tile_rows": 5.0},
+                       "versions": list(versions), "machine": workload.machine_fingerprint()}, fh)
+    write(workload.versions())
+    plain, _ = decisions("plain")
+    assert plain & {"parallel", "parallel_chunks", "tile_rows"}
+    monkeypatch.setattr(hc.config, "cost_correction", True)
+    corrected, analysis = decisions("corrected")
+    assert not corrected & {"parallel", "parallel_chunks", "tile_rows"}
+    assert "learned correction (3 choice weights" in analysis
+    write(("0.0.0", "0.0.0"))
+    stale, _ = decisions("stale")
+    assert stale == plain

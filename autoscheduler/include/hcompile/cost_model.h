@@ -27,6 +27,10 @@ double predict_group_seconds(const LoweredPipeline &lowered, const PipelineAnaly
 // the time their reads of the stored copy took beyond reads of its own inputs; at least 0.
 double inline_seconds(const PipelineAnalysis &analysis, int region, const MachineModel &machine);
 
+// The learned correction's factor for `decisions` (MachineModel::choice_weights): exp of the sum
+// of their choices' weights; 1 without weights.
+double correction_factor(const MachineModel &machine, const Schedule &decisions);
+
 // One region's predicted seconds under its own decisions (the search ranks per region); for an
 // inlined region, inline_seconds.
 double predict_region_seconds(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, int region,

@@ -6,6 +6,10 @@
 #include <Halide.h>
 
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "hcompile/decisions.h"
 
 namespace hc {
 
@@ -20,6 +24,10 @@ struct MachineModel {
     // at cache bandwidth, kCacheBandwidthFactor times the memory's.
     double cache_bytes_per_core = 1 << 20;
     static constexpr double kCacheBandwidthFactor = 4;
+    // The learned correction (`hcompile db fit`, fitted on this machine's tuning records): a
+    // log-weight per decision choice; the search ranks a region's candidates by the prediction
+    // times exp(the sum of its decisions' weights). Empty: none. Not part of the probe's cache.
+    std::vector<std::pair<Choice, double>> choice_weights;
 
     std::string print() const;
     std::string serialize() const;

@@ -7,6 +7,7 @@ the best tuning record for this workload, versions and machine, then the search.
 """
 from __future__ import annotations
 
+import json
 import os
 from typing import NamedTuple
 
@@ -15,6 +16,36 @@ from . import workload
 from .autotune import SESSIONS, Autotuner, NotTuned  # noqa: F401
 from .database import TuningDatabase
 from .halide_pipelines import tune_halide  # noqa: F401
+
+
+def correction_path(db_path=None):
+    """Where `hcompile db fit` writes the learned correction for a database."""
+    return (db_path or database_path()) + ".correction.json"
+
+
+_CORRECTION_CACHE = {}
+
+
+def correction_weights():
+    """(choice, log-weight) pairs of the learned correction fitted on this database with these
+    versions on this machine, or [] (no fit, or one made elsewhere)."""
+    path = correction_path()
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return []
+    cached = _CORRECTION_CACHE.get(path)
+    if cached and cached[0] == stamp:
+        return cached[1]
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+        fits = tuple(saved["versions"]) == workload.versions() and saved["machine"] == workload.machine_fingerprint()
+        weights = [(str(c), float(w)) for c, w in saved["weights"].items()] if fits else []
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        weights = []
+    _CORRECTION_CACHE[path] = (stamp, weights)
+    return weights
 
 
 def database_path():

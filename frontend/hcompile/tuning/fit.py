@@ -9,8 +9,8 @@ targets are centred per workload, and w is fitted by ridge least squares.
 Held-out check: each workload in turn is left out, w is fitted on the others, and the Spearman
 rank correlation between predicted and measured times within the left-out workload is compared
 with and without the correction. The weights are written next to the database
-(``<db>.correction.json``) with the versions and machine they were fitted on. The search does
-not read them yet: the seam is `predict_seconds` (autoscheduler/cost_model.h).
+(``<db>.correction.json``) with the versions and machine they were fitted on. The search ranks
+with them under `hc.config.cost_correction` (off by default; MachineModel::choice_weights).
 """
 from __future__ import annotations
 

@@ -40,6 +40,8 @@ struct CompileOptions {
     // How many alternatives to the search's list to report for max-autotune to measure
     // (CompileReport::candidates); 0: none.
     int tuning_candidates = 0;
+    // The learned correction the search ranks with (MachineModel::choice_weights), by choice name.
+    std::vector<std::pair<std::string, double>> choice_weights;
 };
 
 // What each step produced, for explain(), logs and debug dumps.
