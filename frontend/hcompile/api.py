@@ -475,8 +475,15 @@ class CompiledFunction:
             db.add_workload(key, self.__qualname__, tuning.workload.structural_graph(str(cap.graph)),
                             tuning.workload.graph_to_json(cap.graph),
                             tuning.workload.arguments_of(args, guards.layouts(args)), report["target"])
+            remote = None
+            if config.tuning_ray:
+                from .tuning import distributed
+                remote = distributed.remote_trials(config.tuning_ray, key, cap.graph, report["target"], args)
+                if remote is None:
+                    logs.log("schedule", "%s: max-autotune runs here, not on Ray: an argument is not a C-contiguous array",
+                             self.__qualname__)
             tuner = tuning.Autotuner(self.__qualname__, compile_with, runner, db, key,
-                                     config.tuning_trials, config.tuning_seconds, config.tuning_workers)
+                                     config.tuning_trials, config.tuning_seconds, config.tuning_workers, remote)
             try:
                 best_kernel, best_report, summary = tuner.run(kernel, report)
             except tuning.NotTuned as e:

@@ -50,6 +50,8 @@ def main(argv=None):
     tune.add_argument("--seconds", type=float, default=config.tuning_seconds, help="seconds spent per pipeline")
     tune.add_argument("--workers", type=int, default=config.tuning_workers,
                       help="schedules compiled at once (threads; each is timed alone afterwards)")
+    tune.add_argument("--ray", metavar="ADDRESS",
+                      help="run the trials as Ray tasks: 'local' starts Ray here; or 'auto', 'ray://host:port'")
     tune.add_argument("--target", default=None, help="a Halide target string every compile uses (default: each "
                       "function's own, normally the host)")
     tune.add_argument("--db", default=None, help=f"tuning database (default {config.tuning_db})")

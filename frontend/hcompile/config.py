@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 _SETTINGS = ("recompile_limit", "also_compile_for", "output_cache_bytes", "tuning_db", "tuning_trials",
-             "tuning_seconds", "tuning_workers", "cost_correction", "mode_override", "target_override")
+             "tuning_seconds", "tuning_workers", "tuning_ray", "cost_correction", "mode_override", "target_override")
 
 
 class Config:
@@ -29,7 +29,10 @@ class Config:
     budget per pipeline, schedules measured and seconds spent (``HCOMPILE_TUNING_TRIALS``,
     ``HCOMPILE_TUNING_SECONDS``; default 24 and 60). ``tuning_workers``: lists max-autotune
     compiles at once, on threads, before timing them one by one (``HCOMPILE_TUNING_WORKERS``;
-    default the core count). ``cost_correction``: the search ranks with the learned correction
+    default the core count). ``tuning_ray``: a Ray address ("local" starts a local instance,
+    "auto", "ray://host:port") over which max-autotune's trials run as Ray tasks, each compiled
+    and timed on the node that runs it (``HCOMPILE_TUNING_RAY``; ``hcompile tune --ray``), or
+    None. ``cost_correction``: the search ranks with the learned correction
     ``hcompile db fit`` wrote next to the tuning database, where it was fitted with these versions
     on this machine (``HCOMPILE_COST_CORRECTION=1``; default off: it has not been measured to
     choose better schedules yet). ``mode_override``: a mode every compiled
@@ -48,6 +51,7 @@ class Config:
         self.tuning_seconds = float(os.environ.get("HCOMPILE_TUNING_SECONDS", "60"))
         self.tuning_workers = int(os.environ.get("HCOMPILE_TUNING_WORKERS") or os.cpu_count() or 1)
         self.cost_correction = os.environ.get("HCOMPILE_COST_CORRECTION", "") not in ("", "0")
+        self.tuning_ray = os.environ.get("HCOMPILE_TUNING_RAY") or None
         self.mode_override = os.environ.get("HCOMPILE_MODE") or None
         self.target_override = os.environ.get("HCOMPILE_TARGET") or None
 

@@ -111,6 +111,8 @@ def tune(args):
     config.tuning_trials = args.trials
     config.tuning_seconds = args.seconds
     config.tuning_workers = max(1, args.workers)
+    if args.ray:
+        config.tuning_ray = args.ray
     if args.target:
         config.target_override = args.target
     if args.db:
@@ -193,9 +195,9 @@ def _random_arguments(arguments, rng):
 def db_verify(args):
     """Re-measure each workload's best record against the search's schedule now, on random
     arguments of the recorded shapes, and report the drift from the recorded time."""
-    from . import _C, guards
     from .tuning import TuningDatabase, workload
     from .tuning.autotune import measure
+    from .tuning.replay import compile_call
 
     if not os.path.exists(args.path):
         print(f"no tuning database at {args.path}")
@@ -216,14 +218,9 @@ def db_verify(args):
                 rows.append([w["function"], _shapes(w["arguments"]), "—", "—", "—", "—", why])
                 continue
             graph = workload.graph_from_json(info["graph_json"])
-            layouts = guards.layouts(values)
 
             def timed(schedule):
-                kernel, _ = _C.compile_graph(graph, info["target"], layouts, False, [], [], [], [], "hcompile", schedule)
-                dispatcher = _C.Dispatcher(lambda *a: None)
-                dispatcher.add_entry([guards.arg_guard(v) for v in values], [], kernel,
-                                     [False] * len(graph.outputs), None)
-                return measure(lambda: dispatcher(*values))[0]
+                return measure(compile_call(graph, info["target"], values, schedule)[0])[0]
             now, search = timed(found[0]), timed(None)
             drift = now / found[1] - 1
             rows.append([w["function"], _shapes(w["arguments"]), _ms(found[1]), _ms(now), f"{drift:+.0%}", _ms(search),

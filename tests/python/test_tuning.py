@@ -366,3 +366,75 @@ def test_the_search_ranks_with_the_learned_correction_only_when_asked(db_path, m
     write(("0.0.0", "0.0.0"))
     stale, _ = decisions("stale")
     assert stale == plain
+
+
+class _FakeRemote:
+    """Trials 'run elsewhere': each list's claimed result by its last decision's value."""
+    parallel = 2
+
+    def __init__(self, results):
+        self.results, self.batches = results, []
+
+    def run(self, schedules):
+        self.batches.append(len(schedules))
+        return [dict(self.results[s[-1][3]], versions=list(workload.versions()), load=0.0, runs=[]) for s in schedules]
+
+
+def test_remote_trials_from_other_machines_are_kept_apart(db_path):
+    """A list another machine measured as fastest is recorded under that machine and never
+    picked; a list this machine's kind measured faster is compiled here and confirmed here."""
+    right = np.arange(4.0)
+    here = workload.machine_fingerprint()
+    remote = _FakeRemote({0: dict(seconds=1e-9, ok=True, error="", machine="another machine"),
+                          1: dict(seconds=1e-5, ok=True, error="", machine=here),
+                          2: dict(seconds=None, ok=False, error="refused", machine=here)})
+    local = {1: _FakeKernel(1e-4, right)}
+    compiled = []
+
+    def compile_with(schedule):
+        compiled.append(schedule[-1][3])
+        return local[schedule[-1][3]], {"decisions": schedule, "candidates": [], "predicted_seconds": 0}
+
+    def runner(k):
+        def call():
+            end = autotune.time.perf_counter() + k.seconds
+            while autotune.time.perf_counter() < end:
+                pass
+            return k.answer
+        return call
+
+    report = {"decisions": [(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, 8, 0)], "predicted_seconds": 1e-4,
+              "candidates": [([(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, v, 0)], 1e-4) for v in (0, 1, 2)]}
+    with tuning.open_database() as db:
+        tuner = autotune.Autotuner("f", compile_with, runner, db, "k", trials=10, seconds=30, remote=remote)
+        _, chosen, summary = tuner.run(_FakeKernel(3e-4, right), report)
+        rows = db.records("k")
+    assert summary["distributed"] and summary["tuned"] and chosen["decisions"][-1][3] == 1
+    assert compiled == [1]             # only the winner is compiled here
+    assert remote.batches == [2, 1]    # two trials in flight at once
+    by_machine = {(r["source"], r["machine"]) for r in rows}
+    assert ("remote", "another machine") in by_machine and ("remote", here) in by_machine
+    with tuning.open_database() as db:
+        best = db.best("k", workload.versions(), here)
+    assert best[0][-1][3] == 1         # the other machine's faster claim is not this machine's best
+
+
+def test_max_autotune_trials_as_ray_tasks(db_path, monkeypatch):
+    """A local Ray instance started by the test: each trial compiled and timed in a Ray worker."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        monkeypatch.setattr(hc.config, "tuning_ray", "auto")   # uses the instance already running
+        monkeypatch.setattr(hc.config, "tuning_trials", 4)
+        x = np.random.default_rng(3).standard_normal((512, 256)).astype(np.float32)
+        f = hc.hcompile(fresh(softmax, "softmax_on_ray"), mode="max-autotune")
+        np.testing.assert_allclose(f(x), softmax(x), rtol=1e-5, atol=1e-7)
+        summary = f.compile_records[0]["tuning"]
+        assert summary["distributed"] and summary["trials"] >= 2
+        with tuning.open_database() as db:
+            rows = db.records(summary["key"])
+        remote = [r for r in rows if r["source"] == "remote"]
+        assert remote and all(r["machine"] == workload.machine_fingerprint() for r in remote)
+        assert all(r["ok"] for r in remote)
+    finally:
+        ray.shutdown()

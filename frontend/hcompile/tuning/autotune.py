@@ -120,9 +120,13 @@ class Autotuner:
     """One pipeline's tuning run. ``compile(schedule)`` -> (kernel, report) raising on failure;
     ``runner(kernel)`` -> a no-argument call running it on the real arguments."""
 
-    def __init__(self, function, compile, runner, db, key, trials, seconds, workers=1):
+    def __init__(self, function, compile, runner, db, key, trials, seconds, workers=1, remote=None):
         self.function = function
         self.workers = max(1, int(workers))   # lists compiled at once (threads: see _compile_batch)
+        # Trials run elsewhere (distributed.RayTrials): `remote.run(lists)` -> result dicts.
+        self.remote = remote
+        if remote is not None:
+            self.workers = max(self.workers, remote.parallel)
         self.compile = compile
         self.runner = runner
         self.reference = None  # the search's schedule's result
@@ -133,10 +137,25 @@ class Autotuner:
         self.history = []      # (trial number, best seconds so far)
         self.measured = set()  # the decision lists tried, sorted
 
-    def _record(self, source, schedule, seconds, runs, predicted, ok, error):
+    def _record(self, source, schedule, seconds, runs, predicted, ok, error, machine=None, versions=None, load=None):
         if self.db is not None:
             self.db.add_record(self.key, source, schedule, seconds, runs, predicted, ok, error,
-                               wl.versions(), wl.machine_fingerprint(), os.getloadavg()[0])
+                               tuple(versions or wl.versions()), machine or wl.machine_fingerprint(),
+                               os.getloadavg()[0] if load is None else load)
+
+    def _remote_trials(self, batch):
+        """Each (list, prediction) of `batch` run remotely: (seconds or None, kernel None, report
+        None) per list, or None for one measured already. A result measured on a machine unlike
+        this one is recorded under that machine and counts as a failure here."""
+        here = wl.machine_fingerprint()
+        out = []
+        for (schedule, predicted), r in zip(batch, self.remote.run([b[0] for b in batch])):
+            self.measured.add(tuple(sorted(schedule)))
+            self._record("remote", schedule, r["seconds"], r["runs"], predicted, r["ok"], r["error"],
+                         r["machine"], r["versions"], r["load"])
+            same_machine = r["machine"] == here and tuple(r["versions"]) == tuple(wl.versions())
+            out.append((r["seconds"] if r["ok"] and same_machine else None, None, None))
+        return out
 
     def _trial(self, source, schedule, predicted, kernel=None, report=None, compiled=None):
         """Compile (unless given a kernel, or `compiled`: a future of compile's result), check and
@@ -185,8 +204,12 @@ class Autotuner:
                 # The model's regions add up: a swap changes its prediction by that region's change.
                 swap_predicted = None if best.predicted is None else best.predicted + candidate_predicted - predicted
                 batch.append((schedule, swap_predicted))
-            for (schedule, swap_predicted), compiled in zip(batch, self._compile_batch([b[0] for b in batch])):
-                result = self._trial("candidate", schedule, swap_predicted, compiled=compiled)
+            if self.remote is not None:
+                results = self._remote_trials(batch)
+            else:
+                results = [self._trial("candidate", schedule, swap_predicted, compiled=compiled)
+                           for (schedule, swap_predicted), compiled in zip(batch, self._compile_batch([b[0] for b in batch]))]
+            for (schedule, swap_predicted), result in zip(batch, results):
                 if result is None:
                     continue
                 trials += 1
@@ -195,9 +218,16 @@ class Autotuner:
                     best = _Measured(seconds, schedule, kernel, report, swap_predicted)
                 self.history.append((trials, best.seconds))
                 _progress("trial", self.function, trials, self.trials, best.seconds, default_seconds)
+        if best is not search and best.kernel is None:   # measured remotely: compiled here now
+            try:
+                kernel, report = self.compile(list(best.schedule))
+                best = best._replace(kernel=kernel, report=report)
+            except Exception:  # noqa: BLE001 - it compiled there; here the search's list stays
+                best = search
         if best is not search:
             best = self._confirm(best, search)
         summary = dict(function=self.function, key=self.key, trials=trials, default_seconds=default_seconds,
+                       distributed=self.remote is not None,
                        best_seconds=best.seconds, tuned=best is not search, history=self.history,
                        tuning_seconds=time.perf_counter() - start)
         SESSIONS.append(summary)
