@@ -104,10 +104,37 @@ double bytes_of(const std::map<std::string, int> &arrays, const std::set<std::st
 
 // The values of a Func's definition (pure, or update `u`), with the args of an update (its
 // self-reference is the accumulator, not a load).
-std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update) {
+// Calls of a pure Func replaced by its value at the call's indices (Halide's inline_function
+// asks for a locked schedule, which a pipeline being scheduled does not have yet).
+class InlineCalls : public Halide::Internal::IRMutator {
+public:
+    explicit InlineCalls(const Halide::Internal::Function &f) : f_(f) {}
+
+protected:
+    using IRMutator::visit;
+    Halide::Expr visit(const Halide::Internal::Call *op) override {
+        if (op->call_type != Halide::Internal::Call::Halide || op->name != f_.name()) return IRMutator::visit(op);
+        std::map<std::string, Halide::Expr> at;
+        for (size_t a = 0; a < op->args.size() && a < f_.args().size(); ++a) at[f_.args()[a]] = mutate(op->args[a]);
+        return Halide::Internal::substitute(at, f_.values()[op->value_index]);
+    }
+
+private:
+    const Halide::Internal::Function &f_;
+};
+
+std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update,
+                                           const std::vector<Halide::Internal::Function> *see_through = nullptr) {
     const Halide::Internal::Definition &d = update < 0 ? f.function().definition() : f.function().update(update);
     std::vector<Halide::Expr> values = d.values();
     for (const Halide::Expr &a : d.args()) values.push_back(a);
+    if (see_through) {
+        // Consumers first, so that a see-through Func's own calls of another are inlined next.
+        for (auto it = see_through->rbegin(); it != see_through->rend(); ++it) {
+            InlineCalls inline_calls(*it);
+            for (Halide::Expr &v : values) v = inline_calls.mutate(v);
+        }
+    }
     return values;
 }
 
@@ -174,9 +201,9 @@ std::map<std::string, double> array_sizes(const LoweredPipeline &lowered) {
         sizes[r.func.name()] = bytes;
         for (const Halide::Func &f : {r.func, r.accumulator}) {
             if (!lowered.inputs.empty() || !f.defined()) continue;
-            for (const Halide::Expr &v : definition_values(f, -1)) v.accept(&others);
+            for (const Halide::Expr &v : definition_values(f, -1, &lowered.see_through)) v.accept(&others);
             for (int u = 0; u < f.num_update_definitions(); ++u) {
-                for (const Halide::Expr &v : definition_values(f, u)) v.accept(&others);
+                for (const Halide::Expr &v : definition_values(f, u, &lowered.see_through)) v.accept(&others);
             }
         }
     }
@@ -186,7 +213,7 @@ std::map<std::string, double> array_sizes(const LoweredPipeline &lowered) {
 
 // Stencil windows of a tile member's definitions (StageAnalysis::reaches).
 std::vector<StageAnalysis::Reach> stencil_reaches(const RegionFunc &r, const std::map<std::string, int> &region_of_func,
-                                                  int self) {
+                                                  int self, const std::vector<Halide::Internal::Function> &see_through) {
     using namespace Halide::Internal;
     std::map<std::pair<int, int>, StageAnalysis::Reach> found;  // (producer, axis) -> reach
     auto add = [&](const std::map<std::string, Box> &boxes) {
@@ -220,7 +247,7 @@ std::vector<StageAnalysis::Reach> stencil_reaches(const RegionFunc &r, const std
                 domain.push(rv.var, Interval(rv.min, simplify(rv.min + rv.extent - 1)));
             }
         }
-        for (const Halide::Expr &v : definition_values(r.func, u)) add(boxes_required(v, domain));
+        for (const Halide::Expr &v : definition_values(r.func, u, &see_through)) add(boxes_required(v, domain));
     }
     std::vector<StageAnalysis::Reach> out;
     for (const auto &[key, reach] : found) out.push_back(reach);
@@ -304,7 +331,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
         for (const Halide::Func &p : parts) own.insert(p.name());
         WorkCounter pure, reduction;
         if (!r.library_call) {
-            for (const Halide::Expr &v : definition_values(r.func, -1)) pure.count(v);
+            for (const Halide::Expr &v : definition_values(r.func, -1, &lowered.see_through)) pure.count(v);
             if (r.staged_operand.defined()) {
                 for (const Halide::Expr &v : definition_values(r.staged_operand, -1)) pure.count(v);
             }
@@ -314,7 +341,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
                 // tail) hold the work per element.
                 if (r.blocked_sum && p.name() == r.accumulator.name()) continue;
                 for (int u = 0; u < p.num_update_definitions(); ++u) {
-                    for (const Halide::Expr &v : definition_values(p, u)) reduction.count(v);
+                    for (const Halide::Expr &v : definition_values(p, u, &lowered.see_through)) reduction.count(v);
                 }
             }
         }
@@ -348,7 +375,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             s.producer_calls.push_back(calls != pure.call_sites.end() ? calls->second : in_update ? 0 : 1);
             s.producer_reduction_calls.push_back(in_update ? reduction_calls->second : 0);
         }
-        if (tile_member(r)) s.reaches = stencil_reaches(r, region_of_func, s.region);
+        if (tile_member(r)) s.reaches = stencil_reaches(r, region_of_func, s.region, lowered.see_through);
         a.stages.push_back(std::move(s));
     }
     for (const StageAnalysis &s : a.stages) {

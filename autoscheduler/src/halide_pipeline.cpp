@@ -184,6 +184,24 @@ bool accumulates_in_place(const Function &f) {
     return true;
 }
 
+// A pure non-output Func read by exactly one Func, only at that Func's own point (a link of a
+// pointwise chain: unsharp's sharpen and ratio, a wrapper around a sum()): inlining it recomputes
+// nothing, so it is left inlined and the analysis reads through it (LoweredPipeline::see_through).
+bool pointwise_link(const Function &f, const std::vector<std::string> &order, const std::map<std::string, Function> &env,
+                    const std::set<std::string> &outputs) {
+    if (f.has_update_definition() || f.has_extern_definition() || outputs.count(f.name()) || f.outputs() != 1) return false;
+    int consumers = 0;
+    bool pointwise = true;
+    for (const std::string &name : order) {
+        if (name == f.name()) continue;
+        Reads reads = reads_of(Halide::Func(env.at(name)), f.name());
+        if (reads.calls == 0) continue;
+        ++consumers;
+        pointwise = pointwise && reads.pointwise && !env.at(name).has_update_definition();
+    }
+    return consumers == 1 && pointwise;
+}
+
 void merge_contractions(LoweredPipeline &lowered, const std::set<std::string> &outputs) {
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &acc = lowered.regions[i];
@@ -290,7 +308,11 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
         if (f.has_extern_definition()) refuse("the extern stage " + name + " cannot be scheduled by it");
         if (scheduled(f)) refuse("Func " + name + " is already scheduled; autoschedulers start from an unscheduled pipeline");
         auto box = boxes.find(name);
-        if (box == boxes.end() || (input_wrapper(f, env) && !output_names.count(name))) continue;
+        if (box == boxes.end()) continue;
+        if ((input_wrapper(f, env) && !output_names.count(name)) || pointwise_link(f, order, env, output_names)) {
+            lowered.see_through.push_back(f);
+            continue;
+        }
         RegionFunc r;
         r.node = static_cast<NodeId>(&name - order.data());   // Pipeline::get_func's index
         r.func = Halide::Func(f);

@@ -189,6 +189,13 @@ std::string halide_workload_key(const LoweredPipeline &lowered, const Halide::Ta
         for (int64_t e : r.extents) text << e << ",";
         text << "]\n";
     }
+    for (const Halide::Internal::Function &fn : lowered.see_through) {   // inlined, so part of the key too
+        text << canonical.name(fn.name(), "f") << "(";
+        for (const std::string &a : fn.args()) text << canonical.name(a, "v") << ",";
+        text << ")";
+        for (const Halide::Expr &v : fn.values()) text << "=" << canonical.mutate(v);
+        text << "\n";
+    }
     text << target.to_string();
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text.str())));

@@ -95,6 +95,10 @@ struct LoweredPipeline {
     // schedules compute them at root; Halide's autoschedulers refuse pre-scheduled Funcs and
     // place them themselves.
     std::vector<Halide::Func> point_load_funcs;
+    // A pipeline built outside hcompile (halide_pipeline.h): Funcs it leaves inlined that are not
+    // regions (an input's pass-through Funcs, a value read at its own point by one Func), in
+    // realization order. The analysis reads its regions' definitions with these inlined.
+    std::vector<Halide::Internal::Function> see_through;
     Halide::Pipeline pipeline;
 };
 
