@@ -318,6 +318,16 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
         s.library_call = r.library_call;
         for (int64_t e : r.extents) s.points *= std::max<int64_t>(e, 1);
         for (int64_t e : r.rextents) s.reduction_points *= std::max<int64_t>(e, 1);
+        if (r.serial_update_axes && r.accumulator.defined() && r.accumulator.name() == r.func.name()) {
+            // A Halide update that writes at computed indices along some axes (a histogram's
+            // bins, a scan's rows) does not run its domain once per output point: once per
+            // point of the axes it keeps, so per output point its domain over those axes' extent.
+            int64_t scattered = 1;
+            for (size_t a = 0; a < r.extents.size() && a < 64; ++a) {
+                if ((r.serial_update_axes >> a) & 1) scattered *= std::max<int64_t>(r.extents[a], 1);
+            }
+            s.reduction_points = std::max<int64_t>(1, (s.reduction_points + scattered / 2) / scattered);
+        }
         s.store_bytes_per_point = point_bytes(r.func);
         // The region's own Funcs: their calls to each other are not loads from memory.
         std::set<std::string> own{r.func.name()};
