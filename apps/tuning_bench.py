@@ -97,7 +97,8 @@ def main(argv=None) -> int:
     section = (heading("max-autotune and the learned correction (apps/tuning_bench.py)") +
                f"Command: `python -m apps.tuning_bench --trials {a.trials} --seconds {a.seconds:g}`. The tuner's own "
                "timings (each a median of seven samples after 20 ms of warm-up; a winner confirmed against the "
-               "search's schedule, interleaved).\n\n" + "\n".join(rows) +
+               f"search's schedule, interleaved); lists compiled {hc.config.tuning_workers} at a time "
+               "(`hc.config.tuning_workers`).\n\n" + "\n".join(rows) +
                "\n\n`hcompile db fit` on those records: " + fitted + "\n\n" + "\n".join(weight_rows) +
                "\n\nThe search ranking with the correction (`hc.config.cost_correction`), each workload's weights "
                "fitted on the other workloads' records only, against the search without it (both compiled now, "

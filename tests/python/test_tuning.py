@@ -145,6 +145,18 @@ class _FakeKernel:
         self.seconds, self.answer = seconds, answer
 
 
+def _spin(k):
+    """Runs a fake kernel: busy for its seconds, then its answer."""
+    end = autotune.time.perf_counter() + k.seconds
+    while autotune.time.perf_counter() < end:
+        pass
+    return k.answer
+
+
+def _fake_runner(k):
+    return lambda: _spin(k)
+
+
 def test_a_wrong_or_failing_candidate_never_wins():
     """Candidates: one fast but wrong, one failing to compile, one slower; the search's stays."""
     right = np.arange(6.0)
@@ -157,13 +169,7 @@ def test_a_wrong_or_failing_candidate_never_wins():
             raise RuntimeError("refused")
         return k, {"decisions": schedule, "candidates": [], "predicted_seconds": 0}
 
-    def runner(k):
-        def call():
-            end = autotune.time.perf_counter() + k.seconds
-            while autotune.time.perf_counter() < end:
-                pass
-            return k.answer
-        return call
+    runner = _fake_runner
 
     report = {"decisions": [(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, 8, 0)], "predicted_seconds": 1e-4,
               "candidates": [([(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, v, 0)], 1e-4) for v in (0, 1, 2)]}
@@ -196,10 +202,7 @@ def test_workers_compile_lists_at_once_and_time_them_alone(workers):
     def runner(k):
         def call():
             state["timed_while_compiling"] |= state["compiling"] > 0
-            end = autotune.time.perf_counter() + k.seconds
-            while autotune.time.perf_counter() < end:
-                pass
-            return k.answer
+            return _spin(k)
         return call
 
     report = {"decisions": [(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, 8, 0)], "predicted_seconds": 1e-4,
@@ -395,13 +398,7 @@ def test_remote_trials_from_other_machines_are_kept_apart(db_path):
         compiled.append(schedule[-1][3])
         return local[schedule[-1][3]], {"decisions": schedule, "candidates": [], "predicted_seconds": 0}
 
-    def runner(k):
-        def call():
-            end = autotune.time.perf_counter() + k.seconds
-            while autotune.time.perf_counter() < end:
-                pass
-            return k.answer
-        return call
+    runner = _fake_runner
 
     report = {"decisions": [(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, 8, 0)], "predicted_seconds": 1e-4,
               "candidates": [([(0, "compute_root", -1, 0, 0), (1, "vectorize", 0, v, 0)], 1e-4) for v in (0, 1, 2)]}
