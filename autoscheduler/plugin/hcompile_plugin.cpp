@@ -30,6 +30,10 @@ namespace {
 void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const Halide::AutoschedulerParams &params,
                   Halide::AutoSchedulerResults *results) {
     const PluginParams options = parse_plugin_params(params.extra);
+    if (target.has_gpu_feature()) {
+        throw std::invalid_argument("HCompile autoscheduler: " + target.to_string() +
+                                    " is a GPU target; its schedules are for the CPU (GPU schedules are not written yet)");
+    }
     LoweredPipeline lowered = adapt_halide_pipeline(pipeline);
     const PipelineAnalysis analysis = analyze_pipeline(lowered);
     MachineModel machine = machine_model(target);

@@ -185,6 +185,12 @@ def test_refusals_name_the_reason():
     no_estimate[x, y] = im[x, y]
     with pytest.raises(Exception, match="has no estimate"):
         autoschedule(no_estimate)
+    with pytest.raises(Exception, match="GPU target"):
+        blur = hl.Func("gpu_blur")
+        blur[x, y] = im[x, y] * 2
+        blur.set_estimate(x, 0, 64).set_estimate(y, 0, 64)
+        hl.Pipeline(blur).apply_autoscheduler(hl.Target("host-cuda"),
+                                              hl.AutoschedulerParams("HCompile", {"parallelism": "2"}))
     doubled, gather = hl.Func("doubled"), hl.Func("gather")
     doubled[x, y] = im[x, y] * 2
     gather[x] = doubled[hl.cast(hl.Int(32), im[x, 0] * 1000), 0]
