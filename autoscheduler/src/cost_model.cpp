@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <limits>
 
 #include "parallel_tasks.h"
@@ -144,7 +145,25 @@ double group_seconds(const PipelineAnalysis &a, const std::vector<RegionPlan> &p
     for (size_t i = 0; i < plans.size(); ++i) {
         if (plans[i].tile_of == root) members.push_back(static_cast<int>(i));
     }
-    auto spans = tile_spans(a, root, rp.tile_axis, members);
+    // Inlined regions between members (a member feeds one, which feeds the group): computed inside
+    // their consumers' expressions, so the windows pass through them, but they store nothing
+    // here; their cost is their own (inline_seconds).
+    std::set<int> in_group(members.begin(), members.end());
+    in_group.insert(root);
+    std::vector<int> through = members;
+    for (int i = static_cast<int>(plans.size()) - 1; i >= 0; --i) {
+        if (!plans[i].inlined) continue;
+        const StageAnalysis &s = a.stages[i];
+        const bool consumed_inside = !s.consumers.empty() && std::all_of(s.consumers.begin(), s.consumers.end(),
+                                                                          [&](int c) { return in_group.count(c) > 0; });
+        const bool fed_by_member = std::any_of(s.producers.begin(), s.producers.end(),
+                                               [&](int p) { return plans[p].tile_of == root; });
+        if (consumed_inside && fed_by_member) {
+            in_group.insert(i);
+            through.push_back(i);
+        }
+    }
+    auto spans = tile_spans(a, root, rp.tile_axis, through);
     if (!spans) return std::numeric_limits<double>::infinity();
     const int64_t rows = std::max<int64_t>(a.stages[root].extents[rp.tile_axis], 1);
     const int64_t tile = std::min<int64_t>(rp.tile_rows, rows);
@@ -153,6 +172,7 @@ double group_seconds(const PipelineAnalysis &a, const std::vector<RegionPlan> &p
     for (const auto &[g, span] : *spans) {
         const StageAnalysis &s = a.stages[g];
         const RegionPlan &p = plans[g];
+        if (p.inlined) continue;   // (read through: their consumers' reads of them come from cache)
         const int64_t extent = std::max<int64_t>(s.extents[span.axis], 1);
         const int64_t per_tile = std::min<int64_t>(extent, tile + span.hi - span.lo);
         const double points = double(s.points) * double(per_tile * tiles) / double(extent);

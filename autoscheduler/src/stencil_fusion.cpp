@@ -52,6 +52,40 @@ std::vector<int> grow_group(const LoweredPipeline &lowered, const PipelineAnalys
     return members;
 }
 
+// For a pipeline written in Halide (halide_pipeline.h): each optional member (a pure Func, not an
+// output) is inlined inside the group instead (computed in its consumers' expressions, as
+// Halide's own autoschedulers leave cheap stages) where the model predicts that cheaper than
+// storing its rows per tile. hcompile's own pipelines keep every member stored: their partitioner already
+// fused what is cheap to recompute.
+Schedule keep_cheap_members_inlined(const LoweredPipeline &lowered, const PipelineAnalysis &analysis,
+                                    const MachineModel &machine, const std::vector<int> &members, int root,
+                                    Schedule best) {
+    std::set<int> inlined;
+    auto cost = [&](const Schedule &s) {
+        double seconds = predict_group_seconds(lowered, analysis, s, root, machine) / kTileLocality;
+        for (int t : inlined) seconds += inline_seconds(analysis, t, machine);
+        return seconds;
+    };
+    double best_seconds = cost(best);
+    for (int m : members) {
+        if (!lowered.regions[m].estimated || !lowered.regions[m].optional) continue;
+        Schedule trial;
+        for (const Decision &d : best) {
+            if (d.region != m) trial.push_back(d);
+        }
+        trial.push_back({m, Choice::Inline});
+        inlined.insert(m);
+        const double seconds = cost(trial);
+        if (seconds < best_seconds) {
+            best = std::move(trial);
+            best_seconds = seconds;
+        } else {
+            inlined.erase(m);
+        }
+    }
+    return best;
+}
+
 }  // namespace
 
 Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const MachineModel &machine,
@@ -105,6 +139,7 @@ Schedule fuse_stencils(const LoweredPipeline &lowered, const PipelineAnalysis &a
             }
         }
         if (best.empty()) continue;
+        best = keep_cheap_members_inlined(lowered, analysis, machine, members, root, std::move(best));
         schedule = std::move(best);
         taken.insert(group.begin(), group.end());
     }

@@ -242,3 +242,48 @@ TEST_CASE("decision lists as the tuning database stores them") {
     }
     CHECK(machine_fingerprint().find(" cores | ") != std::string::npos);
 }
+
+TEST_CASE("a Func inlined inside a stencil group: its windows pass through it, in the model and in Halide") {
+    // A shifted copy of the luminance, read through a window of rows, inlined into the output
+    // while the luminance is computed per tile of the output (what keep_cheap_members_inlined
+    // in stencil_fusion.cpp weighs for pipelines written in Halide).
+    auto build = [](Halide::ImageParam &input, Func &out) {
+        Var x("x"), y("y");
+        Func gray("gray"), right("right");
+        gray(x, y) = 0.299f * input(x, y, 0) + 0.587f * input(x, y, 1) + 0.114f * input(x, y, 2);
+        right(x, y) = gray(x + 1, y);
+        out(x, y) = right(x, y - 1) + right(x, y + 1) + gray(x, y);
+        input.dim(0).set_estimate(0, 300);
+        input.dim(1).set_estimate(0, 402);
+        input.dim(2).set_estimate(0, 3);
+        out.set_estimate(x, 0, 299).set_estimate(y, 1, 400);
+    };
+    auto run = [](Halide::ImageParam &input, Func &out) {
+        Halide::Buffer<float> in(300, 402, 3);
+        in.for_each_element([&](int x, int y, int c) { in(x, y, c) = std::sin(0.1f * x + 0.7f * y + c); });
+        input.set(in);
+        Halide::Buffer<float> result(299, 400);
+        result.set_min(0, 1);
+        out.realize(result, avx2());
+        return std::vector<float>(result.begin(), result.end());
+    };
+    Halide::ImageParam plain_input(Halide::Float(32), 3, "rgb");
+    Func plain_out("out");
+    build(plain_input, plain_out);
+    const std::vector<float> expected = run(plain_input, plain_out);
+    Halide::ImageParam input(Halide::Float(32), 3, "rgb");
+    Func out("out");
+    build(input, out);
+    LoweredPipeline lowered = adapt_halide_pipeline(Halide::Pipeline(out));
+    REQUIRE(lowered.regions.size() == 3);   // gray, right, out
+    const PipelineAnalysis analysis = analyze_pipeline(lowered);
+    const Schedule inside{{2, Choice::ComputeRoot},   {2, Choice::TileRows, 1, 32},  {2, Choice::Vectorize, 0, 8},
+                          {0, Choice::ComputeAtTile, -1, 2}, {0, Choice::Vectorize, 0, 8}, {1, Choice::Inline}};
+    const double seconds = predict_seconds(lowered, analysis, {inside}, reference_machine())[0];
+    CHECK(seconds > 0);
+    CHECK(seconds < 1.0);   // finite: the windows compose through the inlined copy
+    apply_schedule(lowered, inside);
+    const std::vector<float> got = run(input, out);
+    REQUIRE(got.size() == expected.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(expected[i]).epsilon(1e-6));
+}
