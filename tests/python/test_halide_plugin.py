@@ -44,15 +44,21 @@ def test_plugin_path_names_the_installed_library():
     assert hc.plugin_path().endswith("libautoschedule_hcompile.so")
 
 
+def separable_blur(shape, name="blur"):
+    """(input, output Func): a 3x3 box blur as two passes, edges repeated, estimated at `shape`."""
+    inp = image(f"{name}_in", 2, shape)
+    clamped = hl.BoundaryConditions.repeat_edge(inp)
+    bx, by = hl.Func(f"{name}_x"), hl.Func(f"{name}_y")
+    bx[x, y] = (clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]) / 3
+    by[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
+    by.set_estimate(x, 0, shape[1]).set_estimate(y, 0, shape[0])
+    return inp, by
+
+
 @pytest.mark.parametrize("h,w", [(384, 512), (37, 1), (1, 300), (129, 67)])
 def test_separable_blur_with_repeated_edges(h, w):
     a = np.random.default_rng(h * w).random((h, w), np.float32)
-    inp = image("inp", 2, a.shape)
-    clamped = hl.BoundaryConditions.repeat_edge(inp)
-    bx, by = hl.Func("blur_x"), hl.Func("blur_y")
-    bx[x, y] = (clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]) / 3
-    by[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
-    by.set_estimate(x, 0, w).set_estimate(y, 0, h)
+    inp, by = separable_blur(a.shape)
     p, source = autoschedule(by)
     assert source.startswith("// HCompile autoscheduler:")
     [got] = realize(p, [hl.Buffer(hl.Float(32), [w, h])], [(inp, a)])
@@ -222,13 +228,7 @@ def _blur_pipeline(size):
     state = {}
 
     def build():
-        inp = image("tuned_in", 2, img.shape)
-        clamped = hl.BoundaryConditions.repeat_edge(inp)
-        bx, by = hl.Func("tuned_bx"), hl.Func("tuned_by")
-        bx[x, y] = (clamped[x - 1, y] + clamped[x, y] + clamped[x + 1, y]) / 3
-        by[x, y] = (bx[x, y - 1] + bx[x, y] + bx[x, y + 1]) / 3
-        by.set_estimate(x, 0, size).set_estimate(y, 0, size)
-        state["input"] = inp
+        state["input"], by = separable_blur(img.shape, "tuned")
         return hl.Pipeline(by)
 
     def run(pipeline):
