@@ -28,6 +28,9 @@ from . import workload as wl
 # A trial replaces the best only this much faster: two timings of the same kernel differ by a
 # few percent on a quiet 2-core machine.
 MIN_GAIN = 0.98
+# Before each list is timed the process idles this long, as apps/bench.py does before a sample:
+# the worker threads of what ran before (a compile, the previous list) go to sleep first.
+IDLE_SECONDS = 0.05
 WARM_SECONDS = 0.02
 SAMPLES = 7
 MIN_BATCH_SECONDS = 0.001
@@ -50,6 +53,7 @@ class NotTuned(Exception):
 
 def measure(call):
     """(median seconds per call, per-call seconds of each sample)."""
+    time.sleep(IDLE_SECONDS)
     start = time.perf_counter()
     calls = 0
     while calls < 2 or time.perf_counter() - start < WARM_SECONDS:
