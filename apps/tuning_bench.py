@@ -42,7 +42,7 @@ def held_out_effect(db, path, keys, repeat):
         others = [rs for k, rs in samples.items() if k != key]
         if len(others) < 2:
             continue
-        weights = dict(zip(choices, map(float, fit._fit(others, choices))))
+        weights = dict(zip(choices, map(float, fit.fit_weights(others, choices))))
         fit.write(correction_path(scratch), weights, {}, workload.versions(), workload.machine_fingerprint())
         compiled = {}
         for corrected in (False, True):

@@ -102,8 +102,6 @@ double bytes_of(const std::map<std::string, int> &arrays, const std::set<std::st
     return bytes;
 }
 
-// The values of a Func's definition (pure, or update `u`), with the args of an update (its
-// self-reference is the accumulator, not a load).
 // Calls of a pure Func replaced by its value at the call's indices (Halide's inline_function
 // asks for a locked schedule, which a pipeline being scheduled does not have yet).
 class InlineCalls : public Halide::Internal::IRMutator {
@@ -123,6 +121,8 @@ private:
     const Halide::Internal::Function &f_;
 };
 
+// The values of a Func's definition (pure, or update `u`), with the args of an update (its
+// self-reference is the accumulator, not a load), and the calls of `see_through` Funcs inlined.
 std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update,
                                            const std::vector<Halide::Internal::Function> *see_through = nullptr) {
     const Halide::Internal::Definition &d = update < 0 ? f.function().definition() : f.function().update(update);
@@ -150,9 +150,8 @@ int point_bits(const Halide::Func &f) {
     return bits;
 }
 
-// The input buffers a pipeline built outside hcompile reads (halide_pipeline.h): their sizes
-// from the estimates on their dimensions, also under the names of the Funcs that only pass
-// them on (`name_im`, which the adapter leaves as loads rather than regions).
+// The input buffers a pipeline built outside hcompile reads (halide_pipeline.h; its pass-through
+// Funcs inlined, LoweredPipeline::see_through): their sizes from the estimates on their dimensions.
 class InputBuffers : public Halide::Internal::IRGraphVisitor {
 public:
     std::map<std::string, double> sizes;
@@ -160,19 +159,10 @@ public:
 protected:
     using IRGraphVisitor::visit;
     void visit(const Halide::Internal::Call *op) override {
-        using Halide::Internal::Call;
-        const Call *load = op;
-        // Through Funcs whose one value is a call of another (pass-through wrappers).
-        for (int depth = 0; depth < 4 && load->call_type == Call::Halide && load->func.defined(); ++depth) {
-            const Halide::Internal::Function f(load->func);
-            const Call *next = f.outputs() == 1 && !f.has_update_definition() ? f.values()[0].as<Call>() : nullptr;
-            if (!next) break;
-            load = next;
-        }
-        if (load->call_type == Call::Image && load->param.defined() && !sizes.count(op->name)) {
-            double bytes = load->param.type().bytes();
-            for (int d = 0; d < load->param.dimensions(); ++d) {
-                const Halide::Expr e = load->param.extent_constraint_estimate(d);
+        if (op->call_type == Halide::Internal::Call::Image && op->param.defined() && !sizes.count(op->name)) {
+            double bytes = op->param.type().bytes();
+            for (int d = 0; d < op->param.dimensions(); ++d) {
+                const Halide::Expr e = op->param.extent_constraint_estimate(d);
                 auto extent = e.defined() ? Halide::Internal::as_const_int(e) : std::nullopt;
                 bytes *= extent ? double(*extent) : double(kScheduledSymbolicExtent);
             }
@@ -318,7 +308,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
         s.library_call = r.library_call;
         for (int64_t e : r.extents) s.points *= std::max<int64_t>(e, 1);
         for (int64_t e : r.rextents) s.reduction_points *= std::max<int64_t>(e, 1);
-        if (r.serial_update_axes && r.accumulator.defined() && r.accumulator.name() == r.func.name()) {
+        if (r.serial_update_axes && own_accumulator(r)) {
             // A Halide update that writes at computed indices along some axes (a histogram's
             // bins, a scan's rows) does not run its domain once per output point: once per
             // point of the axes it keeps, so per output point its domain over those axes' extent.

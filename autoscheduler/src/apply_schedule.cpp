@@ -114,8 +114,6 @@ void schedule_elementwise(ScheduleWriter &w, const RegionFunc &r, const RegionPl
     if (p.vector_axis == 0) w.vectorize(ScheduleWriter::pure(r.staged_operand), r.vars[0], static_cast<int>(p.vector_width), kTail);
 }
 
-bool own_accumulator(const RegionFunc &r) { return r.accumulator.name() == r.func.name(); }
-
 // `acc` holds the update; `func` (the region's value) reads the answer out of it.
 // (A Halide pipeline's reduction is its own accumulator, halide_pipeline.h.)
 void schedule_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {

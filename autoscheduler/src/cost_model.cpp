@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <limits>
+#include <set>
 
 #include "parallel_tasks.h"
 #include "region_plan.h"
@@ -181,22 +181,20 @@ double group_seconds(const PipelineAnalysis &a, const std::vector<RegionPlan> &p
         work += vector_ops(points, s.ops_per_point + memory_ops(s.load_bytes_per_point, s.store_bytes_per_point, s.type_bits),
                            lanes, s.extents[0], native);
         // Reads of arrays outside the group come from memory; reads of members from cache.
-        double outside = s.load_bytes_per_point;
-        for (size_t k = 0; k < s.producers.size(); ++k) {
-            if (spans->count(s.producers[k])) outside -= s.producer_bytes[k];
-        }
-        bytes += points * std::max(outside, 0.0);
+        auto outside = [&](double load_bytes, const std::vector<double> &from_producer) {
+            for (size_t k = 0; k < s.producers.size(); ++k) {
+                if (spans->count(s.producers[k])) load_bytes -= from_producer[k];
+            }
+            return std::max(load_bytes, 0.0);
+        };
+        bytes += points * outside(s.load_bytes_per_point, s.producer_bytes);
         if (s.reduction_points > 1) {
             // A window reduction in the tile (tile_member): its update's work and outside reads.
             const double reduced = points * double(s.reduction_points);
             const int64_t across = p.across_outputs ? p.across_outputs : 1;
             work += vector_ops(reduced, s.ops_per_reduction_point + memory_ops(s.load_bytes_per_reduction_point, 0, s.type_bits),
                                across, s.extents[0], native);
-            double outside_reduced = s.load_bytes_per_reduction_point;
-            for (size_t k = 0; k < s.producers.size(); ++k) {
-                if (spans->count(s.producers[k])) outside_reduced -= s.producer_reduction_bytes[k];
-            }
-            bytes += reduced * std::max(outside_reduced, 0.0);
+            bytes += reduced * outside(s.load_bytes_per_reduction_point, s.producer_reduction_bytes);
         }
         if (g == root) {
             bytes += double(s.points) * s.store_bytes_per_point;

@@ -133,39 +133,55 @@ protected:
     }
 };
 
-// The points at which `consumer`'s definition reads `producer`: whether each call is at the
-// consumer's own indices (a pointwise read), and how many calls there are.
+// How one Func's definitions read another: how many calls, and whether every call is at the
+// reader's own indices (a pointwise read).
 struct Reads {
     int calls = 0;
     bool pointwise = true;
 };
-Reads reads_of(const Halide::Func &consumer, const std::string &producer) {
+
+// For each Func of `env`, the Funcs that read it (itself excluded) and how.
+using Readers = std::map<std::string, std::map<std::string, Reads>>;
+
+Readers readers_of(const std::map<std::string, Function> &env) {
     class Calls : public Halide::Internal::IRVisitor {
     public:
-        Calls(Function c, std::string p) : consumer_(std::move(c)), producer_(std::move(p)) {}
-        Reads reads;
+        explicit Calls(const Function &reader) : args_(reader.args()), name_(reader.name()) {}
+        std::map<std::string, Reads> by_callee;
 
     protected:
         using IRVisitor::visit;
         void visit(const Call *op) override {
-            if (op->call_type == Call::Halide && op->name == producer_) {
+            if (op->call_type == Call::Halide && op->name != name_) {
+                Reads &reads = by_callee[op->name];
                 ++reads.calls;
-                for (size_t a = 0; a < op->args.size(); ++a) {
-                    if (a >= consumer_.args().size() || !is_var(op->args[a], consumer_.args()[a])) reads.pointwise = false;
-                }
-                if (op->args.size() != consumer_.args().size()) reads.pointwise = false;
+                bool at_own_point = op->args.size() == args_.size();
+                for (size_t a = 0; at_own_point && a < op->args.size(); ++a) at_own_point = is_var(op->args[a], args_[a]);
+                reads.pointwise = reads.pointwise && at_own_point;
             }
             IRVisitor::visit(op);
         }
 
     private:
-        Function consumer_;
-        std::string producer_;
-    } calls(consumer.function(), producer);
-    for (const Definition *d : definitions_of(consumer.function())) {
-        for (const Expr &e : exprs_of(*d)) e.accept(&calls);
+        std::vector<std::string> args_;
+        std::string name_;
+    };
+    Readers readers;
+    for (const auto &[name, f] : env) {
+        Calls calls(f);
+        for (const Definition *d : definitions_of(f)) {
+            for (const Expr &e : exprs_of(*d)) e.accept(&calls);
+        }
+        for (const auto &[callee, reads] : calls.by_callee) readers[callee][name] = reads;
     }
-    return calls.reads;
+    return readers;
+}
+
+// The one Func that reads `f` and reads it only at its own point, or null.
+const std::string *sole_pointwise_reader(const Readers &readers, const std::string &f) {
+    auto it = readers.find(f);
+    if (it == readers.end() || it->second.size() != 1 || !it->second.begin()->second.pointwise) return nullptr;
+    return &it->second.begin()->first;
 }
 
 // A contraction is the shape of a matrix product (Halide's matmul and conv_layer apps): one
@@ -187,22 +203,14 @@ bool accumulates_in_place(const Function &f) {
 // A pure non-output Func read by exactly one Func, only at that Func's own point (a link of a
 // pointwise chain: unsharp's sharpen and ratio, a wrapper around a sum()): inlining it recomputes
 // nothing, so it is left inlined and the analysis reads through it (LoweredPipeline::see_through).
-bool pointwise_link(const Function &f, const std::vector<std::string> &order, const std::map<std::string, Function> &env,
+bool pointwise_link(const Function &f, const Readers &readers, const std::map<std::string, Function> &env,
                     const std::set<std::string> &outputs) {
     if (f.has_update_definition() || f.has_extern_definition() || outputs.count(f.name()) || f.outputs() != 1) return false;
-    int consumers = 0;
-    bool pointwise = true;
-    for (const std::string &name : order) {
-        if (name == f.name()) continue;
-        Reads reads = reads_of(Halide::Func(env.at(name)), f.name());
-        if (reads.calls == 0) continue;
-        ++consumers;
-        pointwise = pointwise && reads.pointwise && !env.at(name).has_update_definition();
-    }
-    return consumers == 1 && pointwise;
+    const std::string *reader = sole_pointwise_reader(readers, f.name());
+    return reader && !env.at(*reader).has_update_definition();
 }
 
-void merge_contractions(LoweredPipeline &lowered, const std::set<std::string> &outputs) {
+void merge_contractions(LoweredPipeline &lowered, const Readers &readers, const std::set<std::string> &outputs) {
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &acc = lowered.regions[i];
         int64_t reduced = 1;
@@ -211,15 +219,12 @@ void merge_contractions(LoweredPipeline &lowered, const std::set<std::string> &o
             reduced < kMinContraction || outputs.count(acc.func.name()) || !accumulates_in_place(acc.func.function())) {
             continue;
         }
-        int consumer = -1, consumers = 0;
-        for (size_t j = i + 1; j < lowered.regions.size(); ++j) {
-            Reads reads = reads_of(lowered.regions[j].func, acc.func.name());
-            if (reads.calls == 0) continue;
-            ++consumers;
-            if (reads.pointwise) consumer = static_cast<int>(j);
-        }
-        if (consumers != 1 || consumer < 0) continue;
-        RegionFunc &c = lowered.regions[consumer];
+        const std::string *reader = sole_pointwise_reader(readers, acc.func.name());
+        auto consumer = !reader ? lowered.regions.end()
+                                : std::find_if(lowered.regions.begin(), lowered.regions.end(),
+                                               [&](const RegionFunc &r) { return r.func.name() == *reader; });
+        if (consumer == lowered.regions.end()) continue;
+        RegionFunc &c = *consumer;
         if (c.func.function().has_update_definition() || c.extents != acc.extents) continue;
         FindDomain find;
         for (const Expr &e : exprs_of(acc.func.function().update(0))) e.accept(&find);
@@ -301,6 +306,7 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
     }
     const std::vector<std::string> order = Halide::Internal::topological_order(outputs, env);
     const std::map<std::string, Box> boxes = required_regions(outputs, order, env);
+    const Readers readers = readers_of(env);
     std::set<std::string> output_names;
     for (const Function &f : outputs) output_names.insert(f.name());
     for (const std::string &name : order) {
@@ -309,7 +315,7 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
         if (scheduled(f)) refuse("Func " + name + " is already scheduled; autoschedulers start from an unscheduled pipeline");
         auto box = boxes.find(name);
         if (box == boxes.end()) continue;
-        if ((input_wrapper(f, env) && !output_names.count(name)) || pointwise_link(f, order, env, output_names)) {
+        if ((input_wrapper(f, env) && !output_names.count(name)) || pointwise_link(f, readers, env, output_names)) {
             lowered.see_through.push_back(f);
             continue;
         }
@@ -348,7 +354,7 @@ LoweredPipeline adapt_halide_pipeline(const Halide::Pipeline &pipeline) {
         r.estimated = true;
         lowered.regions.push_back(std::move(r));
     }
-    merge_contractions(lowered, output_names);
+    merge_contractions(lowered, readers, output_names);
     return lowered;
 }
 

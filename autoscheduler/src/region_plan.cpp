@@ -26,9 +26,10 @@ bool plain_elementwise(const RegionFunc &r) {
            r.op_class != OpClass::Matmul;
 }
 
+bool own_accumulator(const RegionFunc &r) { return r.accumulator.defined() && r.accumulator.name() == r.func.name(); }
+
 bool tile_member(const RegionFunc &r) {
-    const bool own_accumulator = r.accumulator.defined() && r.accumulator.name() == r.func.name();
-    return plain_elementwise(r) || (own_accumulator && r.serial_update_axes == 0 && !r.vars.empty() && !r.row_fused &&
+    return plain_elementwise(r) || (own_accumulator(r) && r.serial_update_axes == 0 && !r.vars.empty() && !r.row_fused &&
                                     r.func.num_update_definitions() == 1);
 }
 

@@ -38,6 +38,10 @@ struct RegionPlan {
 // regions take part in stencil fusion (tiles and the regions computed in them).
 bool plain_elementwise(const RegionFunc &r);
 
+// Whether `r` is its own accumulator: a Halide pipeline's reduction, whose Func holds its update
+// (halide_pipeline.h), where hcompile's lowering reads a separate accumulator Func.
+bool own_accumulator(const RegionFunc &r);
+
 // A region that may be computed per tile of another (stencil fusion): a plain elementwise one, or
 // a Halide pipeline's reduction over a window whose update reads and writes only its own output
 // point (a box sum written with sum() over an RDom, halide_pipeline.h).

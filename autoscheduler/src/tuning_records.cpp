@@ -1,5 +1,7 @@
 #include "hcompile/tuning_records.h"
 
+#include "region_plan.h"
+
 #include <sqlite3.h>
 
 #include <cctype>
@@ -169,31 +171,27 @@ std::string halide_version() {
 std::string halide_workload_key(const LoweredPipeline &lowered, const Halide::Target &target) {
     std::ostringstream text;
     CanonicalNames canonical;
-    for (const RegionFunc &r : lowered.regions) {
-        const bool own_accumulator = r.accumulator.defined() && r.accumulator.name() == r.func.name();
-        for (const Halide::Func &f : {r.func, own_accumulator ? Halide::Func() : r.accumulator}) {
-            if (!f.defined()) continue;
-            const Halide::Internal::Function fn = f.function();
-            text << canonical.name(fn.name(), "f") << "(";
-            for (const std::string &a : fn.args()) text << canonical.name(a, "v") << ",";
+    auto print = [&](const Halide::Internal::Function &fn) {
+        text << canonical.name(fn.name(), "f") << "(";
+        for (const std::string &a : fn.args()) text << canonical.name(a, "v") << ",";
+        text << ")";
+        for (const Halide::Expr &v : fn.values()) text << "=" << canonical.mutate(v);
+        for (const Halide::Internal::Definition &u : fn.updates()) {
+            text << ";update(";
+            for (const Halide::Expr &a : u.args()) text << canonical.mutate(a) << ",";
             text << ")";
-            for (const Halide::Expr &v : fn.values()) text << "=" << canonical.mutate(v);
-            for (const Halide::Internal::Definition &u : fn.updates()) {
-                text << ";update(";
-                for (const Halide::Expr &a : u.args()) text << canonical.mutate(a) << ",";
-                text << ")";
-                for (const Halide::Expr &v : u.values()) text << "=" << canonical.mutate(v);
-            }
+            for (const Halide::Expr &v : u.values()) text << "=" << canonical.mutate(v);
         }
+    };
+    for (const RegionFunc &r : lowered.regions) {
+        print(r.func.function());
+        if (r.accumulator.defined() && !own_accumulator(r)) print(r.accumulator.function());
         text << "[";
         for (int64_t e : r.extents) text << e << ",";
         text << "]\n";
     }
     for (const Halide::Internal::Function &fn : lowered.see_through) {   // inlined, so part of the key too
-        text << canonical.name(fn.name(), "f") << "(";
-        for (const std::string &a : fn.args()) text << canonical.name(a, "v") << ",";
-        text << ")";
-        for (const Halide::Expr &v : fn.values()) text << "=" << canonical.mutate(v);
+        print(fn);
         text << "\n";
     }
     text << target.to_string();

@@ -16,6 +16,7 @@ interrupted run keeps them.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import math
 import os
 import time
@@ -149,8 +150,8 @@ class Autotuner:
 
     def _remote_trials(self, batch):
         """Each (list, prediction) of `batch` run remotely: (seconds or None, kernel None, report
-        None) per list, or None for one measured already. A result measured on a machine unlike
-        this one is recorded under that machine and counts as a failure here."""
+        None) per list. A result measured on a machine unlike this one is recorded under that
+        machine and counts as a failure here."""
         here = wl.machine_fingerprint()
         out = []
         for (schedule, predicted), r in zip(batch, self.remote.run([b[0] for b in batch])):
@@ -162,15 +163,14 @@ class Autotuner:
         return out
 
     def _trial(self, source, schedule, predicted, kernel=None, report=None, compiled=None):
-        """Compile (unless given a kernel, or `compiled`: a future of compile's result), check and
-        time one list: (seconds or None when it failed, kernel, report), or None when this list was
-        measured already."""
+        """Check and time one list, compiled by `compiled()` unless its kernel is given: (seconds or
+        None when it failed, kernel, report), or None when this list was measured already."""
         key = tuple(sorted(schedule))
         if key in self.measured:
             return None
         try:
             if kernel is None:
-                kernel, report = compiled.result() if compiled is not None else self.compile(list(schedule))
+                kernel, report = compiled()
             call = self.runner(kernel)
             ok = same_answer(call(), self.reference)
             seconds, runs = measure(call) if ok else (None, [])
@@ -239,23 +239,15 @@ class Autotuner:
         return best.kernel, best.report, summary
 
     def _compile_batch(self, schedules):
-        """Futures of compile(schedule) for each list, compiled at once on `workers` threads.
-        Threads, not processes: a JIT-compiled kernel lives in the process that compiled it, and
-        Halide's compiler runs without the GIL. No kernel is timed while others compile."""
+        """Per list, a no-argument call giving compile's result (or raising its error). With more
+        than one worker and list, the lists are compiled at once on `workers` threads before any is
+        timed; else each compiles when its trial starts. Threads, not processes: a JIT-compiled
+        kernel lives in the process that compiled it, and Halide's compiler runs without the GIL."""
         if self.workers == 1 or len(schedules) < 2:
-            done = []
-            for s in schedules:
-                future = concurrent.futures.Future()
-                try:
-                    future.set_result(self.compile(list(s)))
-                except Exception as e:  # noqa: BLE001 - recorded as the trial's failure
-                    future.set_exception(e)
-                done.append(future)
-            return done
-        with concurrent.futures.ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return [functools.partial(self.compile, list(s)) for s in schedules]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=self.workers) as pool:   # waits for all
             futures = [pool.submit(self.compile, list(s)) for s in schedules]
-            concurrent.futures.wait(futures)
-        return futures
+        return [f.result for f in futures]
 
     def _confirm(self, best, search):
         """The winner or the search's list, timed against each other interleaved three times:

@@ -55,7 +55,8 @@ def _features(rows, choices):
     return np.array([[sum(1 for d in r["decisions"] if d[1] == c) for c in choices] for r in rows], float)
 
 
-def _fit(groups, choices):
+def fit_weights(groups, choices):
+    """Ridge weights by choice on groups of records (one group per workload), centred per group."""
     xs, ys = [], []
     for rows in groups:
         x = _features(rows, choices)
@@ -75,7 +76,7 @@ def fit(db, versions, machine):
     choices = sorted({d[1] for rows in samples.values() for r in rows for d in r["decisions"]})
     before, after = [], []
     for key, rows in samples.items():
-        w = _fit([r for k, r in samples.items() if k != key], choices)
+        w = fit_weights([r for k, r in samples.items() if k != key], choices)
         measured = [r["seconds"] for r in rows]
         predicted = [r["predicted"] for r in rows]
         corrected = [p * math.exp(float(f @ w)) for p, f in zip(predicted, _features(rows, choices))]
@@ -83,7 +84,7 @@ def fit(db, versions, machine):
         if b is not None and a is not None:
             before.append(b)
             after.append(a)
-    weights = _fit(list(samples.values()), choices)
+    weights = fit_weights(list(samples.values()), choices)
     report = dict(workloads=len(samples), records=sum(len(r) for r in samples.values()),
                   held_out_workloads=len(before),
                   rank_correlation_before=float(np.mean(before)) if before else None,

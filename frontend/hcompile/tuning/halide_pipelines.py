@@ -19,6 +19,7 @@ the plugin finds the best when given `autoscheduler.db=PATH` (in a generator too
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -33,12 +34,19 @@ from .database import TuningDatabase
 _HEADER = re.compile(r"^// hcompile (workload|schedule|decisions): (.*)$", re.M)
 
 
+@functools.cache
+def _load_plugin():
+    import halide as hl
+
+    hl.load_plugin(plugin_path())
+
+
 def autoschedule(pipeline, target, **params):
     """Applies the HCompile plugin to `pipeline`; returns the schedule source's header fields
     (workload, schedule, decisions) and the source itself."""
     import halide as hl
 
-    hl.load_plugin(plugin_path())
+    _load_plugin()
     extra = {k: str(v) for k, v in params.items() if v is not None}
     result = pipeline.apply_autoscheduler(target, hl.AutoschedulerParams("HCompile", extra))
     fields = dict(_HEADER.findall(result.schedule_source))

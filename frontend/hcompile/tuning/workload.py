@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
-import platform
 import re
 
 _LOCATION = re.compile(r"\s+#.*$", re.MULTILINE)
