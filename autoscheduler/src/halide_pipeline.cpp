@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -133,11 +134,15 @@ protected:
     }
 };
 
-// How one Func's definitions read another: how many calls, and whether every call is at the
-// reader's own indices (a pointwise read).
+// How one Func's definitions read another: how many calls, whether every call is at the
+// reader's own indices (a pointwise read), and whether each of the callee's points is read at most
+// once per reader point: at the reader's own indices followed by constants that differ between
+// calls (the bilateral grid's output reading interpolated(x, y, 0) and interpolated(x, y, 1)).
 struct Reads {
     int calls = 0;
     bool pointwise = true;
+    bool each_point_once = true;
+    std::set<std::vector<int64_t>> constant_tails;
 };
 
 // For each Func of `env`, the Funcs that read it (itself excluded) and how.
@@ -155,9 +160,16 @@ Readers readers_of(const std::map<std::string, Function> &env) {
             if (op->call_type == Call::Halide && op->name != name_) {
                 Reads &reads = by_callee[op->name];
                 ++reads.calls;
-                bool at_own_point = op->args.size() == args_.size();
-                for (size_t a = 0; at_own_point && a < op->args.size(); ++a) at_own_point = is_var(op->args[a], args_[a]);
-                reads.pointwise = reads.pointwise && at_own_point;
+                bool own_indices = op->args.size() >= args_.size();
+                for (size_t a = 0; own_indices && a < args_.size(); ++a) own_indices = is_var(op->args[a], args_[a]);
+                std::vector<int64_t> tail;
+                for (size_t a = args_.size(); own_indices && a < op->args.size(); ++a) {
+                    std::optional<int64_t> k = Halide::Internal::as_const_int(op->args[a]);
+                    if (k) tail.push_back(*k);
+                    own_indices = k.has_value();
+                }
+                reads.pointwise = reads.pointwise && own_indices && tail.empty();
+                reads.each_point_once = reads.each_point_once && own_indices && reads.constant_tails.insert(tail).second;
             }
             IRVisitor::visit(op);
         }
@@ -200,14 +212,16 @@ bool accumulates_in_place(const Function &f) {
     return true;
 }
 
-// A pure non-output Func read by exactly one Func, only at that Func's own point (a link of a
-// pointwise chain: unsharp's sharpen and ratio, a wrapper around a sum()): inlining it recomputes
-// nothing, so it is left inlined and the analysis reads through it (LoweredPipeline::see_through).
+// A pure non-output Func read by exactly one Func, each of its points at most once (a link of a
+// pointwise chain: unsharp's sharpen and ratio, a wrapper around a sum(); the bilateral grid's
+// interpolated, read at two constant channels): inlining it recomputes nothing, so it is left
+// inlined and the analysis reads through it (LoweredPipeline::see_through).
 bool pointwise_link(const Function &f, const Readers &readers, const std::map<std::string, Function> &env,
                     const std::set<std::string> &outputs) {
     if (f.has_update_definition() || f.has_extern_definition() || outputs.count(f.name()) || f.outputs() != 1) return false;
-    const std::string *reader = sole_pointwise_reader(readers, f.name());
-    return reader && !env.at(*reader).has_update_definition();
+    auto it = readers.find(f.name());
+    if (it == readers.end() || it->second.size() != 1 || !it->second.begin()->second.each_point_once) return false;
+    return !env.at(it->second.begin()->first).has_update_definition();
 }
 
 void merge_contractions(LoweredPipeline &lowered, const Readers &readers, const std::set<std::string> &outputs) {

@@ -87,6 +87,32 @@ TEST_CASE("a Halide pipeline's Funcs become regions with the extents its estimat
     CHECK_FALSE(sum.optional);   // Halide cannot inline a Func with an update
 }
 
+TEST_CASE("a Func read once per point, at the reader's own indices then constant channels, is read through") {
+    Halide::ImageParam input{Halide::Float(32), 2, "input"};
+    Var x{"x"}, y{"y"}, c{"c"};
+    Func chans{"chans"}, ratio{"ratio"};
+    chans(x, y, c) = input(x, y) * (c + 1.0f) + input(x, y + 1);
+    ratio(x, y) = chans(x, y, 0) / chans(x, y, 1);   // every point of chans read once: inlining is free
+    input.dim(0).set_estimate(0, 64);
+    input.dim(1).set_estimate(0, 65);
+    ratio.set_estimate(x, 0, 64).set_estimate(y, 0, 64);
+    LoweredPipeline lowered = adapt_halide_pipeline(Halide::Pipeline(ratio));
+    REQUIRE(lowered.regions.size() == 1);
+    CHECK(lowered.see_through.back().name() == chans.name());
+
+    // Reading a neighbour's channel, or dropping a reader's axis, reads points more than once: not
+    // free. (The same call twice is one read: Halide's define() shares it in a Let.)
+    Func shifted{"shifted"}, sums{"sums"}, by_row{"by_row"};
+    shifted(x, y) = chans(x, y, 0) * chans(x, y + 1, 1);
+    sums(x, y, c) = input(x, y) + c;
+    by_row(x, y) = sums(x, 0, 1) + y;
+    for (Func f : {shifted, by_row}) {
+        f.set_estimate(x, 0, 64).set_estimate(y, 0, 64);
+        LoweredPipeline l = adapt_halide_pipeline(Halide::Pipeline(f));
+        CHECK(l.regions.size() == 2);
+    }
+}
+
 TEST_CASE("an update that reads its own other rows keeps that loop serial") {
     Halide::ImageParam in(Halide::Float(32), 2, "in");
     Var x("x"), y("y");
