@@ -1,5 +1,6 @@
 #include "hcompile/apply_schedule.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "region_plan.h"
@@ -302,12 +303,99 @@ void schedule_matmul(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p
     }
 }
 
+// A stage run by one GPU thread (of one block): a region with no axes, and what it reads.
+void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
+    w.gpu_single_thread(ScheduleWriter::pure(f));
+    for (int u = 0; u < f.num_update_definitions(); ++u) w.gpu_single_thread(ScheduleWriter::update(f, u));
+}
+
+// A region on the GPU (GpuTile): its pure loops in blocks of threads, one thread per output
+// point; a separate accumulator (a reduction's, a matrix product's) is computed per point inside
+// that thread, its reduction loops serial, and a blocked sum's parts inside the accumulator's
+// loops as on the CPU. The axes past the tiled ones are fused into one loop of blocks (CUDA
+// grids have three dimensions).
+void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    const Halide::Func &f = r.func;
+    Halide::Func acc = r.accumulator;
+    const bool separate_acc = acc.defined() && !own_accumulator(r);
+    if (r.vars.empty()) {
+        single_gpu_thread(w, f);
+        if (separate_acc) {
+            w.compute_root(acc);
+            single_gpu_thread(w, acc);
+        }
+    } else {
+        StageRef s = ScheduleWriter::pure(f);
+        Halide::Var bx("gpu_block_x"), tx("gpu_thread_x"), by("gpu_block_y"), ty("gpu_thread_y");
+        const bool two_axes = p.gpu_threads_y > 0;
+        if (two_axes) {
+            w.tile(s, r.vars[0], r.vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x),
+                   static_cast<int>(p.gpu_threads_y), kTail);
+        } else {
+            w.split(s, r.vars[0], bx, tx, static_cast<int>(p.gpu_threads_x), kTail);
+        }
+        Halide::VarOrRVar outer = Halide::Var::outermost();
+        bool has_outer = false;
+        for (size_t i = two_axes ? 2 : 1; i < r.vars.size(); ++i) {
+            if (!has_outer) {
+                outer = r.vars[i];
+                has_outer = true;
+                continue;
+            }
+            Halide::Var fused("gpu_outer_" + std::to_string(i));
+            w.fuse(s, outer, r.vars[i], fused);
+            outer = fused;
+        }
+        w.gpu_threads(s, tx);
+        if (two_axes) w.gpu_threads(s, ty);
+        w.gpu_blocks(s, bx);
+        if (two_axes) w.gpu_blocks(s, by);
+        if (has_outer) w.gpu_blocks(s, outer);
+        if (separate_acc) {
+            Halide::VarOrRVar thread = tx;
+            w.compute_at(acc, f, &thread);
+        }
+    }
+    if (!r.blocked_sum) return;
+    const BlockedSum &b = *r.blocked_sum;
+    auto place_part = [&](const Halide::RDom &domain, const Halide::Func &part) {
+        if (!part.defined()) return;
+        Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0])
+                               : !r.vars.empty() ? Halide::VarOrRVar(r.vars.back())
+                                                 : Halide::VarOrRVar(Halide::Var::outermost());
+        w.compute_at(part, acc, domain.defined() || !r.vars.empty() ? &at : nullptr);
+    };
+    place_part(b.block_domain, b.blocks);
+    place_part(b.tail_domain, b.tail);
+}
+
+// Loads at constant indices (LoweredPipeline::point_load_funcs), on the GPU: a kernel each.
+void schedule_gpu_point_loads(ScheduleWriter &w, const Halide::Func &f) {
+    w.compute_root(f);
+    if (f.dimensions() == 0) {
+        single_gpu_thread(w, f);
+        return;
+    }
+    Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
+    StageRef s = ScheduleWriter::pure(f);
+    w.split(s, f.args()[0], block, thread, 64, kTail);
+    w.gpu_threads(s, thread);
+    w.gpu_blocks(s, block);
+}
+
 }  // namespace
 
 std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
     std::vector<RegionPlan> plans = plan_regions(lowered, schedule);
     ScheduleWriter w;
-    for (const Halide::Func &f : lowered.point_load_funcs) w.compute_root(f);  // not regions: no choices
+    const bool on_gpu = std::any_of(plans.begin(), plans.end(), [](const RegionPlan &p) { return p.gpu_threads_x > 0; });
+    for (const Halide::Func &f : lowered.point_load_funcs) {  // not regions: no choices
+        if (on_gpu) {
+            schedule_gpu_point_loads(w, f);
+        } else {
+            w.compute_root(f);
+        }
+    }
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const RegionPlan &p = plans[i];
@@ -316,7 +404,9 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
             continue;
         }
         place(w, r.func, lowered, plans, p);
-        if (r.library_call) {
+        if (p.gpu_threads_x) {
+            schedule_gpu_region(w, r, p);
+        } else if (r.library_call) {
             schedule_library_call(w, r, p);
         } else if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
             schedule_matmul(w, r, p);

@@ -24,12 +24,13 @@ const char *choice_name(Choice c) {
     case Choice::TileRows: return "tile_rows";
     case Choice::ComputeAtTile: return "compute_at_tile";
     case Choice::Inline: return "inline";
+    case Choice::GpuTile: return "gpu_tile";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::Inline); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::GpuTile); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -68,6 +69,8 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
                (d.value2 ? ", its regions sliding down each tile's rows)" : ")");
     case Choice::ComputeAtTile: return s + "compute_at_tile of region " + value;
     case Choice::Inline: return s + "inline into its consumers";
+    case Choice::GpuTile:
+        return s + "gpu_tile in blocks of " + value + (d.value2 ? "x" + std::to_string(d.value2) : "") + " threads";
     }
     return s + "?";
 }

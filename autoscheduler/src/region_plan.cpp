@@ -154,6 +154,16 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             need(r.optional, "only an optional region (a stencil intermediate, or a store the scheduler may undo) is inlined");
             p.inlined = true;
             break;
+        case Choice::GpuTile:
+            need(!r.library_call, "a library call runs on the CPU");
+            need(!own_accumulator(r), "a Halide pipeline's own reductions are not scheduled for the GPU");
+            need(r.vars.empty() ? d.value == 1 && d.value2 == 0 : d.value >= 1 && d.value <= 1024,
+                 "a block has 1 to 1024 threads along axis 0 (one thread for a region with no axes)");
+            need(d.value2 == 0 || (r.vars.size() >= 2 && d.value * d.value2 <= 1024),
+                 "blocks of two axes need a region of two axes and at most 1024 threads");
+            set_once(p.gpu_threads_x, d.value, int64_t{0}, d, lowered);
+            p.gpu_threads_y = d.value2;
+            break;
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -168,10 +178,17 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             refuse(d, lowered, "a region computed per tile runs in its tile's loop, in no loop of its own");
         }
         if (p.tile_axis >= 0 && p.tile_axis == p.vector_axis) refuse(d, lowered, "the tiled axis is not the vector's");
+        const bool cpu_loops = p.vector_axis >= 0 || p.parallel_axis >= 0 || p.chunks || p.stage_operand || p.across_outputs ||
+                               p.lanes || p.parallel_update_axis >= 0 || p.sum_vector || p.tile_n || p.tile_axis >= 0 ||
+                               p.tile_of >= 0 || p.row_of >= 0;
+        if (p.gpu_threads_x && (cpu_loops || p.inlined)) {
+            refuse(d, lowered, "a region on the GPU is computed at the root, in GPU blocks alone (no CPU loops, no inlining)");
+        }
         if (p.inlined && (p.vector_axis >= 0 || p.parallel_axis >= 0 || p.chunks || p.tile_axis >= 0 || p.stage_operand)) {
             refuse(d, lowered, "an inlined region has no loops of its own");
         }
     }
+    const bool on_gpu = std::any_of(plans.begin(), plans.end(), [](const RegionPlan &p) { return p.gpu_threads_x > 0; });
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!whole_pipeline && !decided[i]) continue;
         const RegionPlan &p = plans[i];
@@ -192,7 +209,12 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                                             std::to_string(p.tile_of) + ", which is not tiled at the root");
             }
         }
-        if (r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call && !p.tile_n) {
+        if (whole_pipeline && on_gpu && !p.inlined && !p.gpu_threads_x) {
+            // Halide would compute it on the host, from buffers that live on the GPU.
+            throw std::invalid_argument("schedule: " + region + " is not on the GPU, and other regions are: " +
+                                        "a pipeline runs wholly on the GPU or wholly on the CPU");
+        }
+        if (r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call && !p.tile_n && !p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " is a matrix product without a register tile");
         }
     }

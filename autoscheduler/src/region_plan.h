@@ -32,6 +32,8 @@ struct RegionPlan {
     int tile_axis = -1;           // TileRows: the axis split into tiles
     int64_t tile_rows = 0;        //   and the tile's extent along it
     bool tile_slides = false;     //   and whether the regions in a tile slide down its rows
+    int64_t gpu_threads_x = 0;    // GpuTile: threads per block along axis 0 (0: not on the GPU)
+    int64_t gpu_threads_y = 0;    //   and along axis 1 (0: blocks of one axis)
 };
 
 // A plain elementwise region: no update, no library call, not fused into rows. Only such

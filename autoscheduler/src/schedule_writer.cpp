@@ -137,6 +137,25 @@ void ScheduleWriter::tile(const StageRef &s, const Halide::VarOrRVar &x, const H
              [&](Halide::Stage &stage) { stage.tile(x, y, xo, yo, xi, yi, xfactor, yfactor, tail); });
 }
 
+void ScheduleWriter::fuse(const StageRef &s, const Halide::VarOrRVar &inner, const Halide::VarOrRVar &outer,
+                          const Halide::VarOrRVar &fused) {
+    declare(fused);
+    on_stage(s, "fuse(" + name_of(inner) + ", " + name_of(outer) + ", " + name_of(fused) + ")",
+             [&](Halide::Stage &stage) { stage.fuse(inner, outer, fused); });
+}
+
+void ScheduleWriter::gpu_blocks(const StageRef &s, const Halide::VarOrRVar &v) {
+    on_stage(s, "gpu_blocks(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.gpu_blocks(v); });
+}
+
+void ScheduleWriter::gpu_threads(const StageRef &s, const Halide::VarOrRVar &v) {
+    on_stage(s, "gpu_threads(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.gpu_threads(v); });
+}
+
+void ScheduleWriter::gpu_single_thread(const StageRef &s) {
+    on_stage(s, "gpu_single_thread()", [&](Halide::Stage &stage) { stage.gpu_single_thread(); });
+}
+
 void ScheduleWriter::reorder(const StageRef &s, const std::vector<Halide::VarOrRVar> &order) {
     std::string names;
     for (const Halide::VarOrRVar &v : order) names += (names.empty() ? "" : ", ") + name_of(v);

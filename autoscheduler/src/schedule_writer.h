@@ -44,6 +44,13 @@ public:
               const Halide::VarOrRVar &yo, const Halide::VarOrRVar &xi, const Halide::VarOrRVar &yi,
               const Halide::Expr &xfactor, const Halide::Expr &yfactor, Halide::TailStrategy tail);
     void reorder(const StageRef &s, const std::vector<Halide::VarOrRVar> &order);
+    void fuse(const StageRef &s, const Halide::VarOrRVar &inner, const Halide::VarOrRVar &outer,
+              const Halide::VarOrRVar &fused);
+    // GPU loops (a CUDA target): a loop over blocks, a loop over the threads of a block, or the
+    // whole stage as one thread of one block.
+    void gpu_blocks(const StageRef &s, const Halide::VarOrRVar &v);
+    void gpu_threads(const StageRef &s, const Halide::VarOrRVar &v);
+    void gpu_single_thread(const StageRef &s);
     // Splits the update's reduction variable `r` into `outer` and `inner`, then rfactors
     // `inner` into the new pure variable `lane`; returns the intermediate Func.
     Halide::Func split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,

@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "hcompile/blas.h"
 #include "hcompile/compile.h"
+#include "hcompile/cuda_call.h"
 #include "hcompile/dispatch.h"
 #include "hcompile/block_pool.h"
 #include "hcompile/target.h"
@@ -193,6 +194,31 @@ void bind_runtime(nb::module_ &m) {
             return v;
         });
 
+    m.def(
+        "run_cuda",
+        [](const Kernel &kernel, const std::vector<std::tuple<uint64_t, std::vector<int64_t>, std::vector<int64_t>>> &inputs,
+           const std::vector<std::tuple<uint64_t, std::vector<int64_t>, std::vector<int64_t>>> &outputs, int device,
+           uint64_t stream) {
+            auto arrays = [](const auto &described) {
+                std::vector<DeviceArray> v;
+                for (const auto &[pointer, shape, strides] : described) v.push_back({pointer, shape, strides});
+                return v;
+            };
+            std::vector<DeviceArray> in = arrays(inputs), out = arrays(outputs);
+            std::string error;
+            int status;
+            {
+                nb::gil_scoped_release release;
+                status = run_on_cuda(kernel, in, out, device, stream, &error);
+            }
+            if (status != 0) {
+                throw std::runtime_error("hcompile: CUDA kernel failed (Halide error " + std::to_string(status) + "): " + error);
+            }
+        },
+        nb::arg("kernel"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("device"), nb::arg("stream"),
+        "Runs a kernel compiled for CUDA: arrays as (device pointer, shape, strides in elements), in the\n"
+        "kernel's input and output order, on the device's primary context and the given stream.");
+    m.def("kernel_on_gpu", [](const Kernel &k) { return k.device_interface != nullptr; }, nb::arg("kernel"));
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},

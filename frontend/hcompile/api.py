@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import _C, debug_dump, dynamic_shapes, eager, guards, logs, structure, tuning
+from . import _C, cuda, debug_dump, dynamic_shapes, eager, guards, logs, structure, tuning
 from .config import config
 from .capture import ArgRef, OutputRef, capture
 from .capture.breaks import ContainerRef, MaskRef, MethodRef, ViewRef
@@ -103,6 +103,9 @@ class CompiledFunction:
         self._redispatches = 0         # dispatcher hits that were really the first call of an entry
         self.compile_records = []      # per entry: dict(graph, report, break, seconds, resumes)
         self._resumes = ResumeCache()  # the code after this function's graph breaks
+        # Calls with CUDA arrays, and every call under a CUDA target (cuda.py); made on first use.
+        self._target_option = target
+        self._cuda = None
         _live_functions.add(self)
         _warn_partial_options(self.options)
 
@@ -118,6 +121,8 @@ class CompiledFunction:
         return self if instance is None else functools.partial(self, instance)
 
     def _call_slow(self, args, kwargs):
+        if cuda.is_cuda_target(self._target()) or cuda.any_cuda_array(args) or cuda.any_cuda_array(kwargs.values()):
+            return self._call_cuda(args, kwargs)
         bound = self._bind(args, kwargs)
         if bound is None:
             return self._fn(*args, **kwargs)
@@ -129,6 +134,35 @@ class CompiledFunction:
             # a global it guards changed) before we ran it: Python's answer is the answer.
             return self._fn(*args, **kwargs)
         return result
+
+    def _cuda_entries(self):
+        if self._cuda is None:
+            self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, self._target(), self.options["autoscheduler"],
+                                          self.options["schedule"], self.compile_records)
+        return self._cuda
+
+    def _call_cuda(self, args, kwargs):
+        """A call on the GPU (cuda.py); plain Python where the function cannot run there yet."""
+        target = self._target()
+        if not cuda.is_cuda_target(target) and self._target_option != "auto":
+            raise ValueError(f"hcompile: {self.__qualname__} was compiled for target {target!r} and called with CUDA "
+                             "arrays (target='auto' or 'cuda' runs them on their GPU)")
+        try:
+            signature = inspect.signature(self._fn)
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in signature.parameters.values()):
+                raise Unsupported("with CUDA arrays, only functions of plain positional parameters are compiled yet",
+                                  self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+            return self._cuda_entries()(list(bound.arguments.values()))
+        except Unsupported as e:
+            self._record_break(e, once=True)
+            return self._fn(*args, **kwargs)
+        except CompileError as e:
+            if self.options["fullgraph"]:
+                raise
+            logs.log("graph_breaks", "%s: CUDA compile failed, running as Python: %s", self.__qualname__, e)
+            return self._fn(*args, **kwargs)
 
     def _run(self, args):
         """The result of a compiled entry for ``args`` (compiling one on a miss), or _AS_PYTHON."""
@@ -219,7 +253,14 @@ class CompiledFunction:
     def compile_only(self, *args, **kwargs):
         """Capture and compile an entry for these arguments without running the function (what
         ``hc.explain`` reports): nothing of the function's own code runs, so no side effects."""
-        inspect.signature(self._fn).bind(*args, **kwargs)           # raises the binding error
+        binding = inspect.signature(self._fn).bind(*args, **kwargs)   # raises the binding error
+        if cuda.is_cuda_target(self._target()) or cuda.any_cuda_array(args) or cuda.any_cuda_array(kwargs.values()):
+            binding.apply_defaults()
+            try:
+                self._cuda_entries().compile_only(list(binding.arguments.values()))
+            except Unsupported as e:
+                self.compile_records[-1]["break"] = _break_record(e)
+            return
         bound = self._bind(args, kwargs)
         if bound is None:
             code = self._fn.__code__

@@ -17,6 +17,7 @@
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/blas.h"
 #include "hcompile/fusion.h"
+#include "hcompile/gpu_schedule.h"
 #include "hcompile/halide_peers.h"
 #include "hcompile/in_place.h"
 #include "hcompile/library_calls.h"
@@ -219,14 +220,19 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     });
     Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
     step("check_region_budget", [&] { check_region_budget(graph, partition); });
+    // On the GPU, inputs live in device memory: BLAS on the host cannot read them.
+    const bool gpu = target.has_gpu_feature();
     std::vector<NodeId> library_calls = step("choose_library_calls", [&] {
-        return choose_library_calls(graph, ours && blas_available());
+        return choose_library_calls(graph, ours && blas_available() && !gpu);
     });
     LoweredPipeline lowered = step("lower_to_halide", [&] {
         return lower_to_halide(graph, partition, options.layouts, symbols, library_calls);
     });
     if (!library_calls.empty()) {
         lowered.pipeline.set_jit_externs({{kBlasGemmName, Halide::JITExtern(&hc_blas_gemm)}});
+    }
+    if (gpu && !ours && options.autoscheduler != "baseline") {
+        throw std::invalid_argument("Halide's " + options.autoscheduler + " autoscheduler is not run for GPU targets yet");
     }
     if (is_halide_autoscheduler(options.autoscheduler) && !symbols.values.empty()) {
         // Their schedules are for the sizes estimated; measured on symbolic extents: Li2018's
@@ -248,6 +254,10 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     } else {
         report.decisions = step("choose_schedule", [&] {
             if (options.schedule) return *options.schedule;
+            if (gpu) {
+                report.analysis = "GPU target: the fixed GPU rule (gpu_schedule.h), no cost model yet\n";
+                return gpu_schedule(lowered);
+            }
             if (options.autoscheduler == "baseline") return baseline_schedule(lowered, target);
             PipelineAnalysis analysis = analyze_pipeline(lowered);
             MachineModel machine = machine_model(target);
@@ -303,6 +313,10 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         report.lowered_stmt = step("lowered_stmt", [&] { return lowered_statement(lowered, args, target); });
     }
     kernel->callable = step("jit_compile", [&] { return lowered.pipeline.compile_to_callable(args, target); });
+    if (gpu) {
+        kernel->device_interface =
+            Halide::get_device_interface_for_device_api(Halide::DeviceAPI::CUDA, target, "hcompile kernel");
+    }
     for (const std::string &name : options.also_compile_for) {
         step("also_compile_for " + name, [&] { compile_and_discard(lowered, args, ieee_target(parse_target(name))); });
     }

@@ -37,12 +37,6 @@ PyObject *new_output_array(int nd, const npy_intp *shape, DType dtype) {
     return array;
 }
 
-halide_type_t halide_runtime_type(DType t) {
-    if (is_bool(t)) return halide_type_t(halide_type_uint, 1);
-    if (is_float(t)) return halide_type_t(halide_type_float, dtype_bits(t));
-    return halide_type_t(is_signed_int(t) ? halide_type_int : halide_type_uint, dtype_bits(t));
-}
-
 bool same_float_bits(PyObject *a, PyObject *b) {
     double x = PyFloat_AS_DOUBLE(a), y = PyFloat_AS_DOUBLE(b);
     return std::memcmp(&x, &y, sizeof x) == 0;

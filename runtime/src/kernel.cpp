@@ -18,16 +18,22 @@ KernelScalar KernelScalar::of(DType dtype, double value) {
     return s;
 }
 
-int Kernel::run(halide_buffer_t *const *buffers, std::string *error) const {
+halide_type_t halide_runtime_type(DType t) {
+    if (is_bool(t)) return halide_type_t(halide_type_uint, 1);
+    if (is_float(t)) return halide_type_t(halide_type_float, dtype_bits(t));
+    return halide_type_t(is_signed_int(t) ? halide_type_int : halide_type_uint, dtype_bits(t));
+}
+
+int Kernel::run(halide_buffer_t *const *buffers, std::string *error, Halide::JITUserContext *context) const {
     // The JIT reports pipeline errors by throwing; callers may hold no GIL, so nothing escapes.
     try {
         // The unchecked argv path: argv[0] is a JITUserContext**, the rest are buffer pointers
         // and scalar values, as many as the kernel has (no fixed limit).
-        Halide::JITUserContext context;
+        Halide::JITUserContext host_context;
         // Intermediates come from the block pool: the same sizes every call, so no page faults.
-        context.handlers.custom_malloc = pool_halide_malloc;
-        context.handlers.custom_free = pool_halide_free;
-        Halide::JITUserContext *context_ptr = &context;
+        host_context.handlers.custom_malloc = pool_halide_malloc;
+        host_context.handlers.custom_free = pool_halide_free;
+        Halide::JITUserContext *context_ptr = context ? context : &host_context;
         SmallArray<const void *, 64> argv(1 + inputs.size() + scalars.size() + outputs.size());
         size_t a = 0;
         argv[a++] = &context_ptr;

@@ -18,11 +18,9 @@ const std::vector<F> kInstructionSetFeatures = {
     F::ARMv84a, F::ARMv85a, F::ARMv86a, F::ARMv87a, F::ARMv88a, F::ARMv89a, F::RVV,
     F::WasmSimd128, F::WasmThreads, F::WasmBulkMemory, F::WasmMvpOnly};
 
-// Features that offload to a device runtime.
+// Features that offload to a device runtime hcompile does not drive (CUDA it does).
 const std::vector<F> kDeviceFeatures = {
-    F::CUDA, F::CUDACapability30, F::CUDACapability32, F::CUDACapability35, F::CUDACapability50,
-    F::CUDACapability61, F::CUDACapability70, F::CUDACapability75, F::CUDACapability80,
-    F::CUDACapability86, F::OpenCL, F::CLDoubles, F::CLHalf, F::CLAtomics64, F::EGL, F::Metal,
+    F::OpenCL, F::CLDoubles, F::CLHalf, F::CLAtomics64, F::EGL, F::Metal,
     F::HVX_128, F::HVX_v62, F::HVX_v65, F::HVX_v66, F::HVX_v68, F::HexagonDma, F::D3D12Compute,
     F::WebGPU, F::SPIRV, F::Vulkan, F::VulkanInt8, F::VulkanInt16, F::VulkanInt64,
     F::VulkanFloat16, F::VulkanFloat64, F::VulkanV10, F::VulkanV12, F::VulkanV13};
@@ -51,6 +49,7 @@ std::string platform(const Halide::Target &t) {
 Halide::Target parse_target(const std::string &name) {
     Halide::Target host = Halide::get_host_target();
     if (name.empty() || name == "host" || name == "auto") return host;
+    if (name == "cuda") return host.with_feature(F::CUDA).with_feature(F::CUDACapability70);
     if (!Halide::Target::validate_target_string(name)) {
         throw std::invalid_argument("target '" + name + "' is not a Halide target string (e.g. 'host', 'host-" +
                                     "no_asserts', '" + platform(host) + "-avx2')");
@@ -75,7 +74,7 @@ Halide::Target jit_target(const std::string &name) {
     }
     if (std::string names = missing(target, nullptr, kDeviceFeatures); !names.empty()) {
         throw std::invalid_argument("target '" + name + "' asks for a GPU or device runtime (" + names +
-                                    "): this build compiles for the CPU only; CUDA arrives with its own issue");
+                                    "): hcompile runs kernels on the CPU or through CUDA only");
     }
     if (std::string names = missing(target, &host, kInstructionSetFeatures); !names.empty()) {
         throw std::invalid_argument("target '" + name + "' needs CPU features this host lacks: " + names +

@@ -86,7 +86,9 @@ TEST_CASE("jit_target accepts the host and refuses what cannot run in this proce
     CHECK(jit_target(host.to_string()) == host);
     CHECK(jit_target("host-no_asserts").has_feature(Halide::Target::NoAsserts));
     CHECK(target_error("not-a-target").find("not a Halide target") != std::string::npos);
-    CHECK(target_error("host-cuda").find("CUDA arrives") != std::string::npos);
+    CHECK(jit_target("host-cuda").has_feature(Halide::Target::CUDA));
+    CHECK(jit_target("cuda").has_feature(Halide::Target::CUDACapability70));
+    CHECK(target_error("host-opencl").find("CUDA only") != std::string::npos);
     CHECK(target_error("host-asan").find("asan") != std::string::npos);
     if (host.arch == Halide::Target::X86) {
         CHECK(target_error("arm-64-linux").find("arm-64-linux") != std::string::npos);

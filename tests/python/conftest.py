@@ -32,6 +32,7 @@ numpy_oracle.BASE_SEED = _BASE_SEED
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU (skips without one; tests/gpu/run_on_gpu_machine.sh)")
     config.addinivalue_line("markers", "hcompile_unclaimed: a case the compiler does not claim "
                             "(strict xfail on hc.Unsupported against the real compiler)")
 

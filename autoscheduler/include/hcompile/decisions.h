@@ -46,6 +46,12 @@ enum class Choice : uint8_t {
     Inline,           // an optional region (a stencil intermediate, or a store the partitioner
                       // left to the scheduler) computed inside each of its consumers'
                       // expressions, stored nowhere (placement)
+    // The GPU (a CUDA target): every stored region is computed in a kernel of its own.
+    GpuTile,          // value, value2: blocks of value x value2 threads over the region's two
+                      // innermost axes (value2 0: blocks of value threads over axis 0); one thread
+                      // per output point, which computes a separate accumulator (its reduction,
+                      // serially) and the staged operand for its point. A region with no axes
+                      // runs as one thread, and so does its accumulator's every stage.
 };
 
 struct Decision {

@@ -67,12 +67,20 @@ struct Kernel {
     }
     static constexpr double kHalideBufferLimit = 2147483648.0;  // 2^31 bytes
 
+    // A kernel compiled for CUDA: the device interface its buffers' device memory is wrapped
+    // with (cuda_call.h); null for the CPU.
+    const halide_device_interface_t *device_interface = nullptr;
+
     // Runs the pipeline: `buffers` holds the inputs then the outputs, in Halide argument order.
     // Returns Halide's error code (0 on success) and never throws (it may run without the GIL);
-    // on failure `error` receives Halide's message.
-    int run(halide_buffer_t *const *buffers, std::string *error) const;
+    // on failure `error` receives Halide's message. `context`: the JIT handlers for this call
+    // (CUDA's, cuda_call.h); by default the host's, intermediates from the block pool.
+    int run(halide_buffer_t *const *buffers, std::string *error, Halide::JITUserContext *context = nullptr) const;
 };
 
 using KernelPtr = std::shared_ptr<const Kernel>;
+
+// The runtime type of a buffer of `t` (a bool is one bit in a byte).
+halide_type_t halide_runtime_type(DType t);
 
 }  // namespace hc

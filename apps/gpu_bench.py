@@ -1,0 +1,137 @@
+"""hcompile on a CUDA GPU against torch eager, torch.compile and jax.jit, on the seed workloads of
+DESIGN.md §6 at its GPU sizes (8192² float32; layernorm 8192×4096), in one process.
+
+    python -m apps.gpu_bench [--workloads tinyops,softmax_rows] [--repeat 50] [--write apps/RESULTS.md]
+
+Every hcompile result is checked against torch's first. Times are medians of CUDA-event timed
+batches (a sync before and after each batch); bandwidth counts the bytes of the inputs read once
+and the outputs written once, against a device-to-device copy measured the same way.
+Needs a CUDA GPU with PyTorch (tests/gpu/run_on_gpu_machine.sh runs it on the lent GPU machine).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+
+import numpy as np
+
+import hcompile as hc
+from apps import workloads as W
+from apps.bench import heading, publish
+
+SIZES = {"tinyops": [(8192, 8192)], "softmax_rows": [(8192, 8192)], "layernorm_rows": [(8192, 4096), (4096,), (4096,)],
+         "blur3x3": [(8192, 8192)]}
+
+
+def torch_versions(torch):
+    import torch.nn.functional as F
+
+    def tinyops(x):
+        y = torch.sigmoid(x * 2 + 1)
+        y = torch.tanh(y * y)
+        return y / (y.abs() + 1)
+
+    def blur3x3(x):
+        h = (x[:, :-2] + x[:, 1:-1] + x[:, 2:]) / 3
+        return (h[:-2, :] + h[1:-1, :] + h[2:, :]) / 3
+    return {"tinyops": tinyops, "softmax_rows": lambda x: torch.softmax(x, dim=-1),
+            "layernorm_rows": lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, 1e-5), "blur3x3": blur3x3}
+
+
+def cuda_ms(torch, fn, args, repeat, batch=10):
+    """Median milliseconds per call over `repeat` CUDA-event timed batches of `batch` calls."""
+    for _ in range(3):
+        fn(*args)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(batch):
+            fn(*args)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / batch)
+    return statistics.median(samples)
+
+
+def overhead_us(torch, fn, arg, calls=2000):
+    """Microseconds of host time per call on a tiny input (synchronised once at the end)."""
+    import time
+    for _ in range(10):
+        fn(arg)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn(arg)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workloads", default=",".join(SIZES))
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
+    a = ap.parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("[gpu_bench] no CUDA GPU: nothing to measure")
+        return 0
+    device = torch.cuda.get_device_name()
+    peers = torch_versions(torch)
+    big = torch.empty(8192 * 8192, device="cuda")
+    copy_ms = cuda_ms(torch, lambda x: x.clone(), (big,), a.repeat)
+    copy_tbs = 2 * big.numel() * 4 / copy_ms / 1e9
+    rows = ["| workload | hcompile ms | torch eager ms | torch.compile ms | vs torch.compile | hcompile bandwidth "
+            "(of copy) | hcompile compile s |", "|---|---|---|---|---|---|---|"]
+    ratios = []
+    rng = np.random.default_rng(0)
+    for name in a.workloads.split(","):
+        fn = getattr(W, name)
+        args = [torch.from_numpy(rng.standard_normal(s).astype(np.float32)).cuda() for s in SIZES[name]]
+        import time
+        compiled = hc.hcompile(fn, fullgraph=True)
+        start = time.perf_counter()
+        got = compiled(*args)
+        torch.cuda.synchronize()
+        compile_s = time.perf_counter() - start
+        want = peers[name](*args)
+        if not torch.allclose(got, want, rtol=1e-4, atol=1e-5):
+            rows.append(f"| {name} | wrong answer (max error {(got - want).abs().max().item():.3g}) | | | | | |")
+            print(rows[-1], flush=True)
+            continue
+        ours = cuda_ms(torch, compiled, args, a.repeat)
+        eager = cuda_ms(torch, peers[name], args, a.repeat)
+        try:
+            tc = torch.compile(peers[name])
+            tc_ms = cuda_ms(torch, tc, args, a.repeat)
+        except Exception as e:   # noqa: BLE001 (a peer that fails is reported, not fatal)
+            tc_ms = None
+            print(f"[gpu_bench] torch.compile failed on {name}: {e}")
+        moved = sum(x.numel() * 4 for x in args) + got.numel() * 4
+        bandwidth = moved / ours / 1e9
+        ratio = tc_ms / ours if tc_ms else None
+        if ratio:
+            ratios.append(ratio)
+        rows.append(f"| {name} | {ours:.3f} | {eager:.3f} | {tc_ms:.3f} | {ratio:.2f}× | {bandwidth:.2f} TB/s "
+                    f"({bandwidth / copy_tbs:.0%}) | {compile_s:.1f} |" if tc_ms else
+                    f"| {name} | {ours:.3f} | {eager:.3f} | failed | — | {bandwidth:.2f} TB/s | {compile_s:.1f} |")
+        print(rows[-1], flush=True)
+    if ratios:
+        rows.append(f"| geometric mean | | | | {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}× | | |")
+    tiny = torch.ones(16, device="cuda")
+    add_one = hc.hcompile(W.add_one)
+    overhead = (f"Per-call host time on a 16-element tensor: hcompile {overhead_us(torch, add_one, tiny):.1f} µs, "
+                f"torch eager {overhead_us(torch, lambda x: x + 1, tiny):.1f} µs.")
+    section = (heading("hcompile on a CUDA GPU") + f"`python -m apps.gpu_bench` on {device} (CUDA-event medians; "
+               f"device-to-device copy {copy_tbs:.2f} TB/s counting reads and writes). The first GPU path: the fixed "
+               "GPU schedule (no cost model yet), called through Python.\n\n" + "\n".join(rows) + "\n\n" + overhead + "\n")
+    print(overhead)
+    publish(section, a.write, "gpu")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

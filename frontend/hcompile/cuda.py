@@ -1,0 +1,297 @@
+"""CUDA arrays in, CUDA arrays out (the first version of the GPU path).
+
+A call whose arrays are CUDA arrays (PyTorch tensors or CuPy arrays on a GPU), or any call of a
+function compiled with a CUDA target, runs here: the function is captured on NumPy stand-ins of
+the arrays' shapes and dtypes, compiled for the device's CUDA target (the fixed GPU schedule of
+``autoscheduler/include/hcompile/gpu_schedule.h``), and run on the arrays' own device memory
+(``runtime/include/hcompile/cuda_call.h``): wrapped, never copied, on the device's primary context
+and the array library's current stream. Outputs are new arrays of the same library on the same
+device. NumPy arguments under a CUDA target are copied to the device and back (logged).
+
+What this version does not do yet (hcompile.explain and the error say so): graph breaks, writes
+into arguments, dynamic shapes, NumPy-scalar arguments, and the C++ dispatcher's fast path (the
+guards here are a Python dict lookup).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _C, guards, logs
+from .capture import ArgRef, OutputRef, capture
+from .capture.breaks import MaskRef
+from .config import config
+from .errors import CompileError, Unsupported
+
+# DLPack's device type of CUDA memory (dlpack.h: kDLCUDA).
+_DLPACK_CUDA = 2
+
+# The CUDA compute capabilities Halide 21 generates code for; a newer device runs the newest of
+# them (its driver compiles the PTX).
+_HALIDE_CAPABILITIES = (30, 32, 35, 50, 61, 70, 75, 80, 86)
+
+
+def cuda_device(a):
+    """The CUDA device ordinal ``a`` lives on, or None (NumPy arrays, scalars, host tensors)."""
+    if isinstance(a, np.ndarray) or not hasattr(a, "__dlpack_device__"):
+        return None
+    try:
+        kind, ordinal = a.__dlpack_device__()
+    except Exception:       # a producer that cannot say (a CPU-only build) is not on a GPU
+        return None
+    return int(ordinal) if int(kind) == _DLPACK_CUDA else None
+
+
+def is_cuda_target(target):
+    return target == "cuda" or "cuda" in target.split("-")
+
+
+def any_cuda_array(args):
+    return any(cuda_device(a) is not None for a in args)
+
+
+class _Library:
+    """How one array library's CUDA arrays are read, made and ordered: PyTorch or CuPy."""
+
+    def __init__(self, name):
+        self.name = name
+        if name == "torch":
+            import torch
+            self.module = torch
+        else:
+            import cupy
+            self.module = cupy
+
+    @staticmethod
+    def of(a):
+        module = type(a).__module__.split(".")[0]
+        if module in ("torch", "cupy"):
+            return _Library(module)
+        raise TypeError(f"hcompile: CUDA arrays of type {type(a).__module__}.{type(a).__name__} are not supported yet "
+                        "(PyTorch tensors and CuPy arrays are)")
+
+    def dtype(self, a):
+        return np.dtype(str(a.dtype).replace("torch.", "")) if self.name == "torch" else np.dtype(a.dtype)
+
+    def describe(self, a):
+        """(device pointer, shape, strides in elements)."""
+        if self.name == "torch":
+            return a.data_ptr(), tuple(a.shape), tuple(a.stride())
+        return a.data.ptr, tuple(a.shape), tuple(s // a.itemsize for s in a.strides)
+
+    def contiguous(self, a):
+        return a.contiguous() if self.name == "torch" else self.module.ascontiguousarray(a)
+
+    def is_contiguous(self, a):
+        return a.is_contiguous() if self.name == "torch" else a.flags.c_contiguous
+
+    def empty(self, shape, dtype, device):
+        if self.name == "torch":
+            torch_dtype = self.module.bool if dtype == np.bool_ else getattr(self.module, np.dtype(dtype).name)
+            return self.module.empty(shape, dtype=torch_dtype, device=f"cuda:{device}")
+        with self.module.cuda.Device(device):
+            return self.module.empty(shape, dtype=dtype)
+
+    def stream(self, device):
+        if self.name == "torch":
+            return self.module.cuda.current_stream(device).cuda_stream
+        with self.module.cuda.Device(device):
+            return self.module.cuda.get_current_stream().ptr
+
+    def capability(self, device):
+        if self.name == "torch":
+            major, minor = self.module.cuda.get_device_capability(device)
+            return 10 * major + minor
+        return int(self.module.cuda.Device(device).compute_capability)
+
+    def to_device(self, array, device):
+        if self.name == "torch":
+            return self.module.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
+        with self.module.cuda.Device(device):
+            return self.module.asarray(array)
+
+    def to_host(self, a):
+        return a.cpu().numpy() if self.name == "torch" else self.module.asnumpy(a)
+
+
+def _host_library():
+    """The library that moves NumPy arrays to the GPU for a CUDA target: CuPy, else PyTorch."""
+    for name in ("cupy", "torch"):
+        try:
+            library = _Library(name)
+        except ImportError:
+            continue
+        if name == "torch" and not library.module.cuda.is_available():
+            continue
+        if name == "cupy" and library.module.cuda.runtime.getDeviceCount() == 0:
+            continue
+        return library
+    raise RuntimeError("hcompile: target='cuda' with NumPy arrays needs a CUDA GPU and CuPy or PyTorch with CUDA "
+                       "to move the arrays there; none was found")
+
+
+def cuda_target(capability):
+    """The Halide target for a device of compute capability ``capability`` (75 for 7.5)."""
+    known = [c for c in _HALIDE_CAPABILITIES if c <= capability]
+    if not known:
+        raise RuntimeError(f"hcompile: CUDA devices of compute capability {capability / 10:.1f} are too old for Halide")
+    return f"host-cuda-cuda_capability_{known[-1]}"
+
+
+class CudaEntries:
+    """The compiled CUDA kernels of one function, by the arguments' types, shapes and devices."""
+
+    def __init__(self, fn, qualname, target, autoscheduler, schedule, records):
+        self._fn = fn
+        self._schedule = schedule        # an explicit decision list, or None
+        self._records = records          # the function's compile_records (explain reads them)
+        self._qualname = qualname
+        self._target = target            # "auto", "cuda" or a CUDA target string
+        self._autoscheduler = autoscheduler
+        self._entries = {}
+        self.host_copies = 0             # NumPy arrays copied to the device and back
+
+    def __call__(self, args):
+        devices = {cuda_device(a) for a in args} - {None}
+        host_arrays = [isinstance(a, np.ndarray) for a in args]
+        if len(devices) > 1:
+            raise ValueError(f"hcompile: {self._qualname}: arrays on different CUDA devices {sorted(devices)}")
+        if devices and any(host_arrays):
+            raise ValueError(f"hcompile: {self._qualname}: NumPy arrays mixed with CUDA arrays; move them to one device")
+        if devices:
+            library = _Library.of(next(a for a in args if cuda_device(a) is not None))
+            device = devices.pop()
+            return self._run(library, device, args)
+        library = _host_library()
+        device = 0
+        moved = [library.to_device(a, device) if is_host else a for a, is_host in zip(args, host_arrays)]
+        self.host_copies += sum(host_arrays)
+        logs.log("recompiles", "%s: target %s with NumPy arguments: %d arrays copied to CUDA device %d and the "
+                 "outputs back", self._qualname, self._target, sum(host_arrays), device)
+        result = self._run(library, device, moved)
+        return _map_arrays(result, library.to_host)
+
+    def _run(self, library, device, args):
+        args = [library.contiguous(a) if cuda_device(a) is not None and not library.is_contiguous(a) else a
+                for a in args]
+        key = (library.name, device) + tuple(_arg_key(library, a) for a in args)
+        # Each entry also holds while the outside values its graph read (globals, closure cells)
+        # are what they were.
+        candidates = self._entries.setdefault(key, [])
+        entry = next((e for e in candidates if all(g.holds() for g in e.guards)), None)
+        if entry is None:
+            if sum(map(len, self._entries.values())) >= config.recompile_limit:
+                raise Unsupported(f"more than {config.recompile_limit} CUDA argument types, shapes and outside values",
+                                  self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+            try:
+                entry = self._compile(library, device, args)
+            except (Unsupported, CompileError) as e:
+                entry = _Entry(None, [], None, [], e)   # these arguments run as Python from now on
+            candidates.append(entry)
+        if entry.kernel is None:
+            raise entry.unsupported
+        kernel, input_args, result = entry.kernel, entry.input_args, entry.result
+        inputs = [library.describe(args[i]) for i in input_args]
+        outputs = [library.empty(shape, dtype, device) for shape, dtype in result.outputs]
+        _C.run_cuda(kernel, inputs, [library.describe(o) for o in outputs], device, library.stream(device))
+        return result.build(outputs, args)
+
+    def compile_only(self, args):
+        """Captures and compiles for these arguments without running anything (no GPU needed
+        for NumPy arguments: the target then is this function's, "cuda" meaning capability 7.0)."""
+        devices = {cuda_device(a) for a in args} - {None}
+        if devices:
+            library = _Library.of(next(a for a in args if cuda_device(a) is not None))
+            return self._compile(library, devices.pop(), args)
+        stand_ins = [np.empty(a.shape, a.dtype) if isinstance(a, np.ndarray) else a for a in args]
+        return self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda")
+
+    def _compile(self, library, device, args):
+        stand_ins = [np.empty(a.shape, library.dtype(a)) if cuda_device(a) is not None else a for a in args]
+        target = self._target if self._target not in ("auto", "cuda") else cuda_target(library.capability(device))
+        return self._compile_stand_ins(stand_ins, args, target)
+
+    def _compile_stand_ins(self, stand_ins, args, target):
+        """The entry for arguments captured as NumPy ``stand_ins`` (the arrays' shapes and
+        dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run."""
+        code = self._fn.__code__
+        start = time.perf_counter()
+        record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [], "started": start}
+        self._records.append(record)
+        cap = capture(self._fn, tuple(stand_ins))
+        record["graph"] = str(cap.graph)
+        why = ("a graph break (" + str(cap.break_point.reason) + ")" if cap.break_point is not None else
+               "it writes into its arguments" if cap.writebacks else
+               "it computes no array" if not cap.graph.outputs else
+               "a NumPy scalar argument (pass a Python number or a 0-d device array)"
+               if any(isinstance(a, np.generic) for a in args) else None)
+        if why:
+            raise Unsupported(f"with CUDA arrays, hcompile runs functions it captures whole, and this one has {why}",
+                              code.co_filename, code.co_firstlineno)
+        try:
+            kernel, report = _C.compile_graph(cap.graph, target, layouts=guards.layouts(stand_ins),
+                                              autoscheduler=self._autoscheduler, schedule=self._schedule)
+        except (RuntimeError, ValueError) as e:
+            record["compile_failure"] = str(e)
+            raise CompileError(f"{self._qualname}: {e}") from e
+        record["report"] = report
+        record["seconds"] = time.perf_counter() - start
+        logs.log("schedule", "%s CUDA schedule:\n%s", self._qualname, report["schedule"])
+        for i in kernel.input_args:
+            if cuda_device(args[i]) is None and not isinstance(stand_ins[i], np.ndarray):
+                raise Unsupported(f"argument {i} is read at run time but is not an array",
+                                  code.co_filename, code.co_firstlineno)
+        return _Entry(kernel, kernel.input_args, _Result(cap, kernel), cap.guards)
+
+
+@dataclass
+class _Entry:
+    kernel: object
+    input_args: list
+    result: object
+    guards: list
+    unsupported: Exception = None       # no kernel: why these arguments run as Python (Unsupported, CompileError)
+
+
+def _arg_key(library, a):
+    if cuda_device(a) is not None:
+        return ("cuda", str(library.dtype(a)), tuple(a.shape))
+    return guards.arg_guard(a)
+
+
+def _map_arrays(result, convert):
+    if isinstance(result, tuple):
+        return tuple(_map_arrays(r, convert) for r in result)
+    if isinstance(result, list):
+        return [_map_arrays(r, convert) for r in result]
+    if isinstance(result, dict):
+        return {k: _map_arrays(v, convert) for k, v in result.items()}
+    return convert(result) if cuda_device(result) is not None else result
+
+
+class _Result:
+    """The outputs a kernel writes (shape, dtype) and the return value built from them."""
+
+    def __init__(self, cap, kernel):
+        graph = cap.graph
+        self.outputs = [(tuple(shape), np.dtype(graph.dtype(node))) for shape, node in zip(kernel.output_shapes, graph.outputs)]
+        self._result = cap.result
+
+    def build(self, outputs, args):
+        return _assemble(self._result, outputs, args)
+
+
+def _assemble(shape, outputs, args):
+    if isinstance(shape, OutputRef):
+        return shape.of(outputs)     # a 0-d array stays one on the device; float() syncs
+    if isinstance(shape, ArgRef):
+        return args[shape.index]
+    if isinstance(shape, MaskRef):   # x[mask]: the library's own boolean indexing
+        return _assemble(shape.values, outputs, args)[_assemble(shape.mask, outputs, args)]
+    if isinstance(shape, (tuple, list)):
+        return type(shape)(_assemble(s, outputs, args) for s in shape)
+    if isinstance(shape, dict):
+        return {k: _assemble(v, outputs, args) for k, v in shape.items()}
+    return shape

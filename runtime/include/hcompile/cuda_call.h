@@ -1,0 +1,31 @@
+// Running a kernel compiled for CUDA on device memory another library owns (PyTorch, CuPy, any
+// DLPack producer): its buffers are wrapped, never copied, and the kernel runs on the device's
+// primary context (the one PyTorch, CuPy and JAX use) and on the caller's stream, through the
+// JIT's CUDA handlers, so it is ordered with the caller's own work without a synchronisation.
+// The CUDA driver library is opened when the first call needs it: nothing here needs a GPU to
+// build, load or compile.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hcompile/kernel.h"
+
+namespace hc {
+
+// One array in device memory, in NumPy's axis order; strides in elements.
+struct DeviceArray {
+    uint64_t pointer = 0;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+};
+
+// Runs `kernel` (compiled for a CUDA target) on `inputs` (in Kernel::inputs order) into
+// `outputs` (Kernel::outputs order) on CUDA device `device` and stream `stream` (0: the legacy
+// default stream). Returns Halide's error code (0: success; -1 for a problem found here, said in
+// `error`). Never throws; needs no GIL.
+int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, const std::vector<DeviceArray> &outputs,
+                int device, uint64_t stream, std::string *error);
+
+}  // namespace hc

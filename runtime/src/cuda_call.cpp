@@ -1,0 +1,131 @@
+#include "hcompile/cuda_call.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "hcompile/small_array.h"
+
+namespace hc {
+
+namespace {
+
+// The CUDA driver entry points needed to find a device's primary context (cuda.h's signatures;
+// CUresult is an int, CUdevice an int, CUcontext a pointer).
+using CuInit = int (*)(unsigned);
+using CuDeviceGet = int (*)(int *, int);
+using CuPrimaryCtxRetain = int (*)(void **, int);
+
+// The primary context of CUDA device `ordinal`, retained once for the life of the process, or
+// null with `error` set (no driver, no such device).
+void *primary_context(int ordinal, std::string *error) {
+    static std::mutex mutex;
+    static std::unordered_map<int, void *> contexts;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = contexts.find(ordinal); it != contexts.end()) return it->second;
+    static void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!driver) {
+        *error = "the CUDA driver (libcuda.so.1) is not installed";
+        return nullptr;
+    }
+    auto init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
+    auto device_get = reinterpret_cast<CuDeviceGet>(dlsym(driver, "cuDeviceGet"));
+    auto retain = reinterpret_cast<CuPrimaryCtxRetain>(dlsym(driver, "cuDevicePrimaryCtxRetain"));
+    int device = 0;
+    void *context = nullptr;
+    int status = init && device_get && retain ? init(0) : -1;
+    if (status == 0) status = device_get(&device, ordinal);
+    if (status == 0) status = retain(&context, device);
+    if (status != 0 || !context) {
+        *error = "no primary context for CUDA device " + std::to_string(ordinal) + " (CUDA error " + std::to_string(status) + ")";
+        return nullptr;
+    }
+    contexts[ordinal] = context;
+    return context;
+}
+
+// What the JIT's CUDA handlers read during one call.
+struct CudaCallContext : Halide::JITUserContext {
+    void *context = nullptr;
+    void *stream = nullptr;
+};
+
+int32_t acquire_context(Halide::JITUserContext *user_context, void **cuda_context, bool) {
+    *cuda_context = static_cast<CudaCallContext *>(user_context)->context;
+    return 0;
+}
+
+int32_t release_context(Halide::JITUserContext *) { return 0; }
+
+int32_t get_stream(Halide::JITUserContext *user_context, void *, void **stream) {
+    *stream = static_cast<CudaCallContext *>(user_context)->stream;
+    return 0;
+}
+
+// Describes `a` as a Halide buffer whose data lives on the device (no host copy): Halide's
+// dim 0 is NumPy's last axis.
+void describe(const DeviceArray &a, DType dtype, const halide_device_interface_t *interface, halide_buffer_t &buf,
+              halide_dimension_t *dims) {
+    const int nd = static_cast<int>(a.shape.size());
+    for (int d = 0; d < nd; ++d) {
+        const int axis = nd - 1 - d;
+        dims[d].min = 0;
+        dims[d].extent = static_cast<int32_t>(a.shape[axis]);
+        dims[d].stride = static_cast<int32_t>(a.strides[axis]);
+        dims[d].flags = 0;
+    }
+    std::memset(&buf, 0, sizeof buf);
+    buf.device = a.pointer;
+    buf.device_interface = interface;
+    buf.type = halide_runtime_type(dtype);
+    buf.dimensions = nd;
+    buf.dim = dims;
+}
+
+}  // namespace
+
+int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, const std::vector<DeviceArray> &outputs,
+                int device, uint64_t stream, std::string *error) {
+    if (!kernel.device_interface) {
+        *error = "the kernel was not compiled for CUDA";
+        return -1;
+    }
+    if (inputs.size() != kernel.inputs.size() || outputs.size() != kernel.outputs.size()) {
+        *error = "the kernel takes " + std::to_string(kernel.inputs.size()) + " inputs and " +
+                 std::to_string(kernel.outputs.size()) + " outputs";
+        return -1;
+    }
+    CudaCallContext context;
+    context.context = primary_context(device, error);
+    if (!context.context) return -1;
+    context.stream = reinterpret_cast<void *>(stream);
+    context.handlers.custom_cuda_acquire_context = acquire_context;
+    context.handlers.custom_cuda_release_context = release_context;
+    context.handlers.custom_cuda_get_stream = get_stream;
+
+    const size_t n = inputs.size() + outputs.size();
+    size_t n_dims = 0;
+    for (const DeviceArray &a : inputs) n_dims += a.shape.size();
+    for (const DeviceArray &a : outputs) n_dims += a.shape.size();
+    SmallArray<halide_buffer_t, 16> buffers(n);
+    SmallArray<halide_buffer_t *, 16> pointers(n);
+    SmallArray<halide_dimension_t, 64> dims(n_dims);
+    size_t next_dim = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const bool is_input = i < inputs.size();
+        const DeviceArray &a = is_input ? inputs[i] : outputs[i - inputs.size()];
+        const DType dtype = is_input ? kernel.inputs[i].dtype : kernel.outputs[i - inputs.size()].dtype;
+        if (a.shape.size() != a.strides.size()) {
+            *error = "an array's shape and strides differ in length";
+            return -1;
+        }
+        describe(a, dtype, kernel.device_interface, buffers[i], dims.data() + next_dim);
+        next_dim += a.shape.size();
+        pointers[i] = &buffers[i];
+    }
+    return kernel.run(pointers.data(), error, &context);
+}
+
+}  // namespace hc

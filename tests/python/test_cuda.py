@@ -1,0 +1,230 @@
+"""The GPU path (frontend/hcompile/cuda.py, the GPU schedule, runtime/cuda_call.h).
+
+Without a GPU (CI) the kernels are still compiled for CUDA, so the GPU schedules are checked by
+Halide's CUDA code generator; with one (the `gpu` marker; tests/gpu/run_on_gpu_machine.sh runs
+them on the lent GPU machine) every result is compared with NumPy on the same inputs."""
+import numpy as np
+import pytest
+
+import hcompile as hc
+
+CUDA_TARGET = "host-cuda-cuda_capability_86"
+
+
+def _elementwise(x, y):
+    return np.exp(x) * y - np.sqrt(np.abs(x)) / (y + 2.0)
+
+
+def _broadcast(x, b):
+    return np.maximum(x + b, 0.0) * 0.5
+
+
+def _softmax_rows(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _layernorm_rows(x):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-5)
+
+
+def _total(x):
+    return (x * 2).sum()
+
+
+def _blur3x3(x):
+    return (x[:-2, :-2] + x[:-2, 1:-1] + x[:-2, 2:] + x[1:-1, :-2] + x[1:-1, 1:-1] + x[1:-1, 2:] +
+            x[2:, :-2] + x[2:, 1:-1] + x[2:, 2:]) / 9.0
+
+
+def _matmul_act(a, b):
+    return np.tanh(a @ b + 1.0)
+
+
+def _where_cast(x, y):
+    return np.where(x > y, x, y * 2).astype(np.float32), (x < 0).sum(axis=0)
+
+
+def _batched(x):
+    return np.tanh(x) + x.sum(axis=(1, 2), keepdims=True)
+
+
+def _rng_inputs(rng, shapes, dtype=np.float32):
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+CASES = [
+    (_elementwise, [(37, 129), (37, 129)]),
+    (_elementwise, [(1000,), (1000,)]),
+    (_elementwise, [(), ()]),
+    (_broadcast, [(64, 33), (33,)]),
+    (_softmax_rows, [(48, 300)]),
+    (_layernorm_rows, [(5, 7, 64)]),
+    (_total, [(3, 5, 7)]),
+    (_blur3x3, [(50, 70)]),
+    (_matmul_act, [(30, 40), (40, 20)]),
+    (_where_cast, [(17, 9), (17, 9)]),
+    (_batched, [(2, 3, 4, 5, 6)]),
+]
+
+
+@pytest.mark.parametrize("fn,shapes", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_gpu_schedules_compile_for_cuda(fn, shapes):
+    """Every region runs in GPU blocks, and Halide's CUDA code generator accepts the schedule."""
+    args = _rng_inputs(np.random.default_rng(0), shapes)
+    compiled = hc.hcompile(fn, target=CUDA_TARGET)
+    compiled.compile_only(*args)
+    record = compiled.compile_records[-1]
+    assert record["break"] is None, record["break"]
+    report = record["report"]
+    assert "cuda" in report["target"]
+    assert "gpu_tile" in report["schedule"]
+    assert "gpu_blocks" in report["schedule_source"] or "gpu_single_thread" in report["schedule_source"]
+    for forbidden in ("vectorize", "parallel", "call_library"):
+        assert forbidden not in report["schedule"]
+
+
+def test_gpu_and_cpu_decisions_do_not_mix():
+    x = np.ones((8, 8), np.float32)
+    f = hc.hcompile(lambda a: np.exp(a).sum(axis=0) + 1, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(x)
+    regions = {d[0] for d in f.compile_records[-1]["report"]["decisions"]}
+    assert len(regions) >= 2
+    mixed = [(0, "compute_root", -1, 0, 0), (0, "gpu_tile", -1, 32, 0)] + \
+            [(r, "compute_root", -1, 0, 0) for r in sorted(regions) if r != 0]
+    g = hc.hcompile(lambda a: np.exp(a).sum(axis=0) + 1, target=CUDA_TARGET, fullgraph=True, schedule=mixed)
+    with pytest.raises(hc.CompileError, match="wholly on the GPU or wholly on the CPU"):
+        g.compile_only(x)
+
+
+def test_numpy_arguments_under_a_cuda_target_without_a_gpu_say_so():
+    if _torch_cuda() or _cupy_cuda():
+        pytest.skip("a GPU is present")
+    f = hc.hcompile(lambda a: a + 1, target="cuda")
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        f(np.ones(3, np.float32))
+
+
+def test_host_target_with_cuda_arrays_is_refused_clearly():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    f = hc.hcompile(lambda a: a + 1, target="host")
+    with pytest.raises(ValueError, match="called with CUDA arrays"):
+        f(torch.ones(3, device="cuda"))
+
+
+# -- on a GPU ----------------------------------------------------------------------------------
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+def _cupy_cuda():
+    try:
+        import cupy
+        return cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None
+    except Exception:
+        return None
+
+
+def _close(got, want, dtype):
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w, dtype)
+        return
+    want = np.asarray(want)
+    assert got.shape == want.shape
+    assert np.allclose(got, want, rtol=tol * 50, atol=tol * 50, equal_nan=True), (got, want)
+
+
+gpu = pytest.mark.gpu
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn,shapes", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_torch_cuda_tensors_match_numpy(fn, shapes, dtype):
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("no CUDA GPU with PyTorch")
+    rng = np.random.default_rng(1)
+    args = _rng_inputs(rng, shapes, dtype)
+    want = fn(*args)
+    f = hc.hcompile(fn, fullgraph=True)
+    got = f(*[torch.from_numpy(a).cuda() for a in args])
+    outs = got if isinstance(got, tuple) else (got,)
+    for o in outs:
+        assert isinstance(o, torch.Tensor) and o.is_cuda
+    _close(tuple(o.cpu().numpy() for o in outs) if isinstance(got, tuple) else got.cpu().numpy(), want, dtype)
+    # Again on new values: the cached kernel.
+    args = _rng_inputs(rng, shapes, dtype)
+    got = f(*[torch.from_numpy(a).cuda() for a in args])
+    _close(tuple(o.cpu().numpy() for o in got) if isinstance(got, tuple) else got.cpu().numpy(), fn(*args), dtype)
+
+
+@gpu
+def test_cupy_arrays_match_numpy():
+    cupy = _cupy_cuda()
+    if cupy is None:
+        pytest.skip("no CUDA GPU with CuPy")
+    rng = np.random.default_rng(2)
+    for fn, shapes in CASES:
+        args = _rng_inputs(rng, shapes)
+        got = hc.hcompile(fn, fullgraph=True)(*[cupy.asarray(a) for a in args])
+        outs = got if isinstance(got, tuple) else (got,)
+        assert all(isinstance(o, cupy.ndarray) for o in outs)
+        _close(tuple(cupy.asnumpy(o) for o in outs) if isinstance(got, tuple) else cupy.asnumpy(got), fn(*args),
+               np.float32)
+
+
+@gpu
+def test_odd_inputs_on_the_gpu():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("no CUDA GPU with PyTorch")
+    f = hc.hcompile(lambda a, b: a * 2 + b, fullgraph=True)
+    rng = np.random.default_rng(3)
+    for a, b in [(rng.standard_normal((1, 1)), rng.standard_normal((1, 1))),
+                 (rng.standard_normal((64, 48)).T, rng.standard_normal((48, 64))),       # non-contiguous
+                 (rng.integers(-5, 5, (7, 3)).astype(np.int32), rng.integers(-5, 5, (3,)).astype(np.int32))]:
+        got = f(torch.from_numpy(np.ascontiguousarray(a)).cuda().T.T if a.flags.c_contiguous
+                else torch.from_numpy(np.ascontiguousarray(a.T)).cuda().T, torch.from_numpy(b).cuda())
+        assert np.array_equal(got.cpu().numpy(), a * 2 + b) if a.dtype.kind == "i" else \
+            np.allclose(got.cpu().numpy(), a * 2 + b)
+
+
+@gpu
+def test_kernels_run_on_the_callers_stream():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("no CUDA GPU with PyTorch")
+    f = hc.hcompile(lambda a: np.exp(a) + 1, fullgraph=True)
+    x = torch.randn(2048, 2048, device="cuda")
+    f(x)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        y = x * 3                     # queued on `stream`; the kernel must see it finished
+        z = f(y)
+        w = z * 2
+    stream.synchronize()
+    assert torch.allclose(w, (torch.exp(x * 3) + 1) * 2, rtol=1e-5)
+
+
+@gpu
+def test_numpy_arguments_under_a_cuda_target_are_copied_in_and_out():
+    if _torch_cuda() is None and _cupy_cuda() is None:
+        pytest.skip("no CUDA GPU")
+    f = hc.hcompile(_softmax_rows, target="cuda")
+    x = np.random.default_rng(4).standard_normal((33, 65)).astype(np.float32)
+    got = f(x)
+    assert isinstance(got, np.ndarray)
+    assert np.allclose(got, _softmax_rows(x), rtol=1e-5, atol=1e-6)
