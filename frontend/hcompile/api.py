@@ -137,7 +137,9 @@ class CompiledFunction:
 
     def _cuda_entries(self):
         if self._cuda is None:
-            self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, self._target(), self.options["autoscheduler"],
+            # "auto" (the target of the arrays' device), or the CUDA target the function names.
+            target = self._target() if cuda.is_cuda_target(self._target()) else "auto"
+            self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, target, self.options["autoscheduler"],
                                           self.options["schedule"], self.compile_records)
         return self._cuda
 
