@@ -309,6 +309,92 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
     for (int u = 0; u < f.num_update_definitions(); ++u) w.gpu_single_thread(ScheduleWriter::update(f, u));
 }
 
+// The loop over rows of a row root on the GPU (GpuRows): its axes past the innermost, fused
+// into one loop of blocks; the regions computed per row are computed inside it.
+Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) {
+    if (root.vars.size() == 2) return root.vars[1];
+    return Halide::Var("gpu_row");
+}
+
+// `s`'s innermost axis `v` across `threads` GPU threads, each thread walking its columns a block
+// width apart (coalesced: neighbouring threads read neighbouring elements), the walk innermost so
+// that the block's threads need no barrier between its steps.
+void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &v, int64_t threads) {
+    Halide::Var step("gpu_step"), thread("gpu_thread_x");
+    w.split(s, v, step, thread, static_cast<int>(threads), kTail);
+    w.reorder(s, {step, thread});
+    w.gpu_threads(s, thread);
+}
+
+// The row root (GpuRows): one block per row, threads across it.
+void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p) {
+    StageRef s = ScheduleWriter::pure(root.func);
+    w.compute_root(root.func);
+    threads_across(w, s, root.vars[0], p.gpu_rows);
+    Halide::VarOrRVar row = root.vars[1];
+    for (size_t i = 2; i < root.vars.size(); ++i) {
+        Halide::Var fused = i + 1 == root.vars.size() ? Halide::Var("gpu_row") : Halide::Var("gpu_rows_" + std::to_string(i));
+        w.fuse(s, row, root.vars[i], fused);
+        row = fused;
+    }
+    w.gpu_blocks(s, row);
+}
+
+// A region computed per row of a GpuRows root, inside its block (see Choice::GpuRows).
+void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, const RegionPlan &p) {
+    const Halide::VarOrRVar row = gpu_row_loop(root);
+    w.compute_at(r.func, root.func, &row);
+    if (!r.accumulator.defined()) {
+        threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x);
+        return;
+    }
+    // The reduction's value: one point per block (its row), one thread.
+    w.gpu_threads(ScheduleWriter::pure(r.func), r.vars[0]);
+    Halide::Func acc = r.accumulator;
+    w.compute_at(acc, root.func, &row);
+    if (r.blocked_sum) {
+        // The sum's lanes are the threads; each walks its blocks (inner stages computed per block).
+        const BlockedSum &b = *r.blocked_sum;
+        w.gpu_threads(ScheduleWriter::pure(acc), b.lane);
+        auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
+            if (index < 0) return;
+            StageRef update = ScheduleWriter::update(acc, index - 1);
+            std::vector<Halide::VarOrRVar> order;
+            if (domain.defined()) {
+                for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
+            }
+            order.push_back(b.lane);
+            if (order.size() > 1) w.reorder(update, order);
+            w.gpu_threads(update, b.lane);
+            if (domain.defined()) {
+                Halide::VarOrRVar at = domain[0];
+                w.compute_at(part, acc, &at);
+            } else {
+                Halide::VarOrRVar at = b.lane;
+                w.compute_at(part, acc, &at);
+            }
+        };
+        stage(b.block_stage, b.block_domain, b.blocks);
+        stage(b.tail_stage, b.tail_domain, b.tail);
+        return;
+    }
+    w.gpu_threads(ScheduleWriter::pure(acc), r.vars[0]);
+    StageRef update = ScheduleWriter::update(acc);
+    if (r.associative_vectorizable && r.rdom.defined()) {
+        // Each thread reduces every `threads`-th element of the row; one thread then reduces
+        // the threads' partial results.
+        Halide::RVar outer("r_step"), inner("r_thread");
+        Halide::Var thread("gpu_thread_x");
+        Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(p.gpu_threads_x), thread);
+        w.compute_at(partial, root.func, &row);
+        w.gpu_threads(ScheduleWriter::pure(partial), thread);
+        StageRef partial_update = ScheduleWriter::update(partial);
+        w.reorder(partial_update, {outer, thread});
+        w.gpu_threads(partial_update, thread);
+    }
+    w.gpu_threads(update, r.vars[0]);   // the rest serially, by one thread
+}
+
 // A region on the GPU (GpuTile): its pure loops in blocks of threads, one thread per output
 // point; a separate accumulator (a reduction's, a matrix product's) is computed per point inside
 // that thread, its reduction loops serial, and a blocked sum's parts inside the accumulator's
@@ -318,6 +404,7 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
     const Halide::Func &f = r.func;
     Halide::Func acc = r.accumulator;
     const bool separate_acc = acc.defined() && !own_accumulator(r);
+    w.compute_root(f);
     if (r.vars.empty()) {
         single_gpu_thread(w, f);
         if (separate_acc) {
@@ -388,7 +475,8 @@ void schedule_gpu_point_loads(ScheduleWriter &w, const Halide::Func &f) {
 std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
     std::vector<RegionPlan> plans = plan_regions(lowered, schedule);
     ScheduleWriter w;
-    const bool on_gpu = std::any_of(plans.begin(), plans.end(), [](const RegionPlan &p) { return p.gpu_threads_x > 0; });
+    const bool on_gpu =
+        std::any_of(plans.begin(), plans.end(), [](const RegionPlan &p) { return p.gpu_threads_x > 0 || p.gpu_rows > 0; });
     for (const Halide::Func &f : lowered.point_load_funcs) {  // not regions: no choices
         if (on_gpu) {
             schedule_gpu_point_loads(w, f);
@@ -403,10 +491,20 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
             w.compute_inline(r.func);
             continue;
         }
-        place(w, r.func, lowered, plans, p);
+        if (p.gpu_rows) {
+            schedule_gpu_rows_root(w, r, p);
+            continue;
+        }
+        if (p.gpu_threads_x && p.row_of >= 0) {
+            schedule_gpu_row_member(w, r, lowered.regions[p.row_of], p);
+            continue;
+        }
         if (p.gpu_threads_x) {
             schedule_gpu_region(w, r, p);
-        } else if (r.library_call) {
+            continue;
+        }
+        place(w, r.func, lowered, plans, p);
+        if (r.library_call) {
             schedule_library_call(w, r, p);
         } else if (r.op_class == OpClass::Matmul && r.vars.size() >= 2) {
             schedule_matmul(w, r, p);

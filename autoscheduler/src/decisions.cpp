@@ -25,12 +25,13 @@ const char *choice_name(Choice c) {
     case Choice::ComputeAtTile: return "compute_at_tile";
     case Choice::Inline: return "inline";
     case Choice::GpuTile: return "gpu_tile";
+    case Choice::GpuRows: return "gpu_rows";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::GpuTile); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::GpuRows); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -71,6 +72,7 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::Inline: return s + "inline into its consumers";
     case Choice::GpuTile:
         return s + "gpu_tile in blocks of " + value + (d.value2 ? "x" + std::to_string(d.value2) : "") + " threads";
+    case Choice::GpuRows: return s + "gpu_rows: a block of " + value + " threads per row";
     }
     return s + "?";
 }

@@ -1,5 +1,7 @@
 #include "hcompile/gpu_schedule.h"
 
+#include "region_plan.h"
+
 namespace hc {
 
 namespace {
@@ -10,15 +12,66 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kRowsPerBlock = 8;
 constexpr int64_t kThreadsPerBlock = kWarp * kRowsPerBlock;
 
+// Shared memory a block's row members may take (48 KiB is every CUDA device's static limit;
+// some left for the reductions' partial results).
+constexpr int64_t kRowSharedBytes = 40 * 1024;
+
+int point_bytes(const RegionFunc &r) {
+    int bytes = 0;
+    for (const Halide::Type &t : r.func.types()) bytes += t.bytes();
+    return bytes;
+}
+
+// Whether the partitioner's row fusion (Partition: regions computed per row of a root) maps onto
+// one GPU block per row: a static elementwise root of two axes or more; members that are
+// elementwise over the root's axes (one row of each fits in shared memory) or reduce the
+// innermost axis alone.
+bool rows_fit_blocks(const LoweredPipeline &lowered) {
+    if (lowered.row_root < 0) return false;
+    const RegionFunc &root = lowered.regions[lowered.row_root];
+    if (root.vars.size() < 2 || root.symbolic || root.accumulator.defined() || root.library_call) return false;
+    int64_t shared = 0;
+    bool members = false;
+    for (const RegionFunc &r : lowered.regions) {
+        if (!r.row_fused || (r.optional && !r.stored_by_default)) continue;
+        members = true;
+        if (r.symbolic || r.library_call || r.op_class == OpClass::Matmul || own_accumulator(r) ||
+            r.staged_operand.defined()) {
+            return false;
+        }
+        if (r.accumulator.defined()) {
+            // The row's own axes, the reduced one dropped or kept as 1 (keepdims).
+            const bool keeps_rows = r.vars.size() + 1 == root.vars.size() ||
+                                    (r.vars.size() == root.vars.size() && r.extents[0] == 1);
+            if (r.rextents.size() != 1 || !r.reduces_innermost || !keeps_rows) return false;
+        } else {
+            if (r.vars.size() != root.vars.size()) return false;
+            shared += r.extents[0] * point_bytes(r);
+        }
+    }
+    return members && shared <= kRowSharedBytes;
+}
+
 }  // namespace
 
 Schedule gpu_schedule(const LoweredPipeline &lowered) {
     Schedule schedule;
+    const bool rows = rows_fit_blocks(lowered);
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const int region = static_cast<int>(i);
         if (r.optional && !r.stored_by_default) {
             schedule.push_back({region, Choice::Inline});
+            continue;
+        }
+        if (rows && region == lowered.row_root) {
+            schedule.push_back({region, Choice::ComputeRoot});
+            schedule.push_back({region, Choice::GpuRows, -1, kThreadsPerBlock});
+            continue;
+        }
+        if (rows && r.row_fused) {
+            schedule.push_back({region, Choice::ComputeAtRow, -1, lowered.row_root});
+            schedule.push_back({region, Choice::GpuTile, -1, kThreadsPerBlock, 0});
             continue;
         }
         schedule.push_back({region, Choice::ComputeRoot});

@@ -164,6 +164,13 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.gpu_threads_x, d.value, int64_t{0}, d, lowered);
             p.gpu_threads_y = d.value2;
             break;
+        case Choice::GpuRows:
+            need(static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && !r.accumulator.defined() &&
+                     !r.symbolic,
+                 "only the row root (elementwise, static, two axes or more) runs in blocks of rows");
+            need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
+            set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
+            break;
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -180,15 +187,16 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         if (p.tile_axis >= 0 && p.tile_axis == p.vector_axis) refuse(d, lowered, "the tiled axis is not the vector's");
         const bool cpu_loops = p.vector_axis >= 0 || p.parallel_axis >= 0 || p.chunks || p.stage_operand || p.across_outputs ||
                                p.lanes || p.parallel_update_axis >= 0 || p.sum_vector || p.tile_n || p.tile_axis >= 0 ||
-                               p.tile_of >= 0 || p.row_of >= 0;
-        if (p.gpu_threads_x && (cpu_loops || p.inlined)) {
+                               p.tile_of >= 0;
+        if ((p.gpu_threads_x || p.gpu_rows) && (cpu_loops || p.inlined)) {
             refuse(d, lowered, "a region on the GPU is computed at the root, in GPU blocks alone (no CPU loops, no inlining)");
         }
         if (p.inlined && (p.vector_axis >= 0 || p.parallel_axis >= 0 || p.chunks || p.tile_axis >= 0 || p.stage_operand)) {
             refuse(d, lowered, "an inlined region has no loops of its own");
         }
     }
-    const bool on_gpu = std::any_of(plans.begin(), plans.end(), [](const RegionPlan &p) { return p.gpu_threads_x > 0; });
+    const bool on_gpu =
+        std::any_of(plans.begin(), plans.end(), [](const RegionPlan &p) { return p.gpu_threads_x > 0 || p.gpu_rows > 0; });
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!whole_pipeline && !decided[i]) continue;
         const RegionPlan &p = plans[i];
@@ -209,7 +217,14 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                                             std::to_string(p.tile_of) + ", which is not tiled at the root");
             }
         }
-        if (whole_pipeline && on_gpu && !p.inlined && !p.gpu_threads_x) {
+        if (whole_pipeline && p.gpu_threads_x && p.row_of >= 0 && plans[p.row_of].gpu_rows != p.gpu_threads_x) {
+            throw std::invalid_argument("schedule: " + region + " is computed per row on the GPU: its row root needs "
+                                        "gpu_rows of as many threads");
+        }
+        if (whole_pipeline && p.gpu_rows && p.gpu_threads_x) {
+            throw std::invalid_argument("schedule: " + region + " runs in blocks of rows or in tiles, not both");
+        }
+        if (whole_pipeline && on_gpu && !p.inlined && !p.gpu_threads_x && !p.gpu_rows) {
             // Halide would compute it on the host, from buffers that live on the GPU.
             throw std::invalid_argument("schedule: " + region + " is not on the GPU, and other regions are: " +
                                         "a pipeline runs wholly on the GPU or wholly on the CPU");

@@ -86,3 +86,10 @@ def test_tutorial_05_runs(capsys, monkeypatch):
     assert "schedules measured in" in out and "schedule from: tuning record" in out
     assert "blur: (1022, 1022) search" in out and "blur: (1022, 1022) tuning record" in out
     assert "1 record(s) reused" in out and "1 workload(s) in" in out and "plot written: True" in out
+
+
+def test_tutorial_06_runs(capsys):
+    runpy.run_path(str(ROOT / "tutorials" / "06_gpu.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "gpu_blocks(gpu_block_x)" in out
+    assert "the GPU part is skipped" in out or "matches NumPy: True" in out

@@ -61,6 +61,9 @@ CASES = [
     (_elementwise, [(), ()]),
     (_broadcast, [(64, 33), (33,)]),
     (_softmax_rows, [(48, 300)]),
+    (_softmax_rows, [(3, 5, 1000)]),          # rows over two fused outer axes
+    (_softmax_rows, [(4, 12000)]),            # a row past shared memory: kernels per region
+    (_softmax_rows, [(7, 1)]),
     (_layernorm_rows, [(5, 7, 64)]),
     (_total, [(3, 5, 7)]),
     (_blur3x3, [(50, 70)]),
@@ -84,6 +87,17 @@ def test_gpu_schedules_compile_for_cuda(fn, shapes):
     assert "gpu_blocks" in report["schedule_source"] or "gpu_single_thread" in report["schedule_source"]
     for forbidden in ("vectorize", "parallel", "call_library"):
         assert forbidden not in report["schedule"]
+
+
+def test_rows_run_one_block_each_where_they_fit_in_shared_memory():
+    x = np.ones((64, 2048), np.float32)
+    f = hc.hcompile(_layernorm_rows, target=CUDA_TARGET)
+    f.compile_only(x)
+    schedule = f.compile_records[-1]["report"]["schedule"]
+    assert "gpu_rows: a block of 256 threads per row" in schedule and "compute_at_row" in schedule
+    wide = hc.hcompile(_layernorm_rows, target=CUDA_TARGET)
+    wide.compile_only(np.ones((4, 32768), np.float32))      # 128 KiB a row
+    assert "gpu_rows" not in wide.compile_records[-1]["report"]["schedule"]
 
 
 def test_gpu_and_cpu_decisions_do_not_mix():

@@ -52,6 +52,12 @@ enum class Choice : uint8_t {
                       // per output point, which computes a separate accumulator (its reduction,
                       // serially) and the staged operand for its point. A region with no axes
                       // runs as one thread, and so does its accumulator's every stage.
+    GpuRows,          // value: threads per block: the row root (ComputeRoot) runs one block per row
+                      // (its outer axes fused), the threads across its innermost axis; the regions
+                      // computed per row (ComputeAtRow + GpuTile of as many threads) run in the
+                      // block: elementwise ones stored in shared memory, threads across the row;
+                      // reductions over the row by the threads' partial results (rfactor), a
+                      // blocked float sum by its lanes
 };
 
 struct Decision {
