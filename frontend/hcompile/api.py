@@ -150,13 +150,15 @@ class CompiledFunction:
             raise ValueError(f"hcompile: {self.__qualname__} was compiled for target {target!r} and called with CUDA "
                              "arrays (target='auto' or 'cuda' runs them on their GPU)")
         try:
-            signature = inspect.signature(self._fn)
-            bound = signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in signature.parameters.values()):
-                raise Unsupported("with CUDA arrays, only functions of plain positional parameters are compiled yet",
-                                  self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
-            return self._cuda_entries()(list(bound.arguments.values()))
+            if kwargs or len(args) != self._fast_arity:
+                signature = inspect.signature(self._fn)
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in signature.parameters.values()):
+                    raise Unsupported("with CUDA arrays, only functions of plain positional parameters are compiled yet",
+                                      self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+                args = tuple(bound.arguments.values())
+            return self._cuda_entries()(args)
         except Unsupported as e:
             self._record_break(e, once=True)
             return self._fn(*args, **kwargs)

@@ -52,11 +52,15 @@ def any_cuda_array(args):
     return any(cuda_device(a) is not None for a in args)
 
 
+_LIBRARIES = {}     # module name -> _Library
+
+
 class _Library:
     """How one array library's CUDA arrays are read, made and ordered: PyTorch or CuPy."""
 
     def __init__(self, name):
         self.name = name
+        self._torch_types = {}           # (NumPy dtype, device) -> (torch dtype, torch device)
         if name == "torch":
             import torch
             self.module = torch
@@ -68,7 +72,10 @@ class _Library:
     def of(a):
         module = type(a).__module__.split(".")[0]
         if module in ("torch", "cupy"):
-            return _Library(module)
+            library = _LIBRARIES.get(module)
+            if library is None:
+                library = _LIBRARIES[module] = _Library(module)
+            return library
         raise TypeError(f"hcompile: CUDA arrays of type {type(a).__module__}.{type(a).__name__} are not supported yet "
                         "(PyTorch tensors and CuPy arrays are)")
 
@@ -89,8 +96,12 @@ class _Library:
 
     def empty(self, shape, dtype, device):
         if self.name == "torch":
-            torch_dtype = self.module.bool if dtype == np.bool_ else getattr(self.module, np.dtype(dtype).name)
-            return self.module.empty(shape, dtype=torch_dtype, device=f"cuda:{device}")
+            key = (dtype, device)
+            made = self._torch_types.get(key)
+            if made is None:
+                torch_dtype = self.module.bool if dtype == np.bool_ else getattr(self.module, np.dtype(dtype).name)
+                made = self._torch_types[key] = (torch_dtype, self.module.device("cuda", device))
+            return self.module.empty(shape, dtype=made[0], device=made[1])
         with self.module.cuda.Device(device):
             return self.module.empty(shape, dtype=dtype)
 
@@ -154,29 +165,31 @@ class CudaEntries:
         self.host_copies = 0             # NumPy arrays copied to the device and back
 
     def __call__(self, args):
-        devices = {cuda_device(a) for a in args} - {None}
+        devices = [cuda_device(a) for a in args]
+        on = {d for d in devices if d is not None}
         host_arrays = [isinstance(a, np.ndarray) for a in args]
-        if len(devices) > 1:
-            raise ValueError(f"hcompile: {self._qualname}: arrays on different CUDA devices {sorted(devices)}")
-        if devices and any(host_arrays):
+        if len(on) > 1:
+            raise ValueError(f"hcompile: {self._qualname}: arrays on different CUDA devices {sorted(on)}")
+        if on and any(host_arrays):
             raise ValueError(f"hcompile: {self._qualname}: NumPy arrays mixed with CUDA arrays; move them to one device")
-        if devices:
-            library = _Library.of(next(a for a in args if cuda_device(a) is not None))
-            device = devices.pop()
-            return self._run(library, device, args)
+        if on:
+            library = _Library.of(next(a for a, d in zip(args, devices) if d is not None))
+            return self._run(library, on.pop(), args, devices)
         library = _host_library()
         device = 0
         moved = [library.to_device(a, device) if is_host else a for a, is_host in zip(args, host_arrays)]
         self.host_copies += sum(host_arrays)
         logs.log("recompiles", "%s: target %s with NumPy arguments: %d arrays copied to CUDA device %d and the "
                  "outputs back", self._qualname, self._target, sum(host_arrays), device)
-        result = self._run(library, device, moved)
+        result = self._run(library, device, moved, [device if h else None for h in host_arrays])
         return _map_arrays(result, library.to_host)
 
-    def _run(self, library, device, args):
-        args = [library.contiguous(a) if cuda_device(a) is not None and not library.is_contiguous(a) else a
-                for a in args]
-        key = (library.name, device) + tuple(_arg_key(library, a) for a in args)
+    def _run(self, library, device, args, devices):
+        """``devices``: per argument, its CUDA device or None (not an array on the GPU)."""
+        args = [library.contiguous(a) if d is not None and not library.is_contiguous(a) else a
+                for a, d in zip(args, devices)]
+        key = (library.name, device) + tuple((type(a), a.dtype, tuple(a.shape)) if d is not None else guards.arg_guard(a)
+                                             for a, d in zip(args, devices))
         # Each entry also holds while the outside values its graph read (globals, closure cells)
         # are what they were.
         candidates = self._entries.setdefault(key, [])
@@ -192,11 +205,11 @@ class CudaEntries:
             candidates.append(entry)
         if entry.kernel is None:
             raise entry.unsupported
-        kernel, input_args, result = entry.kernel, entry.input_args, entry.result
-        inputs = [library.describe(args[i]) for i in input_args]
-        outputs = [library.empty(shape, dtype, device) for shape, dtype in result.outputs]
-        _C.run_cuda(kernel, inputs, [library.describe(o) for o in outputs], device, library.stream(device))
-        return result.build(outputs, args)
+        describe = library.describe
+        outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs]
+        _C.run_cuda(entry.kernel, [describe(args[i]) for i in entry.input_args], [describe(o) for o in outputs],
+                    device, library.stream(device))
+        return entry.result.build(outputs, args)
 
     def compile_only(self, args):
         """Captures and compiles for these arguments without running anything (no GPU needed
@@ -253,12 +266,6 @@ class _Entry:
     result: object
     guards: list
     unsupported: Exception = None       # no kernel: why these arguments run as Python (Unsupported, CompileError)
-
-
-def _arg_key(library, a):
-    if cuda_device(a) is not None:
-        return ("cuda", str(library.dtype(a)), tuple(a.shape))
-    return guards.arg_guard(a)
 
 
 def _map_arrays(result, convert):
