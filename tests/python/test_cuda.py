@@ -30,6 +30,10 @@ def _layernorm_rows(x):
     return (x - mean) / np.sqrt(var + 1e-5)
 
 
+def _row_extremes(x):
+    return x - x.max(axis=-1, keepdims=True) + x.min(axis=-1, keepdims=True)
+
+
 def _total(x):
     return (x * 2).sum()
 
@@ -64,6 +68,8 @@ CASES = [
     (_softmax_rows, [(3, 5, 1000)]),          # rows over two fused outer axes
     (_softmax_rows, [(4, 12000)]),            # a row past shared memory: kernels per region
     (_softmax_rows, [(7, 1)]),
+    (_row_extremes, [(33, 65)]),              # NaN-aware max and min: two values per row
+    (_row_extremes, [(8, 97)]),
     (_layernorm_rows, [(5, 7, 64)]),
     (_total, [(3, 5, 7)]),
     (_blur3x3, [(50, 70)]),
