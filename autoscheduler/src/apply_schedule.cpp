@@ -421,11 +421,18 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
         StageRef s = ScheduleWriter::pure(f);
         Halide::Var bx("gpu_block_x"), tx("gpu_thread_x"), by("gpu_block_y"), ty("gpu_thread_y");
         const bool two_axes = p.gpu_threads_y > 0;
+        const int vector = static_cast<int>(std::max<int64_t>(p.gpu_vector, 1));
         if (two_axes) {
-            w.tile(s, r.vars[0], r.vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x),
+            w.tile(s, r.vars[0], r.vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x) * vector,
                    static_cast<int>(p.gpu_threads_y), kTail);
         } else {
-            w.split(s, r.vars[0], bx, tx, static_cast<int>(p.gpu_threads_x), kTail);
+            w.split(s, r.vars[0], bx, tx, static_cast<int>(p.gpu_threads_x) * vector, kTail);
+        }
+        if (vector > 1) {
+            // Each thread's points are neighbours: one vector load or store where aligned.
+            Halide::Var lanes("gpu_vector");
+            w.split(s, tx, tx, lanes, vector, kTail);
+            w.vectorize(s, lanes);
         }
         Halide::VarOrRVar outer = Halide::Var::outermost();
         bool has_outer = false;

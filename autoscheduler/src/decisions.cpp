@@ -26,6 +26,7 @@ const char *choice_name(Choice c) {
     case Choice::Inline: return "inline";
     case Choice::GpuTile: return "gpu_tile";
     case Choice::GpuRows: return "gpu_rows";
+    case Choice::GpuVector: return "gpu_vector";
     }
     return "?";
 }
@@ -73,6 +74,7 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::GpuTile:
         return s + "gpu_tile in blocks of " + value + (d.value2 ? "x" + std::to_string(d.value2) : "") + " threads";
     case Choice::GpuRows: return s + "gpu_rows: a block of " + value + " threads per row";
+    case Choice::GpuVector: return s + "gpu_vector of " + value + " points per thread";
     }
     return s + "?";
 }

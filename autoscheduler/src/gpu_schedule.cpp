@@ -11,6 +11,7 @@ namespace {
 constexpr int64_t kWarp = 32;
 constexpr int64_t kRowsPerBlock = 8;
 constexpr int64_t kThreadsPerBlock = kWarp * kRowsPerBlock;
+constexpr int64_t kVectorPoints = 4;
 
 // Shared memory a block's row members may take (48 KiB is every CUDA device's static limit;
 // some left for the reductions' partial results).
@@ -81,6 +82,11 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             schedule.push_back({region, Choice::GpuTile, -1, kWarp, kRowsPerBlock});
         } else {
             schedule.push_back({region, Choice::GpuTile, -1, kThreadsPerBlock, 0});
+        }
+        // Elementwise work on rows of a warp's vectors or more: four points a thread (128-bit
+        // loads and stores where aligned; the launch has a quarter of the threads).
+        if (!r.vars.empty() && !r.accumulator.defined() && r.extents[0] >= kWarp * kVectorPoints) {
+            schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints});
         }
     }
     return schedule;

@@ -164,6 +164,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.gpu_threads_x, d.value, int64_t{0}, d, lowered);
             p.gpu_threads_y = d.value2;
             break;
+        case Choice::GpuVector:
+            need(!r.vars.empty(), "a region with no axes has no vector");
+            need(d.value == 2 || d.value == 4, "a thread's vector has 2 or 4 points");
+            set_once(p.gpu_vector, d.value, int64_t{0}, d, lowered);
+            break;
         case Choice::GpuRows:
             need(static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && !r.accumulator.defined() &&
                      !r.symbolic,
@@ -220,6 +225,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         if (whole_pipeline && p.gpu_threads_x && p.row_of >= 0 && plans[p.row_of].gpu_rows != p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " is computed per row on the GPU: its row root needs "
                                         "gpu_rows of as many threads");
+        }
+        if (p.gpu_vector && (!p.gpu_threads_x || p.row_of >= 0)) {
+            throw std::invalid_argument("schedule: " + region + ": gpu_vector is for a region tiled on the GPU (gpu_tile)");
         }
         if (whole_pipeline && p.gpu_rows && p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " runs in blocks of rows or in tiles, not both");

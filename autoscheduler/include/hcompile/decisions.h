@@ -52,6 +52,8 @@ enum class Choice : uint8_t {
                       // per output point, which computes a separate accumulator (its reduction,
                       // serially) and the staged operand for its point. A region with no axes
                       // runs as one thread, and so does its accumulator's every stage.
+    GpuVector,        // value: each GPU thread of a GpuTile region computes this many neighbouring
+                      // points of axis 0 as one vector (wide loads and stores where aligned)
     GpuRows,          // value: threads per block: the row root (ComputeRoot) runs one block per row
                       // (its outer axes fused), the threads across its innermost axis; the regions
                       // computed per row (ComputeAtRow + GpuTile of as many threads) run in the
