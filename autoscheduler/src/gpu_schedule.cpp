@@ -1,5 +1,8 @@
 #include "hcompile/gpu_schedule.h"
 
+#include <set>
+#include <string>
+
 #include "region_plan.h"
 
 namespace hc {
@@ -53,6 +56,38 @@ bool rows_fit_blocks(const LoweredPipeline &lowered) {
     return members && shared <= kRowSharedBytes;
 }
 
+// Whether `f` computes with any 64-bit value, in its own definitions or in a Func it reads that
+// is inlined into it: LLVM's NVPTX back end aborts the process (an assertion, nothing to catch)
+// on some vectors of doubles (a vector exp calls libdevice with a bad signature), so a thread's
+// vector is for narrower values only.
+bool computes_64_bit(const Halide::Func &f) {
+    class Find : public Halide::Internal::IRGraphVisitor {
+    public:
+        bool found = false;
+        std::set<std::string> seen;
+        void function(const Halide::Internal::Function &g) {
+            if (!seen.insert(g.name()).second) return;
+            for (const Halide::Expr &v : g.definition().values()) v.accept(this);
+            for (const Halide::Type &t : g.output_types()) found = found || t.bits() == 64;
+        }
+
+    protected:
+        using IRGraphVisitor::visit;
+        void include(const Halide::Expr &e) override {
+            if (e.defined() && e.type().bits() == 64) found = true;
+            IRGraphVisitor::include(e);
+        }
+        void visit(const Halide::Internal::Call *op) override {
+            if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) {
+                function(Halide::Internal::Function(op->func));
+            }
+            IRGraphVisitor::visit(op);
+        }
+    } find;
+    find.function(f.function());
+    return find.found;
+}
+
 }  // namespace
 
 Schedule gpu_schedule(const LoweredPipeline &lowered) {
@@ -85,7 +120,8 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
         }
         // Elementwise work on rows of a warp's vectors or more: four points a thread (128-bit
         // loads and stores where aligned; the launch has a quarter of the threads).
-        if (!r.vars.empty() && !r.accumulator.defined() && r.extents[0] >= kWarp * kVectorPoints) {
+        if (!r.vars.empty() && !r.accumulator.defined() && r.extents[0] >= kWarp * kVectorPoints &&
+            !computes_64_bit(r.func)) {
             schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints});
         }
     }
