@@ -378,11 +378,6 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
         stage(b.tail_stage, b.tail_domain, b.tail);
         return;
     }
-    // A reduction with several values (max and min carry a NaN flag) keeps them in global memory:
-    // in shared memory, Halide 21's CUDA code gave NaN for rows at random (H100; rows of 65 or
-    // 97 elements).
-    const bool several_values = acc.outputs() > 1;
-    if (several_values) w.store_in(acc, Halide::MemoryType::Heap);
     w.gpu_threads(ScheduleWriter::pure(acc), r.vars[0]);
     StageRef update = ScheduleWriter::update(acc);
     if (r.associative_vectorizable && r.rdom.defined()) {
@@ -392,7 +387,6 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
         Halide::Var thread("gpu_thread_x");
         Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(p.gpu_threads_x), thread);
         w.compute_at(partial, root.func, &row);
-        if (several_values) w.store_in(partial, Halide::MemoryType::Heap);
         w.gpu_threads(ScheduleWriter::pure(partial), thread);
         StageRef partial_update = ScheduleWriter::update(partial);
         w.reorder(partial_update, {outer, thread});

@@ -152,11 +152,6 @@ void ScheduleWriter::gpu_threads(const StageRef &s, const Halide::VarOrRVar &v) 
     on_stage(s, "gpu_threads(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.gpu_threads(v); });
 }
 
-void ScheduleWriter::store_in(Halide::Func f, Halide::MemoryType type) {
-    f.store_in(type);
-    line(pure(f), std::string("store_in(MemoryType::") + (type == Halide::MemoryType::Heap ? "Heap" : "GPUShared") + ")");
-}
-
 void ScheduleWriter::gpu_single_thread(const StageRef &s) {
     on_stage(s, "gpu_single_thread()", [&](Halide::Stage &stage) { stage.gpu_single_thread(); });
 }

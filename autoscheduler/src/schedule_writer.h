@@ -51,8 +51,6 @@ public:
     void gpu_blocks(const StageRef &s, const Halide::VarOrRVar &v);
     void gpu_threads(const StageRef &s, const Halide::VarOrRVar &v);
     void gpu_single_thread(const StageRef &s);
-    // Where `f`'s storage lives (on the GPU: shared memory, or the heap: global memory per block).
-    void store_in(Halide::Func f, Halide::MemoryType type);
     // Splits the update's reduction variable `r` into `outer` and `inner`, then rfactors
     // `inner` into the new pure variable `lane`; returns the intermediate Func.
     Halide::Func split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,
