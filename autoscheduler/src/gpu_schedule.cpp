@@ -44,11 +44,6 @@ bool rows_fit_blocks(const LoweredPipeline &lowered) {
             return false;
         }
         if (r.accumulator.defined()) {
-            // A reduction of several values (a float max or min carries a NaN flag; not a blocked
-            // sum, whose lanes each keep their own two values) reduced by a
-            // block's threads gave NaN rows at random on an H100, its partial results in shared
-            // memory or in global memory alike: such pipelines keep a kernel per region.
-            if (!r.blocked_sum && r.accumulator.outputs() > 1) return false;
             // The row's own axes, the reduced one dropped or kept as 1 (keepdims).
             const bool keeps_rows = r.vars.size() + 1 == root.vars.size() ||
                                     (r.vars.size() == root.vars.size() && r.extents[0] == 1);

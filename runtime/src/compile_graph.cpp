@@ -226,7 +226,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         return choose_library_calls(graph, ours && blas_available() && !gpu);
     });
     LoweredPipeline lowered = step("lower_to_halide", [&] {
-        return lower_to_halide(graph, partition, options.layouts, symbols, library_calls);
+        return lower_to_halide(graph, partition, options.layouts, symbols, library_calls, gpu);
     });
     if (!library_calls.empty()) {
         lowered.pipeline.set_jit_externs({{kBlasGemmName, Halide::JITExtern(&hc_blas_gemm)}});

@@ -119,8 +119,10 @@ void add_ieee_zero_division_pass(Halide::Pipeline &pipeline);
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 // `symbols`: the graph's symbolic extents (none: every shape is static).
 // `library_calls`: the matmul nodes to lower as BLAS calls (choose_library_calls).
+// `for_gpu`: for a GPU target (a float max or min keeps its NaN flag as a float, see
+// lower_reduction).
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols = {},
-                                const std::vector<NodeId> &library_calls = {});
+                                const std::vector<NodeId> &library_calls = {}, bool for_gpu = false);
 
 }  // namespace hc

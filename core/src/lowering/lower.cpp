@@ -375,11 +375,12 @@ Halide::Target ieee_target(const Halide::Target &target) {
 
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols,
-                                const std::vector<NodeId> &library_calls) {
+                                const std::vector<NodeId> &library_calls, bool for_gpu) {
     LoweredPipeline out;
     out.node_funcs.resize(graph.num_nodes());
     LowerContext ctx(graph, partition, out.node_funcs, out.scalars, symbols);
     ctx.library_calls.insert(library_calls.begin(), library_calls.end());
+    ctx.for_gpu = for_gpu;
     // Inputs first: any node may need a symbolic extent read from one (LowerContext::extent).
     for (const Node &n : graph.nodes()) {
         if (n.kind != OpKind::Input) continue;

@@ -337,12 +337,17 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
         bool is_max = n.kind == OpKind::Max;
         if (t.is_float()) {
             // NaN propagates. A plain max/min plus a separate "saw a NaN" flag keeps both halves
-            // of the tuple associative, so the reduction still vectorizes through rfactor.
-            acc(lhs) = Halide::Tuple(is_max ? lowest(t) : highest(t), Halide::cast(Halide::Bool(), false));
-            acc(lhs) = Halide::Tuple(is_max ? Halide::max(acc(lhs)[0], v) : Halide::min(acc(lhs)[0], v),
-                                     acc(lhs)[1] || Halide::is_nan(v));
-            f(lhs) = select(acc(lhs)[1], ctx.scalar_argument(n.dtype, std::numeric_limits<double>::quiet_NaN()),
-                            acc(lhs)[0]);
+            // of the tuple associative, so the reduction still vectorizes through rfactor. On
+            // the GPU the flag is a float (0 or 1, its own max): with a bool beside the float,
+            // rows reduced by a block's threads came out NaN at random (H100, Halide 21).
+            Expr no_nan = ctx.for_gpu ? Halide::Internal::make_zero(t) : Halide::cast(Halide::Bool(), false);
+            acc(lhs) = Halide::Tuple(is_max ? lowest(t) : highest(t), no_nan);
+            Expr saw_nan = ctx.for_gpu ? Halide::max(acc(lhs)[1], Halide::select(Halide::is_nan(v), Halide::Internal::make_one(t),
+                                                                             Halide::Internal::make_zero(t)))
+                                       : acc(lhs)[1] || Halide::is_nan(v);
+            acc(lhs) = Halide::Tuple(is_max ? Halide::max(acc(lhs)[0], v) : Halide::min(acc(lhs)[0], v), saw_nan);
+            Expr flagged = ctx.for_gpu ? acc(lhs)[1] > Halide::Internal::make_zero(t) : acc(lhs)[1];
+            f(lhs) = select(flagged, ctx.scalar_argument(n.dtype, std::numeric_limits<double>::quiet_NaN()), acc(lhs)[0]);
         } else if (t.is_bool()) {
             acc(lhs) = Halide::cast(Halide::Bool(), !is_max);
             acc(lhs) = is_max ? (acc(lhs) || v) : (acc(lhs) && v);

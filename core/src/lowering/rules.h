@@ -70,6 +70,8 @@ public:
 
     // Matrix products lowered as library calls (lower_matmul; decided before lowering).
     std::set<NodeId> library_calls;
+    // Lowering for a GPU target (lower_to_halide's for_gpu).
+    bool for_gpu = false;
     void set_constant(NodeId id, const Halide::Expr &value) { constants_[id] = value; }
 
     // A float constant as a kernel scalar argument (see LoweredScalar): Halide never sees its
