@@ -212,6 +212,8 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     // a 9-product matmul_sum 10x slower than the nine products it was given apart).
     const bool ours = options.autoscheduler.empty() || options.autoscheduler == "hcompile";
     graph = step("combine_matmul_sums", [&] { return ours ? combine_matmul_sums(graph) : graph; });
+    const bool gpu = target.has_gpu_feature();
+    graph = step("split_reductions_for_gpu", [&] { return gpu ? split_reductions_for_gpu(graph) : graph; });
     graph = step("eliminate_dead_code", [&] { return eliminate_dead_code(graph); });
     step("verify_optimized", [&] { verify(graph); });
     step("check_compile_budget", [&] { check_compile_budget(graph); });
@@ -221,7 +223,6 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
     step("check_region_budget", [&] { check_region_budget(graph, partition); });
     // On the GPU, inputs live in device memory: BLAS on the host cannot read them.
-    const bool gpu = target.has_gpu_feature();
     std::vector<NodeId> library_calls = step("choose_library_calls", [&] {
         return choose_library_calls(graph, ours && blas_available() && !gpu);
     });

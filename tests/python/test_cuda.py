@@ -38,6 +38,10 @@ def _total(x):
     return (x * 2).sum()
 
 
+def _max_over_two_axes(x):
+    return x.max(axis=(1, 2)) - x.min(axis=(1, 2), keepdims=True)[:, 0, 0]
+
+
 def _blur3x3(x):
     return (x[:-2, :-2] + x[:-2, 1:-1] + x[:-2, 2:] + x[1:-1, :-2] + x[1:-1, 1:-1] + x[1:-1, 2:] +
             x[2:, :-2] + x[2:, 1:-1] + x[2:, 2:]) / 9.0
@@ -74,6 +78,8 @@ CASES = [
     (_row_extremes, [(8, 97)]),
     (_layernorm_rows, [(5, 7, 64)]),
     (_total, [(3, 5, 7)]),
+    (_total, [(300, 400)]),                   # one value from many: reduced an axis at a time
+    (_max_over_two_axes, [(3, 256, 300)]),
     (_blur3x3, [(50, 70)]),
     (_matmul_act, [(30, 40), (40, 20)]),
     (_where_cast, [(17, 9), (17, 9)]),
@@ -109,6 +115,16 @@ def test_rows_run_one_block_each_where_they_fit_in_shared_memory():
     wide = hc.hcompile(_softmax_rows, target=CUDA_TARGET)
     wide.compile_only(np.ones((4, 32768), np.float32))
     assert "gpu_rows" not in wide.compile_records[-1]["report"]["schedule"]
+
+
+def test_reductions_to_few_values_are_split_by_axis_for_the_gpu():
+    x = np.ones((300, 400), np.float32)
+    f = hc.hcompile(_total, target=CUDA_TARGET)
+    f.compile_only(x)
+    assert f.compile_records[-1]["report"]["regions"].count("(sum)") == 2
+    g = hc.hcompile(_total)      # the CPU keeps one reduction
+    g.compile_only(x)
+    assert g.compile_records[-1]["report"]["regions"].count("(sum)") == 1
 
 
 def test_gpu_and_cpu_decisions_do_not_mix():

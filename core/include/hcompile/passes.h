@@ -29,4 +29,10 @@ Graph combine_matmul_sums(const Graph &graph);
 // stay; a reduction over an empty axis reads its operand over an empty domain, which is fine.
 Graph replace_empty_arrays(const Graph &graph);
 
+// For a GPU target: a reduction over several axes to fewer than 4096 outputs, over at least 2^16
+// elements per output, becomes one reduction per axis, innermost first, so that the first has an
+// output per row for the GPU's threads (the same values: sums, products, extrema and logic reduce
+// in any grouping; float sums stay within NumPy's rounding of blocked partial sums).
+Graph split_reductions_for_gpu(const Graph &graph);
+
 }  // namespace hc
