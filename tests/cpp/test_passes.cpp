@@ -427,3 +427,29 @@ TEST_CASE("matmul_sum's typing rule") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("split_reductions_for_gpu: a reduction to few outputs is reduced one axis at a time") {
+    for (int64_t keepdims : {0, 1}) {
+        Graph g;
+        NodeId x = g.add_input(0, DType::Float32, {4, 300, 400});
+        NodeId s = g.add_op(OpKind::Sum, {x}, {{"axes", std::vector<int64_t>{1, 2}}, {"keepdims", keepdims}});
+        NodeId m = g.add_op(OpKind::Max, {x}, {{"axes", std::vector<int64_t>{2}}, {"keepdims", int64_t{0}}});  // one axis
+        g.set_outputs({s, m});
+        Graph split = split_reductions_for_gpu(g);
+        verify(split);
+        const Node &out = split.node(split.outputs()[0]);
+        CHECK(out.shape == g.node(s).shape);
+        CHECK(out.ints_attr("axes") == std::vector<int64_t>{1});
+        const Node &first = split.node(out.inputs[0]);
+        CHECK(first.kind == OpKind::Sum);
+        CHECK(first.ints_attr("axes") == std::vector<int64_t>{2});
+        CHECK(first.shape == (keepdims ? Shape{4, 300, 1} : Shape{4, 300}));
+        const Node &kept = split.node(split.outputs()[1]);   // over one axis already: as it was
+        CHECK(kept.kind == OpKind::Max);
+        CHECK(kept.ints_attr("axes") == std::vector<int64_t>{2});
+    }
+    Graph small;   // many outputs, or few elements each: kept
+    NodeId y = small.add_input(0, DType::Float32, {300, 40});
+    small.set_outputs({small.add_op(OpKind::Sum, {y}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", int64_t{0}}})});
+    CHECK(split_reductions_for_gpu(small).num_nodes() == small.num_nodes());
+}
