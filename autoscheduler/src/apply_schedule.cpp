@@ -309,10 +309,12 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
     for (int u = 0; u < f.num_update_definitions(); ++u) w.gpu_single_thread(ScheduleWriter::update(f, u));
 }
 
-// The loop over rows of a row root on the GPU (GpuRows): its axes past the innermost, fused
-// into one loop of blocks; the regions computed per row are computed inside it.
+// The loop over rows of a GpuRows root: an elementwise root's axes past the innermost (a
+// reduction's: all its axes, one block per output), fused into one loop of blocks; the regions
+// computed per row are computed inside it.
 Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) {
-    if (root.vars.size() == 2) return root.vars[1];
+    const size_t first = root.accumulator.defined() ? 0 : 1;
+    if (root.vars.size() == first + 1) return root.vars[first];
     return Halide::Var("gpu_row");
 }
 
@@ -326,18 +328,30 @@ void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVa
     w.gpu_threads(s, thread);
 }
 
-// The row root (GpuRows): one block per row, threads across it.
+void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, int64_t threads);
+
+// The row root (GpuRows): one block per row, threads across it; a reduction root, one block per
+// output, its reduction by the block's threads.
 void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p) {
     StageRef s = ScheduleWriter::pure(root.func);
     w.compute_root(root.func);
-    threads_across(w, s, root.vars[0], p.gpu_rows);
-    Halide::VarOrRVar row = root.vars[1];
-    for (size_t i = 2; i < root.vars.size(); ++i) {
+    const bool reduction = root.accumulator.defined();
+    const size_t first = reduction ? 0 : 1;
+    if (!reduction) threads_across(w, s, root.vars[0], p.gpu_rows);
+    Halide::VarOrRVar row = root.vars[first];
+    for (size_t i = first + 1; i < root.vars.size(); ++i) {
         Halide::Var fused = i + 1 == root.vars.size() ? Halide::Var("gpu_row") : Halide::Var("gpu_rows_" + std::to_string(i));
         w.fuse(s, row, root.vars[i], fused);
         row = fused;
     }
+    if (reduction) {
+        // The output's value, read out of the accumulator: one thread of its block.
+        Halide::Var lane("gpu_lane");
+        w.split(s, row, row, lane, 1, kTail);
+        w.gpu_threads(s, lane);
+    }
     w.gpu_blocks(s, row);
+    if (reduction) schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
 }
 
 // A region computed per row of a GpuRows root, inside its block (see Choice::GpuRows).
@@ -350,6 +364,14 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
     }
     // The reduction's value: one point per block (its row), one thread.
     w.gpu_threads(ScheduleWriter::pure(r.func), r.vars[0]);
+    schedule_gpu_block_reduction(w, r, root, p.gpu_threads_x);
+}
+
+// The accumulator of reduction `r`, computed per block of `root` (r's row there, or r's own
+// output when `r` is the root) by the block's threads: a blocked sum by its lanes, another
+// reduction over the row by `threads` partial results (rfactor), then one thread.
+void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, int64_t threads) {
+    const Halide::VarOrRVar row = gpu_row_loop(root);
     Halide::Func acc = r.accumulator;
     w.compute_at(acc, root.func, &row);
     if (r.blocked_sum) {
@@ -385,7 +407,7 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
         // the threads' partial results.
         Halide::RVar outer("r_step"), inner("r_thread");
         Halide::Var thread("gpu_thread_x");
-        Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(p.gpu_threads_x), thread);
+        Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(threads), thread);
         w.compute_at(partial, root.func, &row);
         w.gpu_threads(ScheduleWriter::pure(partial), thread);
         StageRef partial_update = ScheduleWriter::update(partial);

@@ -44,10 +44,11 @@ bool rows_fit_blocks(const LoweredPipeline &lowered) {
             return false;
         }
         if (r.accumulator.defined()) {
+            if (!gpu_block_reduction(r)) return false;
             // The row's own axes, the reduced one dropped or kept as 1 (keepdims).
             const bool keeps_rows = r.vars.size() + 1 == root.vars.size() ||
                                     (r.vars.size() == root.vars.size() && r.extents[0] == 1);
-            if (r.rextents.size() != 1 || !r.reduces_innermost || !keeps_rows) return false;
+            if (!keeps_rows) return false;
         } else {
             if (r.vars.size() != root.vars.size()) return false;
             shared += r.extents[0] * point_bytes(r);
@@ -111,6 +112,11 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             continue;
         }
         schedule.push_back({region, Choice::ComputeRoot});
+        if (gpu_block_reduction(r) && !r.symbolic && r.rextents[0] >= kThreadsPerBlock) {
+            // A long reduction over rows: a block per output, its threads reading the row together.
+            schedule.push_back({region, Choice::GpuRows, -1, kThreadsPerBlock});
+            continue;
+        }
         if (r.vars.empty()) {
             schedule.push_back({region, Choice::GpuTile, -1, 1, 0});
         } else if (r.vars.size() >= 2 && r.extents[1] > 1) {

@@ -33,6 +33,11 @@ bool tile_member(const RegionFunc &r) {
                                     r.func.num_update_definitions() == 1);
 }
 
+bool gpu_block_reduction(const RegionFunc &r) {
+    return r.accumulator.defined() && !own_accumulator(r) && !r.library_call && r.op_class != OpClass::Matmul &&
+           !r.vars.empty() && r.rextents.size() == 1 && r.reduces_innermost && !r.staged_operand.defined();
+}
+
 bool update_axis_serial(const RegionFunc &r, int axis) { return axis >= 0 && axis < 64 && ((r.serial_update_axes >> axis) & 1); }
 
 bool is_output(const LoweredPipeline &lowered, int region) {
@@ -170,9 +175,10 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.gpu_vector, d.value, int64_t{0}, d, lowered);
             break;
         case Choice::GpuRows:
-            need(static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && !r.accumulator.defined() &&
-                     !r.symbolic,
-                 "only the row root (elementwise, static, two axes or more) runs in blocks of rows");
+            need(!r.symbolic && ((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && !r.accumulator.defined()) ||
+                                 gpu_block_reduction(r)),
+                 "only the row root (elementwise, static, two axes or more), or a reduction over its innermost axis "
+                 "alone, runs in blocks of rows");
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             break;

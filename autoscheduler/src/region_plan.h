@@ -51,6 +51,9 @@ bool own_accumulator(const RegionFunc &r);
 // point (a box sum written with sum() over an RDom, halide_pipeline.h).
 bool tile_member(const RegionFunc &r);
 
+// A reduction over its innermost axis alone, with a separate accumulator: on the GPU one block
+// per output can reduce it (GpuRows), or one block per row of a row root.
+bool gpu_block_reduction(const RegionFunc &r);
 // Whether the update of `r` must keep its loop over output `axis` serial (serial_update_axes).
 bool update_axis_serial(const RegionFunc &r, int axis);
 
