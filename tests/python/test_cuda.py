@@ -114,7 +114,9 @@ def test_rows_run_one_block_each_where_they_fit_in_shared_memory():
     # softmax stores exp(x - max) per row: 128 KiB a row is past shared memory.
     wide = hc.hcompile(_softmax_rows, target=CUDA_TARGET)
     wide.compile_only(np.ones((4, 32768), np.float32))
-    assert "gpu_rows" not in wide.compile_records[-1]["report"]["schedule"]
+    schedule = wide.compile_records[-1]["report"]["schedule"]
+    assert "compute_at_row" not in schedule           # no row blocks of the whole pipeline,
+    assert "gpu_rows" in schedule                     # but each row reduction a block per row
 
 
 def test_reductions_to_few_values_are_split_by_axis_for_the_gpu():
