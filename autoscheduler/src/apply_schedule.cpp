@@ -309,14 +309,10 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
     for (int u = 0; u < f.num_update_definitions(); ++u) w.gpu_single_thread(ScheduleWriter::update(f, u));
 }
 
-// The loop over rows of a GpuRows root: an elementwise root's axes past the innermost (a
-// reduction's: all its axes, one block per output), fused into one loop of blocks; the regions
-// computed per row are computed inside it.
-Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) {
-    const size_t first = root.accumulator.defined() ? 0 : 1;
-    if (root.vars.size() == first + 1) return root.vars[first];
-    return Halide::Var("gpu_row");
-}
+// The loop over rows of a GpuRows root: the innermost of its block loops (an elementwise root's
+// axes past the innermost, a reduction's every axis: one block per output), where the regions
+// computed per row are computed.
+Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) { return root.vars[root.accumulator.defined() ? 0 : 1]; }
 
 // `s`'s innermost axis `v` across `threads` GPU threads, each thread walking its columns a block
 // width apart (coalesced: neighbouring threads read neighbouring elements), the walk innermost so
@@ -337,20 +333,17 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     w.compute_root(root.func);
     const bool reduction = root.accumulator.defined();
     const size_t first = reduction ? 0 : 1;
-    if (!reduction) threads_across(w, s, root.vars[0], p.gpu_rows);
-    Halide::VarOrRVar row = root.vars[first];
-    for (size_t i = first + 1; i < root.vars.size(); ++i) {
-        Halide::Var fused = i + 1 == root.vars.size() ? Halide::Var("gpu_row") : Halide::Var("gpu_rows_" + std::to_string(i));
-        w.fuse(s, row, root.vars[i], fused);
-        row = fused;
-    }
     if (reduction) {
         // The output's value, read out of the accumulator: one thread of its block.
         Halide::Var lane("gpu_lane");
-        w.split(s, row, row, lane, 1, kTail);
+        w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
         w.gpu_threads(s, lane);
+    } else {
+        threads_across(w, s, root.vars[0], p.gpu_rows);
     }
-    w.gpu_blocks(s, row);
+    // A block loop per axis (CUDA grids have three; gpu_rows_fit checks): fused into one, the
+    // rows' footprints in Halide's bounds grew to whole axes (526 KB of shared memory).
+    for (size_t i = first; i < root.vars.size(); ++i) w.gpu_blocks(s, root.vars[i]);
     if (reduction) schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
 }
 
@@ -450,23 +443,20 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
             w.split(s, tx, tx, lanes, vector, kTail);
             w.vectorize(s, lanes);
         }
-        Halide::VarOrRVar outer = Halide::Var::outermost();
-        bool has_outer = false;
-        for (size_t i = two_axes ? 2 : 1; i < r.vars.size(); ++i) {
-            if (!has_outer) {
-                outer = r.vars[i];
-                has_outer = true;
-                continue;
-            }
-            Halide::Var fused("gpu_outer_" + std::to_string(i));
-            w.fuse(s, outer, r.vars[i], fused);
-            outer = fused;
+        // Every loop outside the threads fused into one loop of blocks: a grid's second and third
+        // dimensions stop at 65535 blocks (a tall array's rows would not launch), its first does not.
+        std::vector<Halide::VarOrRVar> outer{bx};
+        if (two_axes) outer.push_back(by);
+        for (size_t i = two_axes ? 2 : 1; i < r.vars.size(); ++i) outer.push_back(r.vars[i]);
+        Halide::VarOrRVar blocks = outer[0];
+        for (size_t i = 1; i < outer.size(); ++i) {
+            Halide::Var fused("gpu_blocks_" + std::to_string(i));
+            w.fuse(s, blocks, outer[i], fused);
+            blocks = fused;
         }
         w.gpu_threads(s, tx);
         if (two_axes) w.gpu_threads(s, ty);
-        w.gpu_blocks(s, bx);
-        if (two_axes) w.gpu_blocks(s, by);
-        if (has_outer) w.gpu_blocks(s, outer);
+        w.gpu_blocks(s, blocks);
         if (separate_acc) {
             Halide::VarOrRVar thread = tx;
             w.compute_at(acc, f, &thread);

@@ -26,6 +26,16 @@ int point_bytes(const RegionFunc &r) {
     return bytes;
 }
 
+// Whether a block loop per axis of `r` from `first` fits a CUDA grid: three dimensions, the
+// second and third of at most 65535 blocks.
+bool fits_grid(const RegionFunc &r, size_t first) {
+    if (r.vars.size() > first + 3) return false;
+    for (size_t i = first + 1; i < r.vars.size(); ++i) {
+        if (r.extents[i] > 65535) return false;
+    }
+    return true;
+}
+
 // Whether the partitioner's row fusion (Partition: regions computed per row of a root) maps onto
 // one GPU block per row: a static elementwise root of two axes or more; members that are
 // elementwise over the root's axes (one row of each fits in shared memory) or reduce the
@@ -33,7 +43,10 @@ int point_bytes(const RegionFunc &r) {
 bool rows_fit_blocks(const LoweredPipeline &lowered) {
     if (lowered.row_root < 0) return false;
     const RegionFunc &root = lowered.regions[lowered.row_root];
-    if (root.vars.size() < 2 || root.symbolic || root.accumulator.defined() || root.library_call) return false;
+    if (root.vars.size() < 2 || root.symbolic || root.accumulator.defined() || root.library_call ||
+        !fits_grid(root, 1)) {
+        return false;
+    }
     int64_t shared = 0;
     bool members = false;
     for (const RegionFunc &r : lowered.regions) {
@@ -112,7 +125,7 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             continue;
         }
         schedule.push_back({region, Choice::ComputeRoot});
-        if (gpu_block_reduction(r) && !r.symbolic && r.rextents[0] >= kThreadsPerBlock) {
+        if (gpu_block_reduction(r) && !r.symbolic && r.rextents[0] >= kThreadsPerBlock && fits_grid(r, 0)) {
             // A long reduction over rows: a block per output, its threads reading the row together.
             schedule.push_back({region, Choice::GpuRows, -1, kThreadsPerBlock});
             continue;

@@ -175,10 +175,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.gpu_vector, d.value, int64_t{0}, d, lowered);
             break;
         case Choice::GpuRows:
-            need(!r.symbolic && ((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && !r.accumulator.defined()) ||
-                                 gpu_block_reduction(r)),
-                 "only the row root (elementwise, static, two axes or more), or a reduction over its innermost axis "
-                 "alone, runs in blocks of rows");
+            need(!r.symbolic && ((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && r.vars.size() <= 4 &&
+                                  !r.accumulator.defined()) ||
+                                 (gpu_block_reduction(r) && r.vars.size() <= 3)),
+                 "only the row root (elementwise, static, two to four axes), or a reduction over its innermost axis "
+                 "alone (up to three axes), runs in blocks of rows (a block loop per axis: CUDA grids have three)");
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             break;

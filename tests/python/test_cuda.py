@@ -69,6 +69,7 @@ CASES = [
     (_elementwise, [(37, 129), (37, 129)]),
     (_elementwise, [(1000,), (1000,)]),
     (_elementwise, [(), ()]),
+    (_elementwise, [(600000, 3), (600000, 3)]),   # more row tiles than a grid's y dimension holds
     (_broadcast, [(64, 33), (33,)]),
     (_softmax_rows, [(48, 300)]),
     (_softmax_rows, [(3, 5, 1000)]),          # rows over two fused outer axes
