@@ -98,7 +98,6 @@ Expr highest(Halide::Type t) {
 // extra work: one compensated step per lane and block, vectorized across lanes.
 constexpr int kSumLanes = 16;
 constexpr int kSumBlock = 32;
-constexpr int kGpuSumLanes = 256;
 
 // One step of Neumaier's compensated summation of v into (s, c).
 Halide::Tuple neumaier(const Expr &s, const Expr &c, const Expr &v) {
@@ -174,8 +173,6 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
     const bool symbolic = ctx.symbols.symbol_of(x.shape[inner]) >= 0;
     int64_t n0 = x.shape[inner];
     int lanes = inner == x.ndim() - 1 && (symbolic || n0 >= kSumLanes) ? kSumLanes : 1;
-    // On the GPU a row's lanes are a block's threads: as many as a block has, on rows that long.
-    if (ctx.for_gpu && lanes > 1 && !symbolic && n0 >= kGpuSumLanes) lanes = kGpuSumLanes;
     Expr n0_expr = ctx.extent(x, static_cast<int>(inner));
     Expr lane_rows = n0_expr / lanes, leftover = n0_expr % lanes;
     Expr full_blocks = lane_rows / kSumBlock, partial_rows = lane_rows % kSumBlock;
