@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "hcompile/ops.h"
 #include "hcompile/passes.h"
 
 #include "graph_copy.h"
@@ -15,17 +16,8 @@ constexpr int64_t kFewOutputs = 4096;
 constexpr int64_t kManyReduced = 1 << 16;
 
 bool splits(const Graph &graph, const Node &n) {
-    switch (n.kind) {
-    case OpKind::Sum:
-    case OpKind::Prod:
-    case OpKind::Max:
-    case OpKind::Min:
-    case OpKind::Any:
-    case OpKind::All:
-        break;
-    default:
-        return false;
-    }
+    // Reductions over a list of axes (an arg reduction has one axis, and an index to keep).
+    if (op_class(n.kind) != OpClass::Reduction || n.kind == OpKind::Argmax || n.kind == OpKind::Argmin) return false;
     const Node &x = graph.node(n.inputs[0]);
     return n.ints_attr("axes").size() >= 2 && n.size() < kFewOutputs && x.size() / std::max<int64_t>(n.size(), 1) >= kManyReduced;
 }

@@ -193,13 +193,20 @@ def _close(got, want, dtype):
 gpu = pytest.mark.gpu
 
 
-@gpu
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("fn,shapes", CASES, ids=lambda c: getattr(c, "__name__", ""))
-def test_torch_cuda_tensors_match_numpy(fn, shapes, dtype):
+@pytest.fixture
+def torch_cuda():
+    """PyTorch, where it sees a CUDA GPU; else the test skips."""
     torch = _torch_cuda()
     if torch is None:
         pytest.skip("no CUDA GPU with PyTorch")
+    return torch
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn,shapes", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_torch_cuda_tensors_match_numpy(fn, shapes, dtype, torch_cuda):
+    torch = torch_cuda
     rng = np.random.default_rng(1)
     args = _rng_inputs(rng, shapes, dtype)
     want = fn(*args)
@@ -231,10 +238,8 @@ def test_cupy_arrays_match_numpy():
 
 
 @gpu
-def test_odd_inputs_on_the_gpu():
-    torch = _torch_cuda()
-    if torch is None:
-        pytest.skip("no CUDA GPU with PyTorch")
+def test_odd_inputs_on_the_gpu(torch_cuda):
+    torch = torch_cuda
     f = hc.hcompile(lambda a, b: a * 2 + b, fullgraph=True)
     rng = np.random.default_rng(3)
     for a, b in [(rng.standard_normal((1, 1)), rng.standard_normal((1, 1))),
@@ -247,10 +252,8 @@ def test_odd_inputs_on_the_gpu():
 
 
 @gpu
-def test_kernels_run_on_the_callers_stream():
-    torch = _torch_cuda()
-    if torch is None:
-        pytest.skip("no CUDA GPU with PyTorch")
+def test_kernels_run_on_the_callers_stream(torch_cuda):
+    torch = torch_cuda
     f = hc.hcompile(lambda a: np.exp(a) + 1, fullgraph=True)
     x = torch.randn(2048, 2048, device="cuda")
     f(x)
@@ -275,10 +278,8 @@ def test_numpy_arguments_under_a_cuda_target_are_copied_in_and_out():
 
 
 @gpu
-def test_nan_and_inf_rows_on_the_gpu_match_numpy():
-    torch = _torch_cuda()
-    if torch is None:
-        pytest.skip("no CUDA GPU with PyTorch")
+def test_nan_and_inf_rows_on_the_gpu_match_numpy(torch_cuda):
+    torch = torch_cuda
     rng = np.random.default_rng(5)
     for fn in (_row_extremes, _softmax_rows, _layernorm_rows):
         for shape in [(33, 65), (8, 97), (16, 2048)]:
