@@ -218,7 +218,6 @@ void bind_runtime(nb::module_ &m) {
         nb::arg("kernel"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("device"), nb::arg("stream"),
         "Runs a kernel compiled for CUDA: arrays as (device pointer, shape, strides in elements), in the\n"
         "kernel's input and output order, on the device's primary context and the given stream.");
-    m.def("kernel_on_gpu", [](const Kernel &k) { return k.device_interface != nullptr; }, nb::arg("kernel"));
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},

@@ -136,8 +136,12 @@ def _host_library():
             continue
         if name == "torch" and not library.module.cuda.is_available():
             continue
-        if name == "cupy" and library.module.cuda.runtime.getDeviceCount() == 0:
-            continue
+        if name == "cupy":
+            try:
+                if library.module.cuda.runtime.getDeviceCount() == 0:
+                    continue
+            except Exception:      # CuPy without a driver raises its own error: no GPU here
+                continue
         return library
     raise RuntimeError("hcompile: target='cuda' with NumPy arrays needs a CUDA GPU and CuPy or PyTorch with CUDA "
                        "to move the arrays there; none was found")
@@ -178,9 +182,10 @@ class CudaEntries:
         library = _host_library()
         device = 0
         moved = [library.to_device(a, device) if is_host else a for a, is_host in zip(args, host_arrays)]
+        if not self.host_copies:   # said once per function; host_copies counts them all
+            logs.log("recompiles", "%s: target %s with NumPy arguments: %d arrays copied to CUDA device %d and the "
+                     "outputs back, on this call and later ones", self._qualname, self._target, sum(host_arrays), device)
         self.host_copies += sum(host_arrays)
-        logs.log("recompiles", "%s: target %s with NumPy arguments: %d arrays copied to CUDA device %d and the "
-                 "outputs back", self._qualname, self._target, sum(host_arrays), device)
         result = self._run(library, device, moved, [device if h else None for h in host_arrays])
         return _map_arrays(result, library.to_host)
 
