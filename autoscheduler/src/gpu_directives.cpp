@@ -1,0 +1,222 @@
+#include "gpu_directives.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace hc {
+
+namespace {
+
+// Guarded tails, as on the CPU (apply_schedule.cpp): a last partial tile computes only its own
+// points.
+constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
+
+// The most blocks a CUDA grid holds along its y and z dimensions.
+constexpr int64_t kGridLimit = 65535;
+
+// A stage run by one GPU thread (of one block): a region with no axes, and what it reads.
+void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
+    w.gpu_single_thread(ScheduleWriter::pure(f));
+    for (int u = 0; u < f.num_update_definitions(); ++u) w.gpu_single_thread(ScheduleWriter::update(f, u));
+}
+
+// The loop over rows of a GpuRows root: the innermost of its block loops (an elementwise root's
+// axes past the innermost, a reduction's every axis: one block per output), where the regions
+// computed per row are computed.
+Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) { return root.vars[root.accumulator.defined() ? 0 : 1]; }
+
+// `s`'s innermost axis `v` across `threads` GPU threads, each thread walking its columns a block
+// width apart (coalesced: neighbouring threads read neighbouring elements), the walk innermost so
+// that the block's threads need no barrier between its steps.
+void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &v, int64_t threads) {
+    Halide::Var step("gpu_step"), thread("gpu_thread_x");
+    w.split(s, v, step, thread, static_cast<int>(threads), kTail);
+    w.reorder(s, {step, thread});
+    w.gpu_threads(s, thread);
+}
+
+// The accumulator of reduction `r`, computed per block of `root` (r's row there, or r's own
+// output when `r` is the root) by the block's threads: a blocked sum by its lanes, another
+// reduction over the row by `threads` partial results (rfactor), then one thread.
+void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, int64_t threads) {
+    const Halide::VarOrRVar row = gpu_row_loop(root);
+    Halide::Func acc = r.accumulator;
+    w.compute_at(acc, root.func, &row);
+    if (r.blocked_sum) {
+        // The sum's lanes are the threads; each walks its blocks (inner stages computed per block).
+        const BlockedSum &b = *r.blocked_sum;
+        w.gpu_threads(ScheduleWriter::pure(acc), b.lane);
+        auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
+            if (index < 0) return;
+            StageRef update = ScheduleWriter::update(acc, index - 1);
+            std::vector<Halide::VarOrRVar> order;
+            if (domain.defined()) {
+                for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
+            }
+            order.push_back(b.lane);
+            if (order.size() > 1) w.reorder(update, order);
+            w.gpu_threads(update, b.lane);
+            if (domain.defined()) {
+                Halide::VarOrRVar at = domain[0];
+                w.compute_at(part, acc, &at);
+            } else {
+                Halide::VarOrRVar at = b.lane;
+                w.compute_at(part, acc, &at);
+            }
+        };
+        stage(b.block_stage, b.block_domain, b.blocks);
+        stage(b.tail_stage, b.tail_domain, b.tail);
+        return;
+    }
+    w.gpu_threads(ScheduleWriter::pure(acc), r.vars[0]);
+    StageRef update = ScheduleWriter::update(acc);
+    if (r.associative_vectorizable && r.rdom.defined()) {
+        // Each thread reduces every `threads`-th element of the row; one thread then reduces
+        // the threads' partial results.
+        Halide::RVar outer("r_step"), inner("r_thread");
+        Halide::Var thread("gpu_thread_x");
+        Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(threads), thread);
+        w.compute_at(partial, root.func, &row);
+        w.gpu_threads(ScheduleWriter::pure(partial), thread);
+        StageRef partial_update = ScheduleWriter::update(partial);
+        w.reorder(partial_update, {outer, thread});
+        w.gpu_threads(partial_update, thread);
+    }
+    w.gpu_threads(update, r.vars[0]);   // the rest serially, by one thread
+}
+
+}  // namespace
+
+// The row root (GpuRows): one block per row, threads across it; a reduction root, one block per
+// output, its reduction by the block's threads.
+void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p) {
+    StageRef s = ScheduleWriter::pure(root.func);
+    w.compute_root(root.func);
+    const bool reduction = root.accumulator.defined();
+    const size_t first = reduction ? 0 : 1;
+    if (reduction) {
+        // The output's value, read out of the accumulator: one thread of its block.
+        Halide::Var lane("gpu_lane");
+        w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
+        w.gpu_threads(s, lane);
+    } else {
+        threads_across(w, s, root.vars[0], p.gpu_rows);
+    }
+    // A block loop per axis (CUDA grids have three; gpu_rows_fit checks): fused into one, the
+    // rows' footprints in Halide's bounds grew to whole axes (526 KB of shared memory).
+    for (size_t i = first; i < root.vars.size(); ++i) w.gpu_blocks(s, root.vars[i]);
+    if (reduction) schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
+}
+
+// A region computed per row of a GpuRows root, inside its block (see Choice::GpuRows).
+void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, const RegionPlan &p) {
+    const Halide::VarOrRVar row = gpu_row_loop(root);
+    w.compute_at(r.func, root.func, &row);
+    if (!r.accumulator.defined()) {
+        threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x);
+        return;
+    }
+    // The reduction's value: one point per block (its row), one thread.
+    w.gpu_threads(ScheduleWriter::pure(r.func), r.vars[0]);
+    schedule_gpu_block_reduction(w, r, root, p.gpu_threads_x);
+}
+
+// A region on the GPU (GpuTile): its pure loops in blocks of threads, one thread per output
+// point; a separate accumulator (a reduction's, a matrix product's) is computed per point inside
+// that thread, its reduction loops serial, and a blocked sum's parts inside the accumulator's
+// loops as on the CPU. The axes past the tiled ones are fused into one loop of blocks (CUDA
+// grids have three dimensions).
+void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+    const Halide::Func &f = r.func;
+    Halide::Func acc = r.accumulator;
+    const bool separate_acc = acc.defined() && !own_accumulator(r);
+    w.compute_root(f);
+    if (r.vars.empty()) {
+        single_gpu_thread(w, f);
+        if (separate_acc) {
+            w.compute_root(acc);
+            single_gpu_thread(w, acc);
+        }
+    } else {
+        StageRef s = ScheduleWriter::pure(f);
+        Halide::Var bx("gpu_block_x"), tx("gpu_thread_x"), by("gpu_block_y"), ty("gpu_thread_y");
+        const bool two_axes = p.gpu_threads_y > 0;
+        const int vector = static_cast<int>(std::max<int64_t>(p.gpu_vector, 1));
+        if (two_axes) {
+            w.tile(s, r.vars[0], r.vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x) * vector,
+                   static_cast<int>(p.gpu_threads_y), kTail);
+        } else {
+            w.split(s, r.vars[0], bx, tx, static_cast<int>(p.gpu_threads_x) * vector, kTail);
+        }
+        if (vector > 1) {
+            // Each thread's points are neighbours: one vector load or store where aligned.
+            Halide::Var lanes("gpu_vector");
+            w.split(s, tx, tx, lanes, vector, kTail);
+            w.vectorize(s, lanes);
+        }
+        // The block loops: axis 0's tiles, axis 1's, the other axes fused, as the grid's x, y and z.
+        // A grid's y and z stop at 65535 blocks: where they could pass that (a tall array, or
+        // sizes known only at run time), every block loop is fused into x instead (it costs a
+        // division per thread: tinyops 0.27 -> 0.33 ms on the H100).
+        std::vector<Halide::VarOrRVar> outer;
+        int64_t outer_blocks = 1;
+        for (size_t i = two_axes ? 2 : 1; i < r.vars.size(); ++i) {
+            outer.push_back(r.vars[i]);
+            outer_blocks *= std::max<int64_t>(r.extents[i], 1);
+        }
+        const int64_t y_blocks = two_axes ? (r.extents[1] + p.gpu_threads_y - 1) / p.gpu_threads_y : 1;
+        const bool one_dimension = r.symbolic || y_blocks > kGridLimit || outer_blocks > kGridLimit;
+        std::vector<Halide::VarOrRVar> loops{bx};
+        if (two_axes) loops.push_back(by);
+        if (one_dimension) loops.insert(loops.end(), outer.begin(), outer.end());
+        auto fuse_all = [&](std::vector<Halide::VarOrRVar> vars, const std::string &name) {
+            Halide::VarOrRVar fused = vars[0];
+            for (size_t i = 1; i < vars.size(); ++i) {
+                Halide::Var next(name + std::to_string(i));
+                w.fuse(s, fused, vars[i], next);
+                fused = next;
+            }
+            return fused;
+        };
+        w.gpu_threads(s, tx);
+        if (two_axes) w.gpu_threads(s, ty);
+        if (one_dimension) {
+            w.gpu_blocks(s, fuse_all(loops, "gpu_blocks_"));
+        } else {
+            for (const Halide::VarOrRVar &v : loops) w.gpu_blocks(s, v);
+            if (!outer.empty()) w.gpu_blocks(s, fuse_all(outer, "gpu_outer_"));
+        }
+        if (separate_acc) {
+            Halide::VarOrRVar thread = tx;
+            w.compute_at(acc, f, &thread);
+        }
+    }
+    if (!r.blocked_sum) return;
+    const BlockedSum &b = *r.blocked_sum;
+    auto place_part = [&](const Halide::RDom &domain, const Halide::Func &part) {
+        if (!part.defined()) return;
+        Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0])
+                               : !r.vars.empty() ? Halide::VarOrRVar(r.vars.back())
+                                                 : Halide::VarOrRVar(Halide::Var::outermost());
+        w.compute_at(part, acc, domain.defined() || !r.vars.empty() ? &at : nullptr);
+    };
+    place_part(b.block_domain, b.blocks);
+    place_part(b.tail_domain, b.tail);
+}
+
+// Loads at constant indices (LoweredPipeline::point_load_funcs), on the GPU: a kernel each.
+void schedule_gpu_point_loads(ScheduleWriter &w, const Halide::Func &f) {
+    w.compute_root(f);
+    if (f.dimensions() == 0) {
+        single_gpu_thread(w, f);
+        return;
+    }
+    Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
+    StageRef s = ScheduleWriter::pure(f);
+    w.split(s, f.args()[0], block, thread, 64, kTail);
+    w.gpu_threads(s, thread);
+    w.gpu_blocks(s, block);
+}
+
+}  // namespace hc
