@@ -137,6 +137,7 @@ class CompiledFunction:
 
     def _cuda_entries(self):
         if self._cuda is None:
+            _warn_gpu_options(self.options)
             # "auto" (the target of the arrays' device), or the CUDA target the function names.
             target = self._target() if cuda.is_cuda_target(self._target()) else "auto"
             self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, target, self.options["autoscheduler"],
@@ -150,6 +151,9 @@ class CompiledFunction:
             raise ValueError(f"hcompile: {self.__qualname__} was compiled for target {target!r} and called with CUDA "
                              "arrays (target='auto' or 'cuda' runs them on their GPU)")
         try:
+            if self.options["backend"] == "eager":
+                raise Unsupported("backend='eager' runs the captured graph with NumPy, on the host: CUDA arrays run "
+                                  "as plain Python", self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
             if kwargs or len(args) != self._fast_arity:
                 signature = inspect.signature(self._fn)
                 bound = signature.bind(*args, **kwargs)
@@ -264,6 +268,10 @@ class CompiledFunction:
                 self._cuda_entries().compile_only(list(binding.arguments.values()))
             except Unsupported as e:
                 self.compile_records[-1]["break"] = _break_record(e)
+            except CompileError as e:    # recorded in compile_failure, as a CPU compile's is
+                if self.options["fullgraph"]:
+                    raise
+                logs.log("graph_breaks", "%s: CUDA compile failed: %s", self.__qualname__, e)
             return
         bound = self._bind(args, kwargs)
         if bound is None:
@@ -753,9 +761,23 @@ def _warn_partial_options(options):
     if options["mode"] == "reduce-overhead":
         notes.append("mode='reduce-overhead' behaves like 'default' on the CPU (it captures CUDA graphs, a GPU feature)")
     for note in notes:
-        if note not in _warned_options:
-            _warned_options.add(note)
-            logs.warn(note)
+        _warn_once(note)
+
+
+def _warn_once(note):
+    if note not in _warned_options:
+        _warned_options.add(note)
+        logs.warn(note)
+
+
+def _warn_gpu_options(options):
+    """Options the GPU path (cuda.py) does not honour yet: said once each, when a function first
+    runs there."""
+    if options["mode"] != "default":
+        _warn_once(f"mode={options['mode']!r} behaves like 'default' on the GPU for now (the fixed GPU schedule, "
+                   "no tuning, no CUDA graphs)")
+    if options["dynamic"]:
+        _warn_once("dynamic=True: on the GPU every shape compiles its own kernel for now")
 
 
 def hcompile(fn=None, *, mode="default", fullgraph=False, dynamic=None, backend="halide", target="auto",

@@ -186,11 +186,16 @@ class CudaEntries:
             logs.log("recompiles", "%s: target %s with NumPy arguments: %d arrays copied to CUDA device %d and the "
                      "outputs back, on this call and later ones", self._qualname, self._target, sum(host_arrays), device)
         self.host_copies += sum(host_arrays)
-        result = self._run(library, device, moved, [device if h else None for h in host_arrays])
+        # An argument returned as it is is the caller's own array, as Python returns it.
+        result = self._run(library, device, moved, [device if h else None for h in host_arrays], returned_args=args)
         return _map_arrays(result, library.to_host)
 
-    def _run(self, library, device, args, devices):
-        """``devices``: per argument, its CUDA device or None (not an array on the GPU)."""
+    def _run(self, library, device, args, devices, returned_args=None):
+        """``devices``: per argument, its CUDA device or None (not an array on the GPU);
+        ``returned_args``: what the return value holds where the function returns an argument
+        (default ``args`` as given, before any contiguous copy)."""
+        if returned_args is None:
+            returned_args = args
         args = [library.contiguous(a) if d is not None and not library.is_contiguous(a) else a
                 for a, d in zip(args, devices)]
         key = (library.name, device) + tuple((type(a), a.dtype, tuple(a.shape)) if d is not None else guards.arg_guard(a)
@@ -214,7 +219,7 @@ class CudaEntries:
         outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs]
         _C.run_cuda(entry.kernel, [describe(args[i]) for i in entry.input_args], [describe(o) for o in outputs],
                     device, library.stream(device))
-        return entry.result.build(outputs, args)
+        return entry.result.build(outputs, returned_args)
 
     def compile_only(self, args):
         """Captures and compiles for these arguments without running anything (no GPU needed

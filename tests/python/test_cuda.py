@@ -292,3 +292,34 @@ def test_nan_and_inf_rows_on_the_gpu_match_numpy(torch_cuda):
             for _ in range(4):      # a race would show as rows wrong at random
                 got = f(torch.from_numpy(x).cuda()).cpu().numpy()
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, equal_nan=True)
+
+
+def test_a_cuda_compile_failure_without_fullgraph_is_recorded_not_raised():
+    x = np.ones((8, 8), np.float32)
+    mixed = [(0, "compute_root", -1, 0, 0), (0, "gpu_tile", -1, 32, 0), (1, "compute_root", -1, 0, 0)]
+    g = hc.hcompile(lambda a: np.exp(a).sum(axis=0) + 1, target=CUDA_TARGET, schedule=mixed)
+    g.compile_only(x)
+    assert "wholly on the GPU" in g.compile_records[-1]["compile_failure"]
+
+
+def test_options_the_gpu_does_not_honour_yet_are_said(caplog):
+    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, mode="max-autotune")
+    with caplog.at_level("WARNING", logger="hcompile.options"):
+        f.compile_only(np.ones((4, 300), np.float32))
+    assert "behaves like 'default' on the GPU" in caplog.text
+
+
+@gpu
+def test_eager_backend_and_returned_arguments_on_the_gpu(torch_cuda):
+    torch = torch_cuda
+    x = torch.randn(5, 7, device="cuda")
+    eager = hc.hcompile(lambda a: a * 2 + 1, backend="eager")
+    assert torch.equal(eager(x), x * 2 + 1)           # plain Python: torch's own operators
+    assert not eager.compile_records
+    both = hc.hcompile(lambda a, b: (np.exp(a), b), fullgraph=True)
+    got, same = both(x, x)
+    assert same is x and torch.allclose(got, torch.exp(x))
+    host = np.ones(3, np.float32)
+    on_gpu = hc.hcompile(lambda a, b: (a + 1, b), target="cuda")
+    plus_one, returned = on_gpu(host, host)
+    assert returned is host and np.array_equal(plus_one, host + 1)
