@@ -138,12 +138,7 @@ std::vector<Halide::Expr> definition_values(const Halide::Func &f, int update,
     return values;
 }
 
-// Bytes of one point of a Func (all of a Tuple's values) and the bits of its widest value.
-int point_bytes(const Halide::Func &f) {
-    int bytes = 0;
-    for (const Halide::Type &t : f.types()) bytes += t.bytes();
-    return bytes;
-}
+// The bits of a Func's widest value.
 int point_bits(const Halide::Func &f) {
     int bits = 0;
     for (const Halide::Type &t : f.types()) bits = std::max(bits, t.bits());
@@ -245,6 +240,12 @@ std::vector<StageAnalysis::Reach> stencil_reaches(const RegionFunc &r, const std
 }
 
 }  // namespace
+
+int point_bytes(const Halide::Func &f) {
+    int bytes = 0;
+    for (const Halide::Type &t : f.types()) bytes += t.bytes();
+    return bytes;
+}
 
 std::optional<std::map<int, TileSpan>> tile_spans(const PipelineAnalysis &analysis, int root, int axis,
                                                  const std::vector<int> &members) {

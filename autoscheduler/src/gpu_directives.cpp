@@ -57,13 +57,8 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
             order.push_back(b.lane);
             if (order.size() > 1) w.reorder(update, order);
             w.gpu_threads(update, b.lane);
-            if (domain.defined()) {
-                Halide::VarOrRVar at = domain[0];
-                w.compute_at(part, acc, &at);
-            } else {
-                Halide::VarOrRVar at = b.lane;
-                w.compute_at(part, acc, &at);
-            }
+            const Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0]) : Halide::VarOrRVar(b.lane);
+            w.compute_at(part, acc, &at);
         };
         stage(b.block_stage, b.block_domain, b.blocks);
         stage(b.tail_stage, b.tail_domain, b.tail);
@@ -103,7 +98,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     } else {
         threads_across(w, s, root.vars[0], p.gpu_rows);
     }
-    // A block loop per axis (CUDA grids have three; gpu_rows_fit checks): fused into one, the
+    // A block loop per axis (CUDA grids have three; gpu_schedule's fits_grid checks): fused into one, the
     // rows' footprints in Halide's bounds grew to whole axes (526 KB of shared memory).
     for (size_t i = first; i < root.vars.size(); ++i) w.gpu_blocks(s, root.vars[i]);
     if (reduction) schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
@@ -126,7 +121,7 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
 // point; a separate accumulator (a reduction's, a matrix product's) is computed per point inside
 // that thread, its reduction loops serial, and a blocked sum's parts inside the accumulator's
 // loops as on the CPU. The axes past the tiled ones are fused into one loop of blocks (CUDA
-// grids have three dimensions).
+// grids have three dimensions), and all of them into one where the grid's y or z could overflow.
 void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
     const Halide::Func &f = r.func;
     Halide::Func acc = r.accumulator;

@@ -3,6 +3,8 @@
 #include <set>
 #include <string>
 
+#include "hcompile/analysis.h"
+
 #include "region_plan.h"
 
 namespace hc {
@@ -19,12 +21,6 @@ constexpr int64_t kVectorPoints = 4;
 // Shared memory a block's row members may take (48 KiB is every CUDA device's static limit;
 // some left for the reductions' partial results).
 constexpr int64_t kRowSharedBytes = 40 * 1024;
-
-int point_bytes(const RegionFunc &r) {
-    int bytes = 0;
-    for (const Halide::Type &t : r.func.types()) bytes += t.bytes();
-    return bytes;
-}
 
 // Whether a block loop per axis of `r` from `first` fits a CUDA grid: three dimensions, the
 // second and third of at most 65535 blocks.
@@ -64,7 +60,7 @@ bool rows_fit_blocks(const LoweredPipeline &lowered) {
             if (!keeps_rows) return false;
         } else {
             if (r.vars.size() != root.vars.size()) return false;
-            shared += r.extents[0] * point_bytes(r);
+            shared += r.extents[0] * point_bytes(r.func);
         }
     }
     return members && shared <= kRowSharedBytes;

@@ -73,6 +73,9 @@ std::optional<std::map<int, TileSpan>> tile_spans(const PipelineAnalysis &analys
 // The bits of the widest value region `r` computes or loads (its own type at least).
 int widest_value_bits(const RegionFunc &r);
 
+// Bytes of one point of a Func (all of a Tuple's values).
+int point_bytes(const Halide::Func &f);
+
 // Lanes of one native vector of `r`'s widest values: the vector width schedules start from.
 int natural_lanes(const RegionFunc &r, const Halide::Target &target);
 
