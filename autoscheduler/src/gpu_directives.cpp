@@ -15,6 +15,12 @@ constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
 // The most blocks a CUDA grid holds along its y and z dimensions.
 constexpr int64_t kGridLimit = 65535;
 
+// A thread's serial steps along a row (its columns a block width apart; its share of a
+// reduction) are unrolled by this much, so that the thread has that many loads in flight instead
+// of one: measured on an H200, softmax over rows of 8192 went 0.365 -> 0.325 ms, layer norm 0.111
+// -> 0.100 ms (unrolled by 1, 2, 4, 8: softmax 0.365, 0.335, 0.330, 0.325).
+constexpr int kUnrollSteps = 8;
+
 // A stage run by one GPU thread (of one block): a region with no axes, and what it reads.
 void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
     w.gpu_single_thread(ScheduleWriter::pure(f));
@@ -34,6 +40,7 @@ void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVa
     w.split(s, v, step, thread, static_cast<int>(threads), kTail);
     w.reorder(s, {step, thread});
     w.gpu_threads(s, thread);
+    w.unroll(s, step, kUnrollSteps, kTail);
 }
 
 // The accumulator of reduction `r`, computed per block of `root` (r's row there, or r's own
@@ -49,6 +56,9 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         w.gpu_threads(ScheduleWriter::pure(acc), b.lane);
         auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
             if (index < 0) return;
+            if (part.num_update_definitions() > 0 && !part.rvars(0).empty()) {   // a lane's block
+                w.unroll(ScheduleWriter::update(part), part.rvars(0)[0], kUnrollSteps, Halide::TailStrategy::GuardWithIf);
+            }
             StageRef update = ScheduleWriter::update(acc, index - 1);
             std::vector<Halide::VarOrRVar> order;
             if (domain.defined()) {
@@ -77,6 +87,7 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         StageRef partial_update = ScheduleWriter::update(partial);
         w.reorder(partial_update, {outer, thread});
         w.gpu_threads(partial_update, thread);
+        w.unroll(partial_update, outer, kUnrollSteps, Halide::TailStrategy::GuardWithIf);
     }
     w.gpu_threads(update, r.vars[0]);   // the rest serially, by one thread
 }

@@ -196,12 +196,11 @@ void bind_runtime(nb::module_ &m) {
 
     m.def(
         "run_cuda",
-        [](const Kernel &kernel, const std::vector<std::tuple<uint64_t, std::vector<int64_t>, std::vector<int64_t>>> &inputs,
-           const std::vector<std::tuple<uint64_t, std::vector<int64_t>, std::vector<int64_t>>> &outputs, int device,
-           uint64_t stream) {
+        [](const Kernel &kernel, const std::vector<std::tuple<uint64_t, std::vector<int64_t>>> &inputs,
+           const std::vector<std::tuple<uint64_t, std::vector<int64_t>>> &outputs, int device, uint64_t stream) {
             auto arrays = [](const auto &described) {
                 std::vector<DeviceArray> v;
-                for (const auto &[pointer, shape, strides] : described) v.push_back({pointer, shape, strides});
+                for (const auto &[pointer, shape] : described) v.push_back({pointer, shape});
                 return v;
             };
             std::vector<DeviceArray> in = arrays(inputs), out = arrays(outputs);
@@ -216,8 +215,8 @@ void bind_runtime(nb::module_ &m) {
             }
         },
         nb::arg("kernel"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("device"), nb::arg("stream"),
-        "Runs a kernel compiled for CUDA: arrays as (device pointer, shape, strides in elements), in the\n"
-        "kernel's input and output order, on the device's primary context and the given stream.");
+        "Runs a kernel compiled for CUDA: C-contiguous arrays as (device pointer, shape), in the kernel's\n"
+        "input and output order, on the device's primary context and the given stream.");
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},

@@ -28,6 +28,9 @@ from .errors import CompileError, Unsupported
 # DLPack's device type of CUDA memory (dlpack.h: kDLCUDA).
 _DLPACK_CUDA = 2
 
+# The alignment a kernel needs of its device arrays (runtime/include/hcompile/cuda_call.h).
+_DEVICE_ALIGNMENT = 16
+
 # The CUDA compute capabilities Halide 21 generates code for; a newer device runs the newest of
 # them (its driver compiles the PTX).
 _HALIDE_CAPABILITIES = (30, 32, 35, 50, 61, 70, 75, 80, 86)
@@ -83,16 +86,23 @@ class _Library:
         return np.dtype(str(a.dtype).replace("torch.", "")) if self.name == "torch" else np.dtype(a.dtype)
 
     def describe(self, a):
-        """(device pointer, shape, strides in elements)."""
+        """(device pointer, shape) of a C-contiguous array."""
         if self.name == "torch":
-            return a.data_ptr(), tuple(a.shape), tuple(a.stride())
-        return a.data.ptr, tuple(a.shape), tuple(s // a.itemsize for s in a.strides)
+            return a.data_ptr(), tuple(a.shape)
+        return a.data.ptr, tuple(a.shape)
 
-    def contiguous(self, a):
-        return a.contiguous() if self.name == "torch" else self.module.ascontiguousarray(a)
+    def pointer(self, a):
+        return a.data_ptr() if self.name == "torch" else a.data.ptr
 
-    def is_contiguous(self, a):
-        return a.is_contiguous() if self.name == "torch" else a.flags.c_contiguous
+    def readable(self, a):
+        """``a`` as a kernel reads it: C-contiguous at a 16-byte aligned address (the kernels'
+        vector loads; a view that starts mid-vector, such as ``x.view(-1)[1:]``, is copied)."""
+        torch = self.name == "torch"
+        if (a.is_contiguous() if torch else a.flags.c_contiguous) and self.pointer(a) % _DEVICE_ALIGNMENT == 0:
+            return a
+        if torch:
+            return a.clone(memory_format=self.module.contiguous_format)
+        return self.module.array(a, order="C", copy=True)
 
     def empty(self, shape, dtype, device):
         if self.name == "torch":
@@ -196,8 +206,7 @@ class CudaEntries:
         (default ``args`` as given, before any contiguous copy)."""
         if returned_args is None:
             returned_args = args
-        args = [library.contiguous(a) if d is not None and not library.is_contiguous(a) else a
-                for a, d in zip(args, devices)]
+        args = [library.readable(a) if d is not None else a for a, d in zip(args, devices)]
         key = (library.name, device) + tuple((type(a), a.dtype, tuple(a.shape)) if d is not None else guards.arg_guard(a)
                                              for a, d in zip(args, devices))
         # Each entry also holds while the outside values its graph read (globals, closure cells)

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -64,17 +65,21 @@ int32_t get_stream(Halide::JITUserContext *user_context, void *, void **stream) 
     return 0;
 }
 
-// Describes `a` as a Halide buffer whose data lives on the device (no host copy): Halide's
-// dim 0 is NumPy's last axis.
+// Describes `a` (C-contiguous) as a Halide buffer whose data lives on the device (no host copy):
+// Halide's dim 0 is NumPy's last axis; dense strides counting an empty axis as 1, as the kernel's
+// buffer constraints say (lower.cpp's describe_buffer), whatever the array library reports for
+// its size-1 and empty axes.
 void describe(const DeviceArray &a, DType dtype, const halide_device_interface_t *interface, halide_buffer_t &buf,
               halide_dimension_t *dims) {
     const int nd = static_cast<int>(a.shape.size());
+    int64_t dense = 1;
     for (int d = 0; d < nd; ++d) {
         const int axis = nd - 1 - d;
         dims[d].min = 0;
         dims[d].extent = static_cast<int32_t>(a.shape[axis]);
-        dims[d].stride = static_cast<int32_t>(a.strides[axis]);
+        dims[d].stride = static_cast<int32_t>(dense);
         dims[d].flags = 0;
+        dense *= std::max<int64_t>(a.shape[axis], 1);
     }
     std::memset(&buf, 0, sizeof buf);
     buf.device = a.pointer;
@@ -97,6 +102,10 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
                  std::to_string(kernel.outputs.size()) + " outputs";
         return -1;
     }
+    // Halide keeps the device memory of a kernel's intermediates for the next call instead of
+    // freeing it (cuMemFree waits for the device); set here, where Halide's CUDA runtime exists.
+    static std::once_flag reuse;
+    std::call_once(reuse, [] { Halide::Internal::JITSharedRuntime::reuse_device_allocations(true); });
     CudaCallContext context;
     context.context = primary_context(device, error);
     if (!context.context) return -1;
@@ -117,8 +126,8 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
         const bool is_input = i < inputs.size();
         const DeviceArray &a = is_input ? inputs[i] : outputs[i - inputs.size()];
         const DType dtype = is_input ? kernel.inputs[i].dtype : kernel.outputs[i - inputs.size()].dtype;
-        if (a.shape.size() != a.strides.size()) {
-            *error = "an array's shape and strides differ in length";
+        if (a.pointer % kDeviceAlignment != 0) {
+            *error = "a device array is not aligned to 16 bytes (the kernel's vector loads need it)";
             return -1;
         }
         describe(a, dtype, kernel.device_interface, buffers[i], dims.data() + next_dim);

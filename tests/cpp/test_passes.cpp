@@ -448,8 +448,37 @@ TEST_CASE("split_reductions_for_gpu: a reduction to few outputs is reduced one a
         CHECK(kept.kind == OpKind::Max);
         CHECK(kept.ints_attr("axes") == std::vector<int64_t>{2});
     }
-    Graph small;   // many outputs, or few elements each: kept
+    Graph small;   // many outputs, or few elements: kept
     NodeId y = small.add_input(0, DType::Float32, {300, 40});
-    small.set_outputs({small.add_op(OpKind::Sum, {y}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", int64_t{0}}})});
+    NodeId z = small.add_input(1, DType::Float32, {200});
+    small.set_outputs({small.add_op(OpKind::Sum, {y}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}}),
+                       small.add_op(OpKind::Sum, {z}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}})});
     CHECK(split_reductions_for_gpu(small).num_nodes() == small.num_nodes());
+}
+
+TEST_CASE("split_reductions_for_gpu: a reduction to one value ends in a step that keeps an axis for a block") {
+    Graph g;
+    NodeId y = g.add_input(0, DType::Float32, {300, 40});
+    g.set_outputs({g.add_op(OpKind::Max, {y}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", int64_t{0}}})});
+    Graph split = split_reductions_for_gpu(g);
+    verify(split);
+    const Node &out = split.node(split.outputs()[0]);
+    CHECK(out.kind == OpKind::Reshape);
+    CHECK(out.shape.empty());
+    const Node &last = split.node(out.inputs[0]);
+    CHECK(last.kind == OpKind::Max);
+    CHECK(last.shape == Shape{1, 1});
+
+    Graph long_row;   // (2^20,): rows of 8192, then the rows' sums in one block
+    NodeId x = long_row.add_input(0, DType::Float32, {1 << 20});
+    long_row.set_outputs({long_row.add_op(OpKind::Sum, {x}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}})});
+    split = split_reductions_for_gpu(long_row);
+    verify(split);
+    const Node &value = split.node(split.outputs()[0]);
+    CHECK(value.kind == OpKind::Reshape);
+    const Node &rows = split.node(split.node(value.inputs[0]).inputs[0]);
+    CHECK(split.node(value.inputs[0]).shape == Shape{1});
+    CHECK(rows.kind == OpKind::Sum);
+    CHECK(rows.shape == Shape{128});
+    CHECK(split.node(rows.inputs[0]).shape == Shape{128, 8192});
 }

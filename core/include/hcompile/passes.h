@@ -31,8 +31,11 @@ Graph replace_empty_arrays(const Graph &graph);
 
 // For a GPU target: a reduction over several axes to fewer than 4096 outputs, over at least 2^16
 // elements per output, becomes one reduction per axis, innermost first, so that the first has an
-// output per row for the GPU's threads (the same values: sums, products, extrema and logic reduce
-// in any grouping; float sums stay within NumPy's rounding of blocked partial sums).
+// output per row for the GPU's threads; a 1-D one of 2^16 elements or more is read as rows of up
+// to 8192 first (a power of two dividing its size). A reduction to one value of 256 elements or
+// more ends in a step that keeps an axis of 1 (then reshaped to 0-d), which the GPU schedule gives
+// a block of threads instead of one thread. The same values: sums, products, extrema and logic
+// reduce in any grouping; float sums stay within NumPy's rounding of blocked partial sums.
 Graph split_reductions_for_gpu(const Graph &graph);
 
 }  // namespace hc

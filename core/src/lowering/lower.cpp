@@ -332,9 +332,12 @@ RegionFunc region_of(const LowerContext &ctx, const Node &n, Halide::Func f, con
     return region;
 }
 
-Halide::ImageParam make_input(const Node &n, InputLayout layout, const SymbolicExtents &symbols) {
-    int arg = static_cast<int>(n.int_attr("arg"));
-    Halide::ImageParam p(halide_type(n.dtype), n.ndim(), "arg" + std::to_string(arg));
+// Says what every caller's buffer for `n` looks like (the dispatcher's NumPy arrays, run_on_cuda's
+// device arrays): coordinates from 0, static extents exact, and, for C-contiguous ones, dense
+// strides (a size-1 or empty axis counted as 1, as the callers describe them). Halide then knows a
+// vector's alignment from its index: the GPU's 128-bit loads and stores need that (with an
+// unknown output min or stride every access was a 4-byte one).
+void describe_buffer(Halide::OutputImageParam p, const Node &n, InputLayout layout, const SymbolicExtents &symbols) {
     // Halide dim d is NumPy axis ndim-1-d. Shapes are static per compiled entry, but for
     // symbolic extents (symbols.h), which the call's array supplies.
     Halide::Expr stride = 1;
@@ -351,8 +354,15 @@ Halide::ImageParam make_input(const Node &n, InputLayout layout, const SymbolicE
         } else if (d == 0 && layout == InputLayout::Strided) {
             p.dim(d).set_stride(Halide::Expr());  // lift Halide's default dense-innermost rule
         }
-        stride = stride * (symbolic ? p.dim(d).extent() : Halide::Expr(static_cast<int>(std::max<int64_t>(extent, 1))));
+        stride = stride * (symbolic ? Halide::max(p.dim(d).extent(), 1)
+                                    : Halide::Expr(static_cast<int>(std::max<int64_t>(extent, 1))));
     }
+}
+
+Halide::ImageParam make_input(const Node &n, InputLayout layout, const SymbolicExtents &symbols) {
+    int arg = static_cast<int>(n.int_attr("arg"));
+    Halide::ImageParam p(halide_type(n.dtype), n.ndim(), "arg" + std::to_string(arg));
+    describe_buffer(p, n, layout, symbols);
     return p;
 }
 
@@ -473,6 +483,8 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             f = copy;
         }
         used[id] = true;
+        // Outputs are C-contiguous: new arrays, or arguments of that layout written in place.
+        for (Halide::OutputImageParam buffer : f.output_buffers()) describe_buffer(buffer, n, InputLayout::CContiguous, ctx.symbols);
         out.outputs.push_back(f);
     }
     out.point_load_funcs = ctx.point_load_funcs();

@@ -98,6 +98,10 @@ Expr highest(Halide::Type t) {
 // extra work: one compensated step per lane and block, vectorized across lanes.
 constexpr int kSumLanes = 16;
 constexpr int kSumBlock = 32;
+// On a GPU the lanes are a block's threads (gpu_directives.cpp): 64 of them. Measured on an H200
+// (8192 x 4096 layer norm, 16/32/64/128/256 lanes): 0.155, 0.117, 0.102, 0.111, 0.172 ms; the
+// bound grows by 2u.
+constexpr int kGpuSumLanes = 64;
 
 // One step of Neumaier's compensated summation of v into (s, c).
 Halide::Tuple neumaier(const Expr &s, const Expr &c, const Expr &v) {
@@ -172,7 +176,8 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
     // over an empty domain adds nothing).
     const bool symbolic = ctx.symbols.symbol_of(x.shape[inner]) >= 0;
     int64_t n0 = x.shape[inner];
-    int lanes = inner == x.ndim() - 1 && (symbolic || n0 >= kSumLanes) ? kSumLanes : 1;
+    const int want = ctx.for_gpu ? kGpuSumLanes : kSumLanes;
+    int lanes = inner == x.ndim() - 1 && (symbolic || n0 >= want) ? want : 1;
     Expr n0_expr = ctx.extent(x, static_cast<int>(inner));
     Expr lane_rows = n0_expr / lanes, leftover = n0_expr % lanes;
     Expr full_blocks = lane_rows / kSumBlock, partial_rows = lane_rows % kSumBlock;

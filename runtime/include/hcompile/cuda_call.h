@@ -14,12 +14,14 @@
 
 namespace hc {
 
-// One array in device memory, in NumPy's axis order; strides in elements.
+// One C-contiguous array in device memory, its shape in NumPy's axis order; its address aligned
+// to kDeviceAlignment bytes (the kernels' widest vector load or store).
 struct DeviceArray {
     uint64_t pointer = 0;
     std::vector<int64_t> shape;
-    std::vector<int64_t> strides;
 };
+
+constexpr uint64_t kDeviceAlignment = 16;
 
 // Runs `kernel` (compiled for a CUDA target) on `inputs` (in Kernel::inputs order) into
 // `outputs` (Kernel::outputs order) on CUDA device `device` and stream `stream` (0: the legacy
