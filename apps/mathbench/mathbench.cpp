@@ -7,7 +7,7 @@
 // denormals, and a table of special values). "bad" counts special-value
 // mismatches (nan/inf/signed-zero disagreements with the oracle).
 //
-// Usage: mathbench [name ...]   (no names: all functions)
+// Usage: mathbench [--cuda] [name ...]   (no names: all functions; --cuda: on the GPU)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -134,23 +134,37 @@ struct Result {
     double worst_a = 0, worst_b = 0;
 };
 
+// --cuda: run on the GPU (blocks of 32x8 threads, CUDA capability 8.6; Halide copies the inputs
+// there once and times the kernels with a device sync), the accuracy then that of the device.
+bool on_cuda = false;
+
+Target bench_target() {
+    Target t = get_jit_target_from_environment();
+    return on_cuda ? t.with_feature(Target::CUDA).with_feature(Target::CUDACapability86) : t;
+}
+
 // One compiled variant (ours or builtin) of a function.
 template <typename T>
 struct Variant {
     ImageParam pa{type_of<T>(), 2}, pb{type_of<T>(), 2};
     Func f{"f"};
     Variant(const Fn &fn, bool ours) {
-        Var x("x"), y("y");
+        Var x("x"), y("y"), xo("xo"), yo("yo"), xi("xi"), yi("yi");
         Expr ea = pa(x, y), eb = pb(x, y);
         f(x, y) = ours ? fn.ours(ea, eb) : fn.builtin(ea, eb);
-        f.vectorize(x, get_jit_target_from_environment().natural_vector_size<T>()).parallel(y);
-        f.compile_jit(get_jit_target_from_environment());
+        if (on_cuda) {
+            f.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
+        } else {
+            f.vectorize(x, bench_target().natural_vector_size<T>()).parallel(y);
+        }
+        f.compile_jit(bench_target());
     }
     double time_ms(const Buffer<T> &a, const Buffer<T> &b, Buffer<T> &out) {
         pa.set(a);
         pb.set(b);
         auto t0 = std::chrono::steady_clock::now();
         f.realize(out);
+        if (on_cuda) out.device_sync();
         auto t1 = std::chrono::steady_clock::now();
         return std::chrono::duration<double, std::milli>(t1 - t0).count();
     }
@@ -161,6 +175,7 @@ Result accuracy(const Fn &fn, bool ours, Variant<T> &v, const Buffer<T> &a, cons
                 const std::vector<LD> &ref) {
     Buffer<T> out(a.width(), a.height());
     v.time_ms(a, b, out);
+    if (on_cuda) out.copy_to_host();
     Result r;
     const T *o = out.data();
     for (size_t i = 0; i < ref.size(); i++) {
@@ -213,10 +228,12 @@ void bench(const Fn &fn, int w, int h) {
 
 int main(int argc, char **argv) {
     int w = 2048, h = 2048;
+    for (int i = 1; i < argc; i++) on_cuda |= std::strcmp(argv[i], "--cuda") == 0;
+    if (on_cuda) std::printf("On the GPU (Halide's CUDA target, capability 8.6): kernel ms with a device sync.\n\n");
     std::printf("| function | dtype | builtin ms | ours ms | builtin max ulp | builtin bad | ours max ulp | ours bad |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const Fn &fn : kFns) {
-        bool want = argc == 1;
+        bool want = argc == 1 + on_cuda;
         for (int i = 1; i < argc; i++) want |= std::strcmp(argv[i], fn.name) == 0;
         if (!want) continue;
         bench<float>(fn, w, h);

@@ -123,6 +123,11 @@ void fill_arg_guard(ArgGuard &g, nb::handle spec) {
         g.value = new_ref(t[2]);
     } else if (kind == "type") {
         g.kind = ArgGuard::TypeOnly;
+    } else if (kind == "cuda_tensor") {  // (kind, type, torch dtype, shape, device)
+        g.kind = ArgGuard::CudaTensor;
+        g.value = new_ref(t[2]);
+        for (nb::handle d : t[3]) g.shape.push_back(nb::cast<int64_t>(d));
+        g.typenum = nb::cast<int>(t[4]);
     } else {
         throw std::invalid_argument("unknown guard kind '" + kind + "'");
     }
@@ -298,6 +303,49 @@ void bind_runtime(nb::module_ &m) {
             "value_guards: (source 'item'|'cell'|'attr', check 'equal'|'identical'|'absent', container, "
             "key, expected) tuples; relations: (kind 'same'|'overlap'|'writeable', arg a, arg b, expected) "
             "tuples.")
+        .def(
+            "add_cuda_entry",
+            [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
+               nb::object result_builder, nb::list relations, int device, nb::object empty, nb::list output_args,
+               nb::list output_options, nb::object current_stream) {
+                if (!kernel->device_interface) throw std::invalid_argument("the kernel was not compiled for CUDA");
+                for (const KernelOutput &out : kernel->outputs) {
+                    for (int64_t extent : out.shape) {
+                        if (extent < 0) throw std::invalid_argument("CUDA entries have static output shapes");
+                    }
+                }
+                if (output_args.size() != kernel->outputs.size() || output_options.size() != kernel->outputs.size()) {
+                    throw std::invalid_argument("one shape tuple and one options dict per kernel output");
+                }
+                auto e = std::make_shared<Entry>();
+                for (nb::handle spec : arg_guards) fill_arg_guard(e->args.emplace_back(), spec);
+                for (nb::handle spec : value_guards) fill_value_guard(e->values.emplace_back(), spec);
+                for (nb::handle spec : relations) e->relations.push_back(relation_guard(spec, e->args.size()));
+                e->kernel = std::move(kernel);
+                e->as_scalar.assign(e->kernel->outputs.size(), false);  // 0-d results stay device arrays
+                e->result_builder = result_builder.is_none() ? nullptr : new_ref(result_builder);
+                e->cuda = std::make_unique<CudaCall>();
+                CudaCall &c = *e->cuda;
+                c.device = device;
+                c.empty = new_ref(empty);
+                for (nb::handle a : output_args) {
+                    if (!PyTuple_Check(a.ptr())) throw std::invalid_argument("output_args holds tuples");
+                    c.output_args.push_back(new_ref(a));
+                }
+                for (nb::handle o : output_options) {
+                    if (!PyDict_Check(o.ptr())) throw std::invalid_argument("output_options holds dicts");
+                    c.output_options.push_back(new_ref(o));
+                }
+                c.current_stream = new_ref(current_stream);
+                c.device_index = new_ref(nb::int_(device));
+                d.add_entry(std::move(e), /*first=*/true);
+            },
+            nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel"), nb::arg("result_builder").none(),
+            nb::arg("relations"), nb::arg("device"), nb::arg("empty"), nb::arg("output_args"),
+            nb::arg("output_options"), nb::arg("current_stream"),
+            "An entry whose kernel runs on CUDA device `device`: arguments guarded as ('cuda_tensor', type, dtype,\n"
+            "shape, device); each output made by empty(*output_args[j], **output_options[j]); the stream is\n"
+            "current_stream(device). Goes ahead of the entries already there.")
         .def(
             "matches",
             [](Dispatcher &d, nb::args args) {

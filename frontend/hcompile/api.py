@@ -141,7 +141,7 @@ class CompiledFunction:
             # "auto" (the target of the arrays' device), or the CUDA target the function names.
             target = self._target() if cuda.is_cuda_target(self._target()) else "auto"
             self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, target, self.options["autoscheduler"],
-                                          self.options["schedule"], self.compile_records)
+                                          self.options["schedule"], self.compile_records, self._dispatcher)
         return self._cuda
 
     def _call_cuda(self, args, kwargs):
@@ -612,6 +612,7 @@ class CompiledFunction:
                 child.reset()
             self._children.clear()
             self._dispatcher.clear()
+            self._cuda = None              # its entries were in the dispatcher too
             self._guard_sets.clear()
             self._dynamic_floats.clear()
             self._dynamic_axes.clear()

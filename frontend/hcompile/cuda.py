@@ -104,14 +104,19 @@ class _Library:
             return a.clone(memory_format=self.module.contiguous_format)
         return self.module.array(a, order="C", copy=True)
 
+    def torch_type(self, dtype, device):
+        """(torch dtype, torch device) for a NumPy dtype on CUDA device ``device``."""
+        key = (dtype, device)
+        made = self._torch_types.get(key)
+        if made is None:
+            torch_dtype = self.module.bool if dtype == np.bool_ else getattr(self.module, np.dtype(dtype).name)
+            made = self._torch_types[key] = (torch_dtype, self.module.device("cuda", device))
+        return made
+
     def empty(self, shape, dtype, device):
         if self.name == "torch":
-            key = (dtype, device)
-            made = self._torch_types.get(key)
-            if made is None:
-                torch_dtype = self.module.bool if dtype == np.bool_ else getattr(self.module, np.dtype(dtype).name)
-                made = self._torch_types[key] = (torch_dtype, self.module.device("cuda", device))
-            return self.module.empty(shape, dtype=made[0], device=made[1])
+            torch_dtype, torch_device = self.torch_type(dtype, device)
+            return self.module.empty(shape, dtype=torch_dtype, device=torch_device)
         with self.module.cuda.Device(device):
             return self.module.empty(shape, dtype=dtype)
 
@@ -168,8 +173,9 @@ def cuda_target(capability):
 class CudaEntries:
     """The compiled CUDA kernels of one function, by the arguments' types, shapes and devices."""
 
-    def __init__(self, fn, qualname, target, autoscheduler, schedule, records):
+    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None):
         self._fn = fn
+        self._dispatcher = dispatcher    # the function's C++ dispatcher: PyTorch entries go there too
         self._schedule = schedule        # an explicit decision list, or None
         self._records = records          # the function's compile_records (explain reads them)
         self._qualname = qualname
@@ -204,11 +210,15 @@ class CudaEntries:
         """``devices``: per argument, its CUDA device or None (not an array on the GPU);
         ``returned_args``: what the return value holds where the function returns an argument
         (default ``args`` as given, before any contiguous copy)."""
+        given = args
         if returned_args is None:
             returned_args = args
+        # Which arguments are one object (the capture may have specialised on `a is b`).
+        same = tuple((i, j) for i in range(len(args)) for j in range(i + 1, len(args)) if args[i] is args[j])
         args = [library.readable(a) if d is not None else a for a, d in zip(args, devices)]
-        key = (library.name, device) + tuple((type(a), a.dtype, tuple(a.shape)) if d is not None else guards.arg_guard(a)
-                                             for a, d in zip(args, devices))
+        as_given = returned_args is given and all(a is b for a, b in zip(args, given))
+        key = (library.name, device, same) + tuple(
+            (type(a), a.dtype, tuple(a.shape)) if d is not None else guards.arg_guard(a) for a, d in zip(args, devices))
         # Each entry also holds while the outside values its graph read (globals, closure cells)
         # are what they were.
         candidates = self._entries.setdefault(key, [])
@@ -224,11 +234,34 @@ class CudaEntries:
             candidates.append(entry)
         if entry.kernel is None:
             raise entry.unsupported
+        if not entry.in_dispatcher and self._dispatcher is not None and as_given:
+            entry.in_dispatcher = True   # whether or not it fits, asked once
+            self._add_to_dispatcher(library, device, args, devices, entry)
         describe = library.describe
         outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs]
         _C.run_cuda(entry.kernel, [describe(args[i]) for i in entry.input_args], [describe(o) for o in outputs],
                     device, library.stream(device))
         return entry.result.build(outputs, returned_args)
+
+    def _add_to_dispatcher(self, library, device, args, devices, entry):
+        """The entry as one of the C++ dispatcher's (dispatch_cuda.h), so that later calls with
+        tensors like these skip this Python path: PyTorch tensors only (CuPy arrays stay here)."""
+        if library.name != "torch" or not all(d is None or type(a) is library.module.Tensor
+                                              for a, d in zip(args, devices)):
+            return
+        torch = library.module
+        specs = [("cuda_tensor", type(a), a.dtype, tuple(a.shape), device) if d is not None else guards.arg_guard(a)
+                 for a, d in zip(args, devices)]
+        if any(s[0] == "type" for s in specs):
+            return                       # an object the guards cannot describe: this path decides
+        options = []
+        for shape, dtype in entry.result.outputs:
+            torch_dtype, torch_device = library.torch_type(dtype, device)
+            options.append({"dtype": torch_dtype, "device": torch_device})
+        self._dispatcher.add_cuda_entry(specs, [g.spec() for g in entry.guards], entry.kernel,
+                                        None if entry.result.plain else entry.result.build, entry.relations, device,
+                                        torch.empty, [(shape,) for shape, _ in entry.result.outputs], options,
+                                        torch._C._cuda_getCurrentRawStream)
 
     def compile_only(self, args):
         """Captures and compiles for these arguments without running anything (no GPU needed
@@ -237,11 +270,11 @@ class CudaEntries:
         if devices:
             library = _Library.of(next(a for a in args if cuda_device(a) is not None))
             return self._compile(library, devices.pop(), args)
-        stand_ins = [np.empty(a.shape, a.dtype) if isinstance(a, np.ndarray) else a for a in args]
+        stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, np.ndarray) else None)
         return self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda")
 
     def _compile(self, library, device, args):
-        stand_ins = [np.empty(a.shape, library.dtype(a)) if cuda_device(a) is not None else a for a in args]
+        stand_ins = _stand_ins(args, lambda a: library.dtype(a) if cuda_device(a) is not None else None)
         target = self._target if self._target not in ("auto", "cuda") else cuda_target(library.capability(device))
         return self._compile_stand_ins(stand_ins, args, target)
 
@@ -275,7 +308,25 @@ class CudaEntries:
             if cuda_device(args[i]) is None and not isinstance(stand_ins[i], np.ndarray):
                 raise Unsupported(f"argument {i} is read at run time but is not an array",
                                   code.co_filename, code.co_firstlineno)
-        return _Entry(kernel, kernel.input_args, _Result(cap, kernel), cap.guards)
+        relations = [("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations)
+        return _Entry(kernel, kernel.input_args, _Result(cap, kernel), cap.guards, relations=relations)
+
+
+def _stand_ins(args, dtype_of):
+    """NumPy arrays of the arguments' shapes and dtypes (``dtype_of``: None for an argument that
+    is passed as it is), one per distinct argument object, so that the capture sees `a is b`
+    where the caller passed one array twice."""
+    made = {}
+    out = []
+    for a in args:
+        dtype = dtype_of(a)
+        if dtype is None:
+            out.append(a)
+            continue
+        if id(a) not in made:
+            made[id(a)] = np.empty(a.shape, dtype)
+        out.append(made[id(a)])
+    return out
 
 
 @dataclass
@@ -285,6 +336,8 @@ class _Entry:
     result: object
     guards: list
     unsupported: Exception = None       # no kernel: why these arguments run as Python (Unsupported, CompileError)
+    relations: list = None              # how the arguments relate (`a is b`), as the dispatcher checks it
+    in_dispatcher: bool = False         # offered to the C++ dispatcher already
 
 
 def _map_arrays(result, convert):
@@ -304,6 +357,11 @@ class _Result:
         graph = cap.graph
         self.outputs = [(tuple(shape), np.dtype(graph.dtype(node))) for shape, node in zip(kernel.output_shapes, graph.outputs)]
         self._result = cap.result
+        result, n = cap.result, len(self.outputs)
+        # The outputs are the return value as they are: the one output, or all of them in order.
+        self.plain = (isinstance(result, OutputRef) and not result.as_float and n == 1 and result.index == 0) or (
+            type(result) is tuple and len(result) == n and n != 1 and
+            all(isinstance(r, OutputRef) and not r.as_float and r.index == i for i, r in enumerate(result)))
 
     def build(self, outputs, args):
         return _assemble(self._result, outputs, args)

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dispatch_cuda.h"
 #include "hcompile/block_pool.h"
 #include "hcompile/numpy_pool_handler.h"
 #include "hcompile/small_array.h"
@@ -81,6 +82,8 @@ int check_arg(const ArgGuard &g, PyObject *arg) {
         return arg == g.value;
     case ArgGuard::TypeOnly:
         return 1;
+    case ArgGuard::CudaTensor:
+        return check_cuda_tensor(g, arg);
     }
     return 0;
 }
@@ -290,6 +293,14 @@ Entry::~Entry() {
     Py_XDECREF(runner);
 }
 
+CudaCall::~CudaCall() {
+    Py_XDECREF(empty);
+    for (PyObject *o : output_args) Py_XDECREF(o);
+    for (PyObject *o : output_options) Py_XDECREF(o);
+    Py_XDECREF(current_stream);
+    Py_XDECREF(device_index);
+}
+
 PyObject *Dispatcher::miss_sentinel() {
     static PyObject *sentinel = PyObject_CallNoArgs(reinterpret_cast<PyObject *>(&PyBaseObject_Type));
     return sentinel;
@@ -302,9 +313,9 @@ Dispatcher::Dispatcher(PyObject *function)
 
 Dispatcher::~Dispatcher() { Py_XDECREF(function_); }
 
-void Dispatcher::add_entry(EntryPtr entry) {
+void Dispatcher::add_entry(EntryPtr entry, bool first) {
     auto next = std::make_shared<EntryList>(*entries_);
-    next->push_back(std::move(entry));
+    next->insert(first ? next->begin() : next->end(), std::move(entry));
     entries_ = std::move(next);
 }
 
@@ -361,6 +372,7 @@ PyObject *Dispatcher::call(PyObject *const *args, Py_ssize_t nargs) {
     ++hits_;
     ++entry->hits;
     if (!entry->kernel) return PyObject_Vectorcall(entry->runner ? entry->runner : function_, args, nargs, nullptr);
+    if (entry->cuda) return run_cuda_entry(*entry, args);
     return run_kernel(*entry, args);
 }
 
@@ -449,11 +461,22 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
         outputs[j] = PyArray_Return(reinterpret_cast<PyArrayObject *>(outputs.take(j)));  // steals
         if (!outputs[j]) return nullptr;
     }
-    if (!entry.result_builder && n_out == 1) return outputs.take(0);
     PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(n_out));
     if (!tuple) return nullptr;
     for (size_t j = 0; j < n_out; ++j) PyTuple_SET_ITEM(tuple, j, outputs.take(j));  // steals
-    if (!entry.result_builder) return tuple;
+    return entry_result(entry, tuple, args);
+}
+
+PyObject *entry_result(const Entry &entry, PyObject *outputs, PyObject *const *args) {
+    const Py_ssize_t n_out = PyTuple_GET_SIZE(outputs);
+    if (!entry.result_builder && n_out == 1) {
+        PyObject *only = PyTuple_GET_ITEM(outputs, 0);
+        Py_INCREF(only);
+        Py_DECREF(outputs);
+        return only;
+    }
+    if (!entry.result_builder) return outputs;
+    PyObject *tuple = outputs;
     PyObject *arg_tuple = PyTuple_New(static_cast<Py_ssize_t>(entry.args.size()));
     if (!arg_tuple) {
         Py_DECREF(tuple);

@@ -323,3 +323,100 @@ def test_eager_backend_and_returned_arguments_on_the_gpu(torch_cuda):
     on_gpu = hc.hcompile(lambda a, b: (a + 1, b), target="cuda")
     plus_one, returned = on_gpu(host, host)
     assert returned is host and np.array_equal(plus_one, host + 1)
+
+
+# -- the dispatcher's CUDA entries (runtime/src/dispatch_cuda.h) --------------------------------
+
+class _TensorLike:
+    """What the C++ guards read of a PyTorch tensor: dtype, shape, get_device(), is_contiguous(),
+    data_ptr(); no memory behind it (CI has no GPU)."""
+
+    def __init__(self, shape, dtype="float32", device=0, contiguous=True, pointer=4096):
+        self.shape, self.dtype = tuple(shape), dtype
+        self._device, self._contiguous, self._pointer = device, contiguous, pointer
+
+    def get_device(self):
+        return self._device
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def data_ptr(self):
+        return self._pointer
+
+
+def _has_cuda_driver():
+    import ctypes.util
+    return ctypes.util.find_library("cuda") is not None
+
+
+@pytest.mark.skipif(_has_cuda_driver(), reason="runs the stand-in's fake pointer only where no driver can")
+def test_cuda_entries_in_the_dispatcher_check_every_tensor_property():
+    from hcompile import _C
+    f = hc.hcompile(lambda a: np.exp(a) + 1, target=CUDA_TARGET)
+    kernel, _ = _C.compile_graph(_graph_of(f, np.ones((4, 8), np.float32)), CUDA_TARGET)
+    made = []
+
+    def empty(shape, dtype, device):
+        made.append((shape, dtype, device))
+        return _TensorLike(shape, dtype, device)
+
+    dispatcher = _C.Dispatcher(lambda a: "python")
+    dispatcher.add_entry([("type", _TensorLike)], [], None, [], None)   # type-only: runs Python
+    dispatcher.add_cuda_entry([("cuda_tensor", _TensorLike, "float32", (4, 8), 0)], [], kernel, None, [], 0, empty,
+                              [((4, 8),)], [{"dtype": "float32", "device": "cuda:0"}], lambda device: 0)
+    # What the kernel cannot take as it is goes to the type-only entry (the frontend's CUDA path
+    # copies it there): another shape, dtype, device, a strided or misaligned tensor.
+    for other in (_TensorLike((4, 9)), _TensorLike((4, 8), "float64"), _TensorLike((4, 8), device=1),
+                  _TensorLike((4, 8), device=-1), _TensorLike((4, 8), contiguous=False),
+                  _TensorLike((4, 8), pointer=4100)):
+        assert dispatcher(other) == "python"
+    # The entry itself (ahead of the type-only one) makes the output with `empty` and launches:
+    # here no driver, said clearly.
+    with pytest.raises(RuntimeError, match="CUDA driver"):
+        dispatcher(_TensorLike((4, 8)))
+    assert made == [((4, 8), "float32", "cuda:0")]
+
+
+def _graph_of(compiled, *args):
+    from hcompile.capture import capture
+    return capture(compiled._fn, args).graph
+
+
+@gpu
+def test_later_pytorch_calls_take_the_dispatchers_cuda_entry(torch_cuda):
+    torch = torch_cuda
+    f = hc.hcompile(lambda a, b: (np.tanh(a) * b, a.sum(axis=-1)), fullgraph=True)
+    x, y = torch.randn(64, 300, device="cuda"), torch.randn(64, 300, device="cuda")
+    f(x, y)
+    hits = f._dispatcher.hits
+    for _ in range(3):
+        x, y = torch.randn(64, 300, device="cuda"), torch.randn(64, 300, device="cuda")
+        got, sums = f(x, y)
+        assert torch.allclose(got, torch.tanh(x) * y, rtol=1e-5, atol=1e-6)
+        assert torch.allclose(sums, x.sum(-1), rtol=1e-4, atol=1e-4)
+    assert f._dispatcher.hits == hits + 3
+    # Views the kernel cannot read in place miss there and are copied by the Python path.
+    flat = torch.randn(64 * 300 + 1, device="cuda")
+    misaligned = flat[1:].view(64, 300)
+    got, _ = f(misaligned, y)
+    assert torch.allclose(got, torch.tanh(misaligned) * y, rtol=1e-5, atol=1e-6)
+    strided = torch.randn(300, 64, device="cuda").T
+    got, _ = f(strided, y)
+    assert torch.allclose(got, torch.tanh(strided) * y, rtol=1e-5, atol=1e-6)
+    f.reset()
+    got, _ = f(x, y)
+    assert torch.allclose(got, torch.tanh(x) * y, rtol=1e-5, atol=1e-6)
+
+
+@gpu
+def test_one_tensor_passed_twice_is_one_object_to_the_capture(torch_cuda):
+    torch = torch_cuda
+
+    def f(a, b):
+        return a * 2 if a is b else a - b
+    compiled = hc.hcompile(f, fullgraph=True)
+    x, y = torch.randn(8, 8, device="cuda"), torch.randn(8, 8, device="cuda")
+    for _ in range(2):
+        assert torch.allclose(compiled(x, x), x * 2)
+        assert torch.allclose(compiled(x, y), x - y)

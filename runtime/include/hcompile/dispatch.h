@@ -23,10 +23,14 @@ struct ArgGuard {
     // code-like object (function, builtin, module, class) that must be the same object.
     // DynamicFloat: any Python float, handed to the kernel as a float64 scalar (a float argument
     // the capture kept symbolic instead of specialising on its value).
-    enum Kind : uint8_t { Array, NumpyScalar, DynamicFloat, Int, Float, Bool, None, Str, Equal, Identity, TypeOnly };
+    // CudaTensor: a PyTorch tensor on CUDA device `typenum` of dtype `value` (the torch.dtype
+    // object, compared by identity) and exactly `shape`, C-contiguous at a 16-byte aligned
+    // address (anything else misses: the frontend's CUDA path copies it, dispatch_cuda.h).
+    enum Kind : uint8_t { Array, NumpyScalar, DynamicFloat, Int, Float, Bool, None, Str, Equal, Identity, TypeOnly,
+                          CudaTensor };
     Kind kind = TypeOnly;
     PyObject *type = nullptr;     // exact type required (strong reference)
-    int typenum = -1;             // Array/NumpyScalar: NumPy type number
+    int typenum = -1;             // Array/NumpyScalar: NumPy type number; CudaTensor: the device
     int layout = 0;               // Array: its layout class (classify_layout())
     std::vector<int64_t> shape;   // Array: exact sizes; -m: any size from m up (a symbolic extent, symbols.h)
     PyObject *value = nullptr;    // Int/Float/Str/Equal/Identity: the specialised value (strong ref)
@@ -62,6 +66,22 @@ struct ArgRelationGuard {
     int32_t a_axis = 0, b_axis = 0;  // SameExtent only
 };
 
+// How an entry whose kernel runs on a CUDA device makes its outputs and finds its stream: the
+// array library's own calls (PyTorch's), given when the entry is added. Strong references.
+struct CudaCall {
+    int device = 0;
+    PyObject *empty = nullptr;                 // callable(*shape_args, **options) -> a new array
+    std::vector<PyObject *> output_args;       // per kernel output: a tuple (its shape)
+    std::vector<PyObject *> output_options;    // per kernel output: a dict (dtype, device)
+    PyObject *current_stream = nullptr;        // callable(device) -> the stream handle, an int
+    PyObject *device_index = nullptr;          // `device` as a Python int
+
+    CudaCall() = default;
+    CudaCall(const CudaCall &) = delete;
+    CudaCall &operator=(const CudaCall &) = delete;
+    ~CudaCall();
+};
+
 // One guard set and what runs when it holds. It owns strong references to Python objects, so it
 // is created and destroyed with the GIL held.
 struct Entry {
@@ -72,6 +92,7 @@ struct Entry {
     PyObject *runner = nullptr;        // optional callable(*args) used when there is no kernel
     std::vector<bool> as_scalar;       // per kernel output: 0-d result becomes a NumPy scalar
     PyObject *result_builder = nullptr;  // optional callable(outputs_tuple, args_tuple)
+    std::unique_ptr<CudaCall> cuda;    // the kernel runs on a CUDA device (its arguments CudaTensor)
     uint64_t hits = 0;
 
     Entry() = default;
@@ -100,7 +121,9 @@ public:
     // Runs nothing and counts nothing.
     int matches(PyObject *const *args, Py_ssize_t nargs);
 
-    void add_entry(EntryPtr entry);
+    // `first`: ahead of the entries already there (a CUDA entry, which only CUDA tensors match,
+    // goes before a type-only entry that would run Python for any tensor).
+    void add_entry(EntryPtr entry, bool first = false);
     void clear();
     size_t num_entries() const { return entries_->size(); }
     uint64_t hits() const { return hits_; }
