@@ -465,14 +465,19 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
     // with aligned vector loads, and an output array (NumPy's, 16-byte aligned; an argument
     // written in place) need not be aligned so (a segfault, fuzz seed 3 program 86016). The
     // readers then read the node's own Func, and the output is written once, at the end.
-    std::vector<bool> used(graph.num_nodes(), false), read_inside(graph.num_nodes(), false);
+    // A node returned twice is two copies of it, neither the node itself: the second copy would
+    // read the first output's buffer, with loads Halide takes as aligned once it knows the
+    // buffer's min and strides (describe_buffer; a segfault on `np.deg2rad(a), np.radians(a)`).
+    std::vector<bool> read_inside(graph.num_nodes(), false);
+    std::vector<int> times_returned(graph.num_nodes(), 0);
     for (const Node &m : graph.nodes()) {
         for (NodeId in : m.inputs) read_inside[in] = true;
     }
+    for (NodeId id : graph.outputs()) ++times_returned[id];
     for (NodeId id : graph.outputs()) {
         const Node &n = graph.node(id);
         Halide::Func f = out.node_funcs[id];
-        if (used[id] || read_inside[id] || op_class(n.kind) == OpClass::Leaf) {
+        if (times_returned[id] > 1 || read_inside[id] || op_class(n.kind) == OpClass::Leaf) {
             Halide::Func copy("output_copy_" + std::to_string(out.outputs.size()));
             std::vector<Halide::Var> axes = make_axes(n);
             std::vector<Halide::Expr> lhs = lowering::halide_order(as_exprs(axes));
@@ -482,7 +487,6 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             out.regions.push_back(region);
             f = copy;
         }
-        used[id] = true;
         // Outputs are C-contiguous: new arrays, or arguments of that layout written in place.
         for (Halide::OutputImageParam buffer : f.output_buffers()) describe_buffer(buffer, n, InputLayout::CContiguous, ctx.symbols);
         out.outputs.push_back(f);
