@@ -4,8 +4,12 @@ DESIGN.md §6 at its GPU sizes (8192² float32; layernorm 8192×4096), in one pr
     python -m apps.gpu_bench [--workloads tinyops,softmax_rows] [--repeat 50] [--write apps/RESULTS.md]
 
 Every hcompile result is checked against torch's first. Times are medians of CUDA-event timed
-batches (a sync before and after each batch); bandwidth counts the bytes of the inputs read once
-and the outputs written once, against a device-to-device copy measured the same way.
+batches (a sync before and after each batch; jax.jit's, which runs on its own stream, wall-clock
+batches ended by block_until_ready); bandwidth counts the bytes of the inputs read once and the
+outputs written once, against a device-to-device copy measured the same way. A second table
+times each call of the workloads at their small sizes (apps/workloads.py), where the per-call
+overhead is the time: hcompile, torch eager, torch.compile default and reduce-overhead (CUDA
+graphs), jax.jit.
 Needs a CUDA GPU with PyTorch (tests/gpu/run_on_gpu_machine.sh runs it on the lent GPU machine).
 """
 from __future__ import annotations
@@ -62,17 +66,78 @@ def cuda_ms(torch, fn, args, repeat, batch=10):
     return statistics.median(samples)
 
 
-def overhead_us(torch, fn, arg, calls=2000):
-    """Microseconds of host time per call on a tiny input (synchronised once at the end)."""
+def overhead_us(torch, fn, *args, calls=2000, rounds=5):
+    """Microseconds per call on small inputs: the median of `rounds` loops of `calls` calls, each
+    loop synchronised once at its end (so the time is the host's per-call work where that is
+    longer than the kernels)."""
     import time
     for _ in range(10):
-        fn(arg)
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn(arg)
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / calls * 1e6
+        fn(*args)
+    samples = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn(*args)
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - start) / calls * 1e6)
+    return statistics.median(samples)
+
+
+def jax_peer(name):
+    """(jitted jax.numpy version of workload `name`, to_jax(torch tensor)), or None without JAX."""
+    import os
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")   # share the GPU with PyTorch
+    try:
+        import jax
+        import jax.dlpack
+    except ImportError:
+        return None
+    return jax.jit(W.jax_fn(name)), lambda t: jax.dlpack.from_dlpack(t.contiguous())
+
+
+def jax_ms(fn, args, repeat, batch=10):
+    """Median wall-clock milliseconds per call of batches ended by block_until_ready."""
+    import time
+    for _ in range(3):
+        fn(*args).block_until_ready()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(batch):
+            out = fn(*args)
+        out.block_until_ready()
+        samples.append((time.perf_counter() - start) / batch * 1e3)
+    return statistics.median(samples)
+
+
+def small_table(torch, peers, names):
+    """Per-call microseconds at the workloads' small sizes (apps/workloads.py)."""
+    rows = ["| workload (small size) | hcompile µs | torch eager µs | torch.compile µs | torch.compile "
+            "reduce-overhead µs | jax.jit µs |", "|---|---|---|---|---|---|"]
+    for name in names:
+        if name not in peers or not hasattr(W, "inputs_" + name):
+            continue
+        args = [torch.from_numpy(a).cuda() for a in getattr(W, "inputs_" + name)("small")]
+        cells = [overhead_us(torch, hc.hcompile(getattr(W, name), fullgraph=True), *args, calls=500),
+                 overhead_us(torch, peers[name], *args, calls=500)]
+        for mode in ("default", "reduce-overhead"):
+            try:
+                cells.append(overhead_us(torch, torch.compile(peers[name], mode=mode), *args, calls=500))
+            except Exception as e:   # noqa: BLE001 (a peer that fails is reported, not fatal)
+                print(f"[gpu_bench] torch.compile {mode} failed on {name}: {e}")
+                cells.append(None)
+        jax = jax_peer(name)
+        if jax is not None:
+            fn, to_jax = jax
+            jargs = [to_jax(a) for a in args]
+            cells.append(jax_ms(fn, jargs, 20, batch=100) * 1e3)
+        else:
+            cells.append(None)
+        shape = "×".join(map(str, args[0].shape))
+        rows.append(f"| {name} ({shape}) | " + " | ".join("—" if c is None else f"{c:.1f}" for c in cells) + " |")
+        print(rows[-1], flush=True)
+    return rows
 
 
 def main(argv=None) -> int:
@@ -90,8 +155,8 @@ def main(argv=None) -> int:
     big = torch.empty(8192 * 8192, device="cuda")
     copy_ms = cuda_ms(torch, lambda x: x.clone(), (big,), a.repeat)
     copy_tbs = 2 * big.numel() * 4 / copy_ms / 1e9
-    rows = ["| workload | hcompile ms | torch eager ms | torch.compile ms | vs torch.compile | hcompile bandwidth "
-            "(of copy) | hcompile compile s |", "|---|---|---|---|---|---|---|"]
+    rows = ["| workload | hcompile ms | torch eager ms | torch.compile ms | jax.jit ms | vs torch.compile | "
+            "hcompile bandwidth (of copy) | hcompile compile s |", "|---|---|---|---|---|---|---|---|"]
     ratios = []
     rng = np.random.default_rng(0)
     for name in a.workloads.split(","):
@@ -116,25 +181,35 @@ def main(argv=None) -> int:
         except Exception as e:   # noqa: BLE001 (a peer that fails is reported, not fatal)
             tc_ms = None
             print(f"[gpu_bench] torch.compile failed on {name}: {e}")
+        jax = jax_peer(name) if name != "sum_all" else None
+        jax_cell = "—"
+        if jax is not None:
+            try:
+                jax_cell = f"{jax_ms(jax[0], [jax[1](a) for a in args], a.repeat):.3f}"
+            except Exception as e:   # noqa: BLE001
+                print(f"[gpu_bench] jax.jit failed on {name}: {e}")
         moved = sum(x.numel() * 4 for x in args) + got.numel() * 4
         bandwidth = moved / ours / 1e9
         ratio = tc_ms / ours if tc_ms else None
         if ratio:
             ratios.append(ratio)
-        rows.append(f"| {name} | {ours:.3f} | {eager:.3f} | {tc_ms:.3f} | {ratio:.2f}× | {bandwidth:.2f} TB/s "
-                    f"({bandwidth / copy_tbs:.0%}) | {compile_s:.1f} |" if tc_ms else
-                    f"| {name} | {ours:.3f} | {eager:.3f} | failed | — | {bandwidth:.2f} TB/s | {compile_s:.1f} |")
+        rows.append(f"| {name} | {ours:.3f} | {eager:.3f} | {tc_ms:.3f} | {jax_cell} | {ratio:.2f}× | {bandwidth:.2f} "
+                    f"TB/s ({bandwidth / copy_tbs:.0%}) | {compile_s:.1f} |" if tc_ms else
+                    f"| {name} | {ours:.3f} | {eager:.3f} | failed | {jax_cell} | — | {bandwidth:.2f} TB/s | "
+                    f"{compile_s:.1f} |")
         print(rows[-1], flush=True)
     if ratios:
-        rows.append(f"| geometric mean | | | | {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}× | | |")
+        rows.append(f"| geometric mean | | | | | {math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}× | | |")
     tiny = torch.ones(16, device="cuda")
     add_one = hc.hcompile(W.add_one)
     overhead = (f"Per-call host time on a 16-element tensor: hcompile {overhead_us(torch, add_one, tiny):.1f} µs, "
                 f"torch eager {overhead_us(torch, lambda x: x + 1, tiny):.1f} µs.")
-    section = (heading("hcompile on a CUDA GPU") + f"`python -m apps.gpu_bench` on {device} (CUDA-event medians; "
-               f"device-to-device copy {copy_tbs:.2f} TB/s counting reads and writes). The first GPU path: the fixed "
-               "GPU schedule (no cost model yet), called through Python.\n\n" + "\n".join(rows) + "\n\n" + overhead + "\n")
     print(overhead)
+    small = small_table(torch, peers, [n for n in a.workloads.split(",") if n != "sum_all"])
+    section = (heading("hcompile on a CUDA GPU") + f"`python -m apps.gpu_bench` on {device} (CUDA-event medians; "
+               f"device-to-device copy {copy_tbs:.2f} TB/s counting reads and writes). The fixed GPU schedule (no "
+               "cost model yet); PyTorch calls dispatched in C++.\n\n" + "\n".join(rows) + "\n\n" + overhead +
+               "\n\nPer call at the small sizes (host-timed loops, one sync per loop):\n\n" + "\n".join(small) + "\n")
     publish(section, a.write, "gpu")
     return 0
 

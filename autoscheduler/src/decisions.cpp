@@ -74,7 +74,9 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::GpuTile:
         return s + "gpu_tile in blocks of " + value + (d.value2 ? "x" + std::to_string(d.value2) : "") + " threads";
     case Choice::GpuRows: return s + "gpu_rows: a block of " + value + " threads per row";
-    case Choice::GpuVector: return s + "gpu_vector of " + value + " points per thread";
+    case Choice::GpuVector:
+        return s + "gpu_vector of " + value + " points" + (d.value2 ? " x " + std::to_string(d.value2) + " rows" : "") +
+               " per thread";
     }
     return s + "?";
 }

@@ -77,6 +77,10 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         };
         stage(b.block_stage, b.block_domain, b.blocks);
         stage(b.tail_stage, b.tail_domain, b.tail);
+        if (b.groups.defined()) {   // the lanes' sums, a group a thread
+            w.compute_at(b.groups, root.func, &row);
+            w.gpu_threads(ScheduleWriter::pure(b.groups), b.group);
+        }
         return;
     }
     w.gpu_threads(ScheduleWriter::pure(acc), r.vars[0]);
@@ -165,17 +169,30 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
         Halide::Var bx("gpu_block_x"), tx("gpu_thread_x"), by("gpu_block_y"), ty("gpu_thread_y");
         const bool two_axes = p.gpu_threads_y > 0;
         const int vector = static_cast<int>(std::max<int64_t>(p.gpu_vector, 1));
+        const int rows = two_axes ? static_cast<int>(std::max<int64_t>(p.gpu_rows_per_thread, 1)) : 1;
         if (two_axes) {
             w.tile(s, r.vars[0], r.vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x) * vector,
-                   static_cast<int>(p.gpu_threads_y), kTail);
+                   static_cast<int>(p.gpu_threads_y) * rows, kTail);
         } else {
             w.split(s, r.vars[0], bx, tx, static_cast<int>(p.gpu_threads_x) * vector, kTail);
         }
+        std::vector<Halide::VarOrRVar> inner;   // a thread's own loops, innermost first
         if (vector > 1) {
             // Each thread's points are neighbours: one vector load or store where aligned.
             Halide::Var lanes("gpu_vector");
             w.split(s, tx, tx, lanes, vector, kTail);
             w.vectorize(s, lanes);
+            inner.push_back(lanes);
+        }
+        if (rows > 1) {
+            // Neighbouring rows in one thread, unrolled: the rows a stencil reads for them are
+            // loaded once (LLVM merges the unrolled rows' identical loads).
+            Halide::Var row("gpu_row");
+            w.split(s, ty, ty, row, rows, kTail);
+            w.unroll(s, row);
+            inner.push_back(row);
+            inner.insert(inner.end(), {tx, ty, bx, by});
+            w.reorder(s, inner);
         }
         // The block loops: axis 0's tiles, axis 1's, the other axes fused, as the grid's x, y and z.
         // A grid's y and z stop at 65535 blocks: where they could pass that (a tall array, or

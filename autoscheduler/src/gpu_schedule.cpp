@@ -17,6 +17,8 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kRowsPerBlock = 8;
 constexpr int64_t kThreadsPerBlock = kWarp * kRowsPerBlock;
 constexpr int64_t kVectorPoints = 4;
+// Rows of axis 1 a thread computes where the region reads a window of rows (a stencil).
+constexpr int64_t kStencilRows = 4;
 
 // Shared memory a block's row members may take (48 KiB is every CUDA device's static limit;
 // some left for the reductions' partial results).
@@ -98,11 +100,21 @@ bool computes_64_bit(const Halide::Func &f) {
     return find.found;
 }
 
+// Whether the region reads some array at several rows of its axis 1 per row of its own (a stencil:
+// neighbouring rows in one thread share those loads).
+bool reads_row_window(const StageAnalysis &a) {
+    for (const StageAnalysis::Reach &reach : a.reaches) {
+        if (reach.axis == 1 && reach.hi > reach.lo) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 Schedule gpu_schedule(const LoweredPipeline &lowered) {
     Schedule schedule;
     const bool rows = rows_fit_blocks(lowered);
+    const PipelineAnalysis analysis = analyze_pipeline(lowered);
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const int region = static_cast<int>(i);
@@ -134,10 +146,14 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             schedule.push_back({region, Choice::GpuTile, -1, kThreadsPerBlock, 0});
         }
         // Elementwise work on rows of a warp's vectors or more: four points a thread (128-bit
-        // loads and stores where aligned; the launch has a quarter of the threads).
-        if (!r.vars.empty() && !r.accumulator.defined() && r.extents[0] >= kWarp * kVectorPoints &&
-            !computes_64_bit(r.func)) {
-            schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints});
+        // loads and stores where aligned; the launch has a quarter of the threads). A stencil
+        // over rows: four rows a thread too.
+        const bool vector = !r.vars.empty() && !r.accumulator.defined() && r.extents[0] >= kWarp * kVectorPoints &&
+                            !computes_64_bit(r.func);
+        const bool stencil_rows = r.vars.size() >= 2 && !r.accumulator.defined() && !r.symbolic &&
+                                  r.extents[1] >= kRowsPerBlock * kStencilRows && reads_row_window(analysis.stages[i]);
+        if (vector || stencil_rows) {
+            schedule.push_back({region, Choice::GpuVector, -1, vector ? kVectorPoints : 1, stencil_rows ? kStencilRows : 0});
         }
     }
     return schedule;

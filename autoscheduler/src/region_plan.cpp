@@ -171,8 +171,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             break;
         case Choice::GpuVector:
             need(!r.vars.empty(), "a region with no axes has no vector");
-            need(d.value == 2 || d.value == 4, "a thread's vector has 2 or 4 points");
+            need(d.value == 1 || d.value == 2 || d.value == 4, "a thread's vector has 1, 2 or 4 points");
+            need(d.value2 == 0 || (r.vars.size() >= 2 && (d.value2 == 2 || d.value2 == 4)),
+                 "a thread computes 2 or 4 rows of a region of two axes");
             set_once(p.gpu_vector, d.value, int64_t{0}, d, lowered);
+            p.gpu_rows_per_thread = d.value2;
             break;
         case Choice::GpuRows:
             need(!r.symbolic && ((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && r.vars.size() <= 4 &&

@@ -35,6 +35,7 @@ struct RegionPlan {
     int64_t gpu_threads_x = 0;    // GpuTile: threads per block along axis 0 (0: not on the GPU)
     int64_t gpu_threads_y = 0;    //   and along axis 1 (0: blocks of one axis)
     int64_t gpu_vector = 0;       // GpuVector: points of axis 0 per GPU thread (0: one)
+    int64_t gpu_rows_per_thread = 0;  // GpuVector's value2: rows of axis 1 per thread (0: one)
     int64_t gpu_rows = 0;         // GpuRows: threads per block of the row root's blocks of rows
 };
 

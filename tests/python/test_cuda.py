@@ -420,3 +420,49 @@ def test_one_tensor_passed_twice_is_one_object_to_the_capture(torch_cuda):
     for _ in range(2):
         assert torch.allclose(compiled(x, x), x * 2)
         assert torch.allclose(compiled(x, y), x - y)
+
+
+@gpu
+def test_rounding_subnormals_on_the_gpu_matches_numpy(torch_cuda):
+    """CUDA's float32 floor and ceil read a subnormal as zero (cvt.rmi.ftz): numpy_math answers
+    the one sign each gets wrong."""
+    torch = torch_cuda
+    x = np.array([-1e-40, 1e-40, -1e-45, 1e-45, -0.0, 0.0, 1.5, -1.5, np.inf, -np.inf, np.nan], np.float32)
+    got = hc.hcompile(lambda a: (np.floor(a), np.ceil(a), np.trunc(a), np.rint(a)), fullgraph=True)(
+        torch.from_numpy(x).cuda())
+    for g, want in zip(got, (np.floor(x), np.ceil(x), np.trunc(x), np.rint(x))):
+        g = g.cpu().numpy()
+        assert np.array_equal(g, want, equal_nan=True) and np.array_equal(np.signbit(g), np.signbit(want))
+
+
+@gpu
+def test_sums_of_any_row_length_and_to_one_value_on_the_gpu(torch_cuda):
+    """The GPU's blocked sums take up to 256 lanes (fewer for short rows) added in groups; a
+    reduction to one value ends in a block; a long 1-D one is read as rows."""
+    torch = torch_cuda
+    rng = np.random.default_rng(6)
+    rows = hc.hcompile(lambda a: (a.sum(axis=-1), a.mean(axis=-1), a.max(axis=-1)), fullgraph=True)
+    for shape in [(5, 17), (5, 100), (5, 255), (5, 257), (3, 4097), (2, 70001)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        s, m, mx = rows(torch.from_numpy(x).cuda())
+        bound = 25 * np.finfo(np.float32).eps * np.abs(x).sum(axis=-1)
+        assert np.all(np.abs(s.cpu().numpy() - x.sum(axis=-1, dtype=np.float64)) <= bound)
+        assert np.allclose(m.cpu().numpy(), x.mean(axis=-1, dtype=np.float64), rtol=0, atol=1e-5)
+        assert np.array_equal(mx.cpu().numpy(), x.max(axis=-1))
+    whole = hc.hcompile(lambda a: (a.sum(), a.max(), a.min()), fullgraph=True)
+    for shape in [(1000,), (1 << 20,), ((1 << 20) + 3,), (300, 400), (7, 9, 4096)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        s, mx, mn = whole(torch.from_numpy(x).cuda())
+        assert s.shape == () and abs(s.item() - x.sum(dtype=np.float64)) <= 25 * np.finfo(np.float32).eps * np.abs(x).sum()
+        assert mx.item() == x.max() and mn.item() == x.min()
+
+
+@gpu
+def test_stencils_of_odd_sizes_on_the_gpu(torch_cuda):
+    """Four rows a thread for a stencil over rows: partial tiles at every edge."""
+    torch = torch_cuda
+    f = hc.hcompile(_blur3x3, fullgraph=True)
+    rng = np.random.default_rng(7)
+    for shape in [(37, 301), (33, 33), (3, 200), (130, 129)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), _blur3x3(x), rtol=1e-5, atol=1e-6)

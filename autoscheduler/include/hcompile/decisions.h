@@ -53,7 +53,9 @@ enum class Choice : uint8_t {
                       // serially) and the staged operand for its point. A region with no axes
                       // runs as one thread, and so does its accumulator's every stage.
     GpuVector,        // value: each GPU thread of a GpuTile region computes this many neighbouring
-                      // points of axis 0 as one vector (wide loads and stores where aligned)
+                      // points of axis 0 as one vector (wide loads and stores where aligned);
+                      // value2 (0: one): and this many rows of axis 1, unrolled (a stencil's rows
+                      // then share their loads)
     GpuRows,          // value: threads per block: the row root (ComputeRoot) runs one block per row
                       // (its outer axes fused), the threads across its innermost axis; the regions
                       // computed per row (ComputeAtRow + GpuTile of as many threads) run in the

@@ -44,6 +44,10 @@ struct LoweredScalar {
 struct BlockedSum {
     Halide::Var lane;
     int lanes = 1;
+    // On a GPU: the lanes' sums added in groups (`groups`, over `group`), a thread each; undefined
+    // elsewhere (the lanes are then added where the sum's value is computed).
+    Halide::Func groups;
+    Halide::Var group;
     Halide::Func blocks, tail;
     Halide::RDom block_domain, tail_domain;
     int block_stage = -1, tail_stage = -1;

@@ -932,8 +932,26 @@ Expr negate(Expr x) {
     checked(x, "negate");
     return reinterpret(x.type(), bits_of(x) ^ make_const(int_t(x).element_of(), is64(x) ? INT64_MIN : (int64_t)INT32_MIN));
 }
-Expr floor(Expr x) { return Halide::floor(checked(x, "floor")); }
-Expr ceil(Expr x) { return Halide::ceil(checked(x, "ceil")); }
+// Halide's CUDA code rounds float32 with the flush-to-zero conversions (cvt.rmi.ftz, cvt.rpi.ftz),
+// which read a subnormal as zero: floor(-1e-40) gave -0 and ceil(1e-40) gave +0 on the GPU
+// (mathbench --cuda). The one subnormal sign each gets wrong is answered by a bit test.
+namespace {
+Expr subnormal_with_sign(const Expr &x, bool negative) {
+    const Type u = UInt(32, x.type().lanes());
+    Expr first = make_const(u.element_of(), negative ? 0x80000001u : 1u);
+    return reinterpret(u, x) - first < make_const(u.element_of(), 0x7fffffu);
+}
+}  // namespace
+Expr floor(Expr x) {
+    checked(x, "floor");
+    if (is64(x)) return Halide::floor(x);
+    return select(subnormal_with_sign(x, true), k(x, -1.0), Halide::floor(x));
+}
+Expr ceil(Expr x) {
+    checked(x, "ceil");
+    if (is64(x)) return Halide::ceil(x);
+    return select(subnormal_with_sign(x, false), k(x, 1.0), Halide::ceil(x));
+}
 // Halide::round rounds half to even, like np.rint.
 Expr rint(Expr x) { return Halide::round(checked(x, "rint")); }
 Expr trunc(Expr x) { return Halide::trunc(checked(x, "trunc")); }
