@@ -333,18 +333,21 @@ RegionFunc region_of(const LowerContext &ctx, const Node &n, Halide::Func f, con
 }
 
 // Says what every caller's buffer for `n` looks like (the dispatcher's NumPy arrays, run_on_cuda's
-// device arrays): coordinates from 0, static extents exact, and, for C-contiguous ones, dense
-// strides (a size-1 or empty axis counted as 1, as the callers describe them). Halide then knows a
-// vector's alignment from its index: the GPU's 128-bit loads and stores need that (with an
-// unknown output min or stride every access was a 4-byte one).
-void describe_buffer(Halide::OutputImageParam p, const Node &n, InputLayout layout, const SymbolicExtents &symbols) {
+// device arrays): coordinates from 0 and, for C-contiguous ones, dense strides (a size-1 or empty
+// axis counted as 1, as the callers describe them); `exact_extents`: the static extents too.
+// Halide then knows a vector's alignment from its index: the GPU's 128-bit loads and stores need
+// that (with an unknown output min or stride every access was a 4-byte one). Outputs leave their
+// extents free: with them constant too, a reversed read in a vector loop's last partial step
+// has a constant index, which Halide's code generator refuses (`np.negative(x[::-1])` of 20).
+void describe_buffer(Halide::OutputImageParam p, const Node &n, InputLayout layout, const SymbolicExtents &symbols,
+                     bool exact_extents) {
     // Halide dim d is NumPy axis ndim-1-d. Shapes are static per compiled entry, but for
     // symbolic extents (symbols.h), which the call's array supplies.
     Halide::Expr stride = 1;
     for (int d = 0; d < n.ndim(); ++d) {
         int64_t extent = n.shape[n.ndim() - 1 - d];
         bool symbolic = symbols.symbol_of(extent) >= 0;
-        if (symbolic) {
+        if (symbolic || !exact_extents) {
             p.dim(d).set_min(0);
         } else {
             p.dim(d).set_bounds(0, static_cast<int>(extent));
@@ -362,7 +365,7 @@ void describe_buffer(Halide::OutputImageParam p, const Node &n, InputLayout layo
 Halide::ImageParam make_input(const Node &n, InputLayout layout, const SymbolicExtents &symbols) {
     int arg = static_cast<int>(n.int_attr("arg"));
     Halide::ImageParam p(halide_type(n.dtype), n.ndim(), "arg" + std::to_string(arg));
-    describe_buffer(p, n, layout, symbols);
+    describe_buffer(p, n, layout, symbols, /*exact_extents=*/true);
     return p;
 }
 
@@ -488,7 +491,9 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             f = copy;
         }
         // Outputs are C-contiguous: new arrays, or arguments of that layout written in place.
-        for (Halide::OutputImageParam buffer : f.output_buffers()) describe_buffer(buffer, n, InputLayout::CContiguous, ctx.symbols);
+        for (Halide::OutputImageParam buffer : f.output_buffers()) {
+            describe_buffer(buffer, n, InputLayout::CContiguous, ctx.symbols, /*exact_extents=*/false);
+        }
         out.outputs.push_back(f);
     }
     out.point_load_funcs = ctx.point_load_funcs();
