@@ -6,9 +6,11 @@
 # arrays are wrapped, never copied, and the kernels run on the library's current stream, so they
 # order with its own work. `target="cuda"` runs NumPy arguments there too (copied in and out).
 #
-# This is the first GPU path: a fixed GPU schedule (every stored region a kernel, 32x8 threads a
-# block, one thread per output), no GPU cost model yet, and calls go through Python (about 60 µs
-# each). Without a GPU this tutorial shows the schedule it would use and skips the rest.
+# The GPU schedule is a fixed rule (every stored region a kernel, 32x8 threads a block, four
+# points a thread; a block per row where regions are fused per row, as in softmax), no GPU cost
+# model yet. After the first call, calls with PyTorch tensors like these run from the C++
+# dispatcher, about 10 µs each. Without a GPU this tutorial shows the schedule it would use and
+# skips the rest.
 
 # %%
 import time

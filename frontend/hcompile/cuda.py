@@ -1,16 +1,21 @@
-"""CUDA arrays in, CUDA arrays out (the first version of the GPU path).
+"""CUDA arrays in, CUDA arrays out.
 
 A call whose arrays are CUDA arrays (PyTorch tensors or CuPy arrays on a GPU), or any call of a
-function compiled with a CUDA target, runs here: the function is captured on NumPy stand-ins of
-the arrays' shapes and dtypes, compiled for the device's CUDA target (the fixed GPU schedule of
+function compiled with a CUDA target, runs here on its first call with those types, shapes and
+devices: the function is captured on NumPy stand-ins of the arrays' shapes and dtypes (one per
+distinct array object), compiled for the device's CUDA target (the fixed GPU schedule of
 ``autoscheduler/include/hcompile/gpu_schedule.h``), and run on the arrays' own device memory
 (``runtime/include/hcompile/cuda_call.h``): wrapped, never copied, on the device's primary context
 and the array library's current stream. Outputs are new arrays of the same library on the same
-device. NumPy arguments under a CUDA target are copied to the device and back (logged).
+device; another DLPack producer's arrays (JAX's) are read zero-copy as PyTorch's or CuPy's and the
+results handed back through the first array's namespace (``from_dlpack``). NumPy arguments under
+a CUDA target are copied to the device and back (logged). An entry
+for PyTorch tensors is also added to the function's C++ dispatcher (``runtime/src/dispatch_cuda.h``),
+so later calls like it skip this module; CuPy calls, and tensors the kernels cannot read in place
+(strided, or not 16-byte aligned: copied here first), keep coming here.
 
 What this version does not do yet (hcompile.explain and the error say so): graph breaks, writes
-into arguments, dynamic shapes, NumPy-scalar arguments, and the C++ dispatcher's fast path (the
-guards here are a Python dict lookup).
+into arguments, dynamic shapes, NumPy-scalar arguments.
 """
 from __future__ import annotations
 
@@ -73,14 +78,19 @@ class _Library:
 
     @staticmethod
     def of(a):
+        """PyTorch's or CuPy's _Library for their arrays; None for another DLPack producer."""
         module = type(a).__module__.split(".")[0]
         if module in ("torch", "cupy"):
             library = _LIBRARIES.get(module)
             if library is None:
                 library = _LIBRARIES[module] = _Library(module)
             return library
-        raise TypeError(f"hcompile: CUDA arrays of type {type(a).__module__}.{type(a).__name__} are not supported yet "
-                        "(PyTorch tensors and CuPy arrays are)")
+        return None
+
+    def from_dlpack(self, a):
+        """Another DLPack producer's CUDA array as this library's, zero-copy (DLPack orders the
+        producer's stream with this library's current one)."""
+        return self.module.from_dlpack(a)
 
     def dtype(self, a):
         return np.dtype(str(a.dtype).replace("torch.", "")) if self.name == "torch" else np.dtype(a.dtype)
@@ -193,8 +203,21 @@ class CudaEntries:
         if on and any(host_arrays):
             raise ValueError(f"hcompile: {self._qualname}: NumPy arrays mixed with CUDA arrays; move them to one device")
         if on:
-            library = _Library.of(next(a for a, d in zip(args, devices) if d is not None))
-            return self._run(library, on.pop(), args, devices)
+            device = on.pop()
+            first = next(a for a, d in zip(args, devices) if d is not None)
+            library = _Library.of(first)
+            foreign = [d is not None and _Library.of(a) is None for a, d in zip(args, devices)]
+            if not any(foreign):
+                return self._run(library, device, args, devices)
+            # Another DLPack producer's arrays (JAX's, ...): read zero-copy as PyTorch's or CuPy's;
+            # the results handed back as the first array's kind, through its array namespace.
+            carrier = library or _host_library()
+            moved = [carrier.from_dlpack(a) if f else a for a, f in zip(args, foreign)]
+            result = self._run(carrier, device, moved, devices, returned_args=args)
+            namespace = getattr(first, "__array_namespace__", None) if library is None else None
+            if namespace is None or not hasattr(namespace(), "from_dlpack"):
+                return result
+            return _map_arrays(result, namespace().from_dlpack, keep=args)
         library = _host_library()
         device = 0
         moved = [library.to_device(a, device) if is_host else a for a, is_host in zip(args, host_arrays)]
@@ -204,7 +227,7 @@ class CudaEntries:
         self.host_copies += sum(host_arrays)
         # An argument returned as it is is the caller's own array, as Python returns it.
         result = self._run(library, device, moved, [device if h else None for h in host_arrays], returned_args=args)
-        return _map_arrays(result, library.to_host)
+        return _map_arrays(result, library.to_host, keep=args)
 
     def _run(self, library, device, args, devices, returned_args=None):
         """``devices``: per argument, its CUDA device or None (not an array on the GPU);
@@ -258,17 +281,19 @@ class CudaEntries:
         for shape, dtype in entry.result.outputs:
             torch_dtype, torch_device = library.torch_type(dtype, device)
             options.append({"dtype": torch_dtype, "device": torch_device})
+        # torch.empty_strided: 2.0 µs a call on an H200 where torch.empty took 3.5.
         self._dispatcher.add_cuda_entry(specs, [g.spec() for g in entry.guards], entry.kernel,
                                         None if entry.result.plain else entry.result.build, entry.relations, device,
-                                        torch.empty, [(shape,) for shape, _ in entry.result.outputs], options,
-                                        torch._C._cuda_getCurrentRawStream)
+                                        torch.empty_strided,
+                                        [(shape, _contiguous_strides(shape)) for shape, _ in entry.result.outputs],
+                                        options, torch._C._cuda_getCurrentRawStream)
 
     def compile_only(self, args):
         """Captures and compiles for these arguments without running anything (no GPU needed
         for NumPy arguments: the target then is this function's, "cuda" meaning capability 7.0)."""
         devices = {cuda_device(a) for a in args} - {None}
         if devices:
-            library = _Library.of(next(a for a in args if cuda_device(a) is not None))
+            library = _Library.of(next(a for a in args if cuda_device(a) is not None)) or _host_library()
             return self._compile(library, devices.pop(), args)
         stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, np.ndarray) else None)
         return self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda")
@@ -312,6 +337,15 @@ class CudaEntries:
         return _Entry(kernel, kernel.input_args, _Result(cap, kernel), cap.guards, relations=relations)
 
 
+def _contiguous_strides(shape):
+    """C-contiguous strides in elements, as PyTorch makes them (an empty axis counted as 1)."""
+    strides, step = [], 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
 def _stand_ins(args, dtype_of):
     """NumPy arrays of the arguments' shapes and dtypes (``dtype_of``: None for an argument that
     is passed as it is), one per distinct argument object, so that the capture sees `a is b`
@@ -340,13 +374,17 @@ class _Entry:
     in_dispatcher: bool = False         # offered to the C++ dispatcher already
 
 
-def _map_arrays(result, convert):
+def _map_arrays(result, convert, keep=()):
+    """``result`` with its CUDA arrays converted, but for the caller's own arguments (``keep``),
+    returned as they are."""
     if isinstance(result, tuple):
-        return tuple(_map_arrays(r, convert) for r in result)
+        return tuple(_map_arrays(r, convert, keep) for r in result)
     if isinstance(result, list):
-        return [_map_arrays(r, convert) for r in result]
+        return [_map_arrays(r, convert, keep) for r in result]
     if isinstance(result, dict):
-        return {k: _map_arrays(v, convert) for k, v in result.items()}
+        return {k: _map_arrays(v, convert, keep) for k, v in result.items()}
+    if any(result is a for a in keep):
+        return result
     return convert(result) if cuda_device(result) is not None else result
 
 

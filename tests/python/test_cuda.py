@@ -466,3 +466,20 @@ def test_stencils_of_odd_sizes_on_the_gpu(torch_cuda):
     for shape in [(37, 301), (33, 33), (3, 200), (130, 129)]:
         x = rng.standard_normal(shape).astype(np.float32)
         np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), _blur3x3(x), rtol=1e-5, atol=1e-6)
+
+
+@gpu
+def test_other_dlpack_producers_go_in_and_come_back_as_themselves(torch_cuda):
+    """JAX arrays: read zero-copy through DLPack as PyTorch's, results handed back as JAX arrays."""
+    import os
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX sees no GPU")
+    x = np.random.default_rng(8).standard_normal((33, 65)).astype(np.float32)
+    f = hc.hcompile(lambda a, b: (_softmax_rows(a), b), fullgraph=True)
+    a = jax.device_put(jnp.asarray(x), next(d for d in jax.devices() if d.platform == "gpu"))
+    got, same = f(a, a)
+    assert isinstance(got, jax.Array) and same is a
+    np.testing.assert_allclose(np.asarray(got), _softmax_rows(x), rtol=1e-5, atol=1e-6)

@@ -70,8 +70,8 @@ struct ArgRelationGuard {
 // array library's own calls (PyTorch's), given when the entry is added. Strong references.
 struct CudaCall {
     int device = 0;
-    PyObject *empty = nullptr;                 // callable(*shape_args, **options) -> a new array
-    std::vector<PyObject *> output_args;       // per kernel output: a tuple (its shape)
+    PyObject *empty = nullptr;                 // callable(*output_args[j], **options) -> a new array
+    std::vector<PyObject *> output_args;       // per kernel output: a tuple (its shape and strides)
     std::vector<PyObject *> output_options;    // per kernel output: a dict (dtype, device)
     PyObject *current_stream = nullptr;        // callable(device) -> the stream handle, an int
     PyObject *device_index = nullptr;          // `device` as a Python int
