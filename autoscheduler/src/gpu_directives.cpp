@@ -112,6 +112,24 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
     w.gpu_threads(update, r.vars[0]);   // the rest serially, by one thread
 }
 
+// The accumulator of a thread's tile of `vector` x `rows` points (gpu_vector on a matrix product):
+// its points innermost, vectorized and unrolled, and its reduction loops outside them (Halide's
+// default puts them inside), so that a step of the contraction loads each operand's values once
+// for the whole tile, kept in registers.
+void schedule_register_tile(ScheduleWriter &w, const Halide::Func &acc, int vector, int rows) {
+    const std::vector<Halide::Var> vars = acc.args();
+    auto tile = [&](const StageRef &s, const std::vector<Halide::RVar> &rvars) {
+        std::vector<Halide::VarOrRVar> order{vars[0]};
+        if (vars.size() > 1) order.push_back(vars[1]);
+        order.insert(order.end(), rvars.begin(), rvars.end());
+        if (!rvars.empty()) w.reorder(s, order);
+        if (vector > 1) w.vectorize(s, vars[0], vector, kTail);
+        if (rows > 1 && vars.size() > 1) w.unroll(s, vars[1], rows, kTail);
+    };
+    tile(ScheduleWriter::pure(acc), {});
+    for (int u = 0; u < acc.num_update_definitions(); ++u) tile(ScheduleWriter::update(acc, u), acc.rvars(u));
+}
+
 }  // namespace
 
 // The row root (GpuRows): one block per row, threads across it; a reduction root, one block per
@@ -229,6 +247,7 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
         if (separate_acc) {
             Halide::VarOrRVar thread = tx;
             w.compute_at(acc, f, &thread);
+            if (vector > 1 || rows > 1) schedule_register_tile(w, acc, vector, rows);
         }
     }
     if (!r.blocked_sum) return;

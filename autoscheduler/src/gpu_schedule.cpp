@@ -148,12 +148,18 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
         // Elementwise work on rows of a warp's vectors or more: four points a thread (128-bit
         // loads and stores where aligned; the launch has a quarter of the threads). A stencil
         // over rows: four rows a thread too.
-        const bool vector = !r.vars.empty() && !r.accumulator.defined() && r.extents[0] >= kWarp * kVectorPoints &&
-                            !computes_64_bit(r.func);
+        // A matrix product: a 4x4 tile of outputs a thread (a register tile), each step of the
+        // contraction loading 4 values of each operand for 16 products.
+        const bool register_tile = r.op_class == OpClass::Matmul && r.accumulator.defined() && !own_accumulator(r) &&
+                                   r.vars.size() >= 2 && !r.symbolic && r.extents[0] >= kWarp * kVectorPoints &&
+                                   r.extents[1] >= kRowsPerBlock * kStencilRows;
+        const bool vector = !r.vars.empty() && (!r.accumulator.defined() || register_tile) &&
+                            r.extents[0] >= kWarp * kVectorPoints && !computes_64_bit(r.func);
         const bool stencil_rows = r.vars.size() >= 2 && !r.accumulator.defined() && !r.symbolic &&
                                   r.extents[1] >= kRowsPerBlock * kStencilRows && reads_row_window(analysis.stages[i]);
-        if (vector || stencil_rows) {
-            schedule.push_back({region, Choice::GpuVector, -1, vector ? kVectorPoints : 1, stencil_rows ? kStencilRows : 0});
+        if (vector || stencil_rows || register_tile) {
+            schedule.push_back({region, Choice::GpuVector, -1, vector ? kVectorPoints : 1,
+                                stencil_rows || register_tile ? kStencilRows : 0});
         }
     }
     return schedule;
