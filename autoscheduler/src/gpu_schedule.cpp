@@ -1,5 +1,6 @@
 #include "hcompile/gpu_schedule.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -19,6 +20,9 @@ constexpr int64_t kThreadsPerBlock = kWarp * kRowsPerBlock;
 constexpr int64_t kVectorPoints = 4;
 // Rows of axis 1 a thread computes where the region reads a window of rows (a stencil).
 constexpr int64_t kStencilRows = 4;
+// The fewest blocks a register-tiled matrix product may have: about two per multiprocessor of a
+// large GPU (an H100 or H200 has 132).
+constexpr int64_t kMinTiledBlocks = 256;
 
 // Shared memory a block's row members may take (48 KiB is every CUDA device's static limit;
 // some left for the reductions' partial results).
@@ -100,6 +104,13 @@ bool computes_64_bit(const Halide::Func &f) {
     return find.found;
 }
 
+// Blocks of `x` x `y` points over a region's two innermost axes, times its other axes' extents.
+int64_t tiled_blocks(const RegionFunc &r, int64_t x, int64_t y) {
+    int64_t blocks = (r.extents[0] + x - 1) / x * ((r.extents[1] + y - 1) / y);
+    for (size_t i = 2; i < r.extents.size(); ++i) blocks *= std::max<int64_t>(r.extents[i], 1);
+    return blocks;
+}
+
 // Whether the region reads some array at several rows of its axis 1 per row of its own (a stencil:
 // neighbouring rows in one thread share those loads).
 bool reads_row_window(const StageAnalysis &a) {
@@ -149,10 +160,13 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
         // loads and stores where aligned; the launch has a quarter of the threads). A stencil
         // over rows: four rows a thread too.
         // A matrix product: a 4x4 tile of outputs a thread (a register tile), each step of the
-        // contraction loading 4 values of each operand for 16 products.
+        // contraction loading 4 values of each operand for 16 products; only where the tiles
+        // still make kMinTiledBlocks blocks (gelu_mlp's 32x1024 product made 8 and ran 6x slower
+        // than torch's on an H200).
         const bool register_tile = r.op_class == OpClass::Matmul && r.accumulator.defined() && !own_accumulator(r) &&
                                    r.vars.size() >= 2 && !r.symbolic && r.extents[0] >= kWarp * kVectorPoints &&
-                                   r.extents[1] >= kRowsPerBlock * kStencilRows;
+                                   r.extents[1] >= kRowsPerBlock * kStencilRows &&
+                                   tiled_blocks(r, kWarp * kVectorPoints, kRowsPerBlock * kStencilRows) >= kMinTiledBlocks;
         const bool vector = !r.vars.empty() && (!r.accumulator.defined() || register_tile) &&
                             r.extents[0] >= kWarp * kVectorPoints && !computes_64_bit(r.func);
         const bool stencil_rows = r.vars.size() >= 2 && !r.accumulator.defined() && !r.symbolic &&

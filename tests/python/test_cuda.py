@@ -83,7 +83,8 @@ CASES = [
     (_max_over_two_axes, [(3, 256, 300)]),
     (_blur3x3, [(50, 70)]),
     (_matmul_act, [(30, 40), (40, 20)]),
-    (_matmul_act, [(70, 130), (130, 150)]),  # a 4x4 register tile a thread, partial tiles at the edges
+    (_matmul_act, [(70, 130), (130, 150)]),  # too few tiles: a thread per output
+    (_matmul_act, [(600, 40), (40, 2100)]),  # a 4x4 register tile a thread, partial tiles at the edges
     (_where_cast, [(17, 9), (17, 9)]),
     (_batched, [(2, 3, 4, 5, 6)]),
 ]
