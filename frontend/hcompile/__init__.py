@@ -7,7 +7,15 @@
 
 See README.md for the whole API.
 """
-from . import blas as _blas
+import os as _os
+
+# Before Halide's LLVM starts (its first compile reads HL_LLVM_ARGS once): CUDA code rounds each
+# float multiply and add on its own (PTX's .rn forms, which ptxas does not fuse), as NumPy does;
+# core/src/lowering/gpu_rounding.cpp keeps LLVM itself from fusing them.
+if "-nvptx-fma-level" not in _os.environ.get("HL_LLVM_ARGS", ""):
+    _os.environ["HL_LLVM_ARGS"] = (_os.environ.get("HL_LLVM_ARGS", "") + " -nvptx-fma-level=0").strip()
+
+from . import blas as _blas  # noqa: E402
 from .api import CacheInfo, CompiledFunction, hcompile, reset
 from .config import config
 from .errors import CompileError, Unsupported

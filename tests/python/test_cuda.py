@@ -485,3 +485,19 @@ def test_other_dlpack_producers_go_in_and_come_back_as_themselves(torch_cuda):
     got, same = f(a, a)
     assert isinstance(got, jax.Array) and same is a
     np.testing.assert_allclose(np.asarray(got), _softmax_rows(x), rtol=1e-5, atol=1e-6)
+
+
+@gpu
+def test_products_and_sums_round_as_numpy_on_the_gpu(torch_cuda):
+    """`a * b + c` bit for bit as NumPy (no fused multiply-add: gpu_rounding.cpp and PTX's .rn),
+    and float64 pow within the CPU's accuracy (its double-double products exact)."""
+    torch = torch_cuda
+    rng = np.random.default_rng(9)
+    for dtype in (np.float32, np.float64):
+        a, b, c = (rng.standard_normal(4099).astype(dtype) for _ in range(3))
+        got = hc.hcompile(lambda a, b, c: a * b + c, fullgraph=True)(*(torch.from_numpy(v).cuda() for v in (a, b, c)))
+        assert np.array_equal(got.cpu().numpy(), a * b + c)
+    x = rng.uniform(0.5, 2.0, 4099)
+    y = rng.uniform(-700, 700, 4099)
+    got = hc.hcompile(lambda x, y: x ** y, fullgraph=True)(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda())
+    np.testing.assert_allclose(got.cpu().numpy(), x ** y, rtol=8 * np.finfo(np.float64).eps)

@@ -120,6 +120,10 @@ Halide::Target ieee_target(const Halide::Target &target);
 // folds a divisor the lowering could not see was constant. Done by lower_to_halide.
 void add_ieee_zero_division_pass(Halide::Pipeline &pipeline);
 
+// For a GPU pipeline: each float product rounded on its own (src/lowering/gpu_rounding.cpp),
+// as NumPy does, instead of fused with an addition by Halide's CUDA back end.
+void add_gpu_rounding_pass(Halide::Pipeline &pipeline);
+
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 // `symbols`: the graph's symbolic extents (none: every shape is static).
 // `library_calls`: the matmul nodes to lower as BLAS calls (choose_library_calls).

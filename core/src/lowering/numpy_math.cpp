@@ -124,9 +124,11 @@ Expr strict_of(const std::vector<Expr> &args, const std::function<Expr(const std
 }
 
 // Horner evaluation of c[0] + c[1] r + c[2] r^2 + ...; LLVM contracts it into FMAs.
+// The polynomial's steps fused where the target has FMA (one rounding each: more accurate, and
+// on the GPU, where every other product is rounded on its own, half the instructions).
 Expr horner(const Expr &r, const std::vector<double> &c) {
     Expr p = k(r, c.back());
-    for (int i = (int)c.size() - 2; i >= 0; i--) p = p * r + k(r, c[i]);
+    for (int i = (int)c.size() - 2; i >= 0; i--) p = fused_multiply_add(p, r, k(r, c[i]));
     return p;
 }
 
@@ -927,6 +929,16 @@ Expr pow(Expr a, Expr b) {
     r = select(isnan_(a) || isnan_(b), nan_of(a), r);
     // pow(1, anything) = 1 and pow(anything, +-0) = 1, even for nan.
     return select(equals_(a, 1.0) || equals_(b, 0.0), one, r);
+}
+// Pipelines compile in strict float mode (ieee_target), in which LLVM contracts nothing itself
+// (on the GPU, gpu_rounding.cpp sees to it); Halide has no fma operator, so this calls LLVM's
+// intrinsic, which Halide scalarizes and LLVM's SLP vectorizer puts back together into vector FMAs.
+Expr fused_multiply_add(const Expr &a, const Expr &b, const Expr &c) {
+    const Type t = a.type();
+    using Halide::Internal::Call;
+    Expr fma = Call::make(t, t.bits() == 32 ? "llvm.fma.f32" : "llvm.fma.f64", {a, b, c}, Call::PureExtern);
+    Expr has_fma = Call::make(Bool(), Call::target_has_feature, {make_const(Int(32), Target::FMA)}, Call::PureIntrinsic);
+    return select(has_fma, fma, a * b + c);
 }
 Expr negate(Expr x) {
     checked(x, "negate");

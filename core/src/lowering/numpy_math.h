@@ -28,6 +28,9 @@ Halide::Expr arccos(Halide::Expr x);
 Halide::Expr arctan(Halide::Expr x);
 Halide::Expr arctan2(Halide::Expr y, Halide::Expr x);
 Halide::Expr pow(Halide::Expr a, Halide::Expr b);
+// a * b + c with one rounding where the target has FMA instructions (NumPy's BLAS uses them
+// too; on CUDA targets the host's features say so, and the GPU has them), else a * b + c.
+Halide::Expr fused_multiply_add(const Halide::Expr &a, const Halide::Expr &b, const Halide::Expr &c);
 // IEEE negation: flips the sign bit, so -(+0) is -0 (Halide's unary minus is 0 - x, +0 for +0).
 Halide::Expr negate(Halide::Expr x);
 Halide::Expr floor(Halide::Expr x);

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <set>
 
+#include "numpy_math.h"
 #include "rules.h"
 
 namespace hc::lowering {
@@ -62,19 +63,6 @@ std::vector<Expr> halide_vars(const std::vector<Halide::Var> &axes) {
     std::vector<Expr> v(axes.begin(), axes.end());
     std::reverse(v.begin(), v.end());
     return v;
-}
-
-// a * b + c with one rounding where the target has FMA instructions (NumPy's BLAS uses them
-// too), else a * b + c. Pipelines compile in strict float mode (ieee_target), in which LLVM
-// contracts nothing itself; Halide has no fma operator, so this calls LLVM's intrinsic, which
-// Halide scalarizes and LLVM's SLP vectorizer puts back together into vector FMAs.
-Expr fused_multiply_add(const Expr &a, const Expr &b, const Expr &c) {
-    Halide::Type t = a.type();
-    using Halide::Internal::Call;
-    Expr fma = Call::make(t, t.bits() == 32 ? "llvm.fma.f32" : "llvm.fma.f64", {a, b, c}, Call::PureExtern);
-    Expr has_fma = Call::make(Halide::Bool(), Call::target_has_feature,
-                              {Halide::Internal::make_const(Halide::Int(32), Halide::Target::FMA)}, Call::PureIntrinsic);
-    return select(has_fma, fma, a * b + c);
 }
 
 Expr lowest(Halide::Type t) {
@@ -481,7 +469,7 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
         if (t.is_bool()) {
             acc(lhs) = acc(lhs) || (av && bv);
         } else {
-            acc(lhs) = t.is_float() ? fused_multiply_add(av, bv, acc(lhs))
+            acc(lhs) = t.is_float() ? math::fused_multiply_add(av, bv, acc(lhs))
                                     : acc(lhs) + to_accumulator(av) * to_accumulator(bv);
         }
         out.product_rdoms.push_back(k);
