@@ -501,3 +501,25 @@ def test_products_and_sums_round_as_numpy_on_the_gpu(torch_cuda):
     y = rng.uniform(-700, 700, 4099)
     got = hc.hcompile(lambda x, y: x ** y, fullgraph=True)(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda())
     np.testing.assert_allclose(got.cpu().numpy(), x ** y, rtol=8 * np.finfo(np.float64).eps)
+
+
+def test_cuda_code_keeps_each_product_rounded_on_its_own():
+    """The PTX of `a * b + c` has no fused multiply-add (gpu_rounding.cpp fences the product from
+    LLVM; HL_LLVM_ARGS's -nvptx-fma-level=0, set at import, keeps PTX's .rn forms, which ptxas
+    does not fuse). Read from Halide's codegen log: no GPU needed."""
+    import os
+    import subprocess
+    import sys
+    code = ("import numpy as np, hcompile as hc\n"
+            f"t = {CUDA_TARGET!r}\n"
+            "for dtype in (np.float32, np.float64):\n"
+            "    hc.hcompile(lambda a, b, c: a * b + c, target=t).compile_only(*[np.ones(64, dtype)] * 3)\n")
+    env = dict(os.environ, HL_DEBUG_CODEGEN="2")
+    env.pop("HL_LLVM_ARGS", None)
+    log = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert log.returncode == 0, log.stderr[-2000:]
+    ptx = (log.stdout + log.stderr).split("PTX kernel:")[1:]
+    assert len(ptx) == 2, "expected the PTX of two kernels in Halide's log"
+    for kernel, width in zip(ptx, ("f32", "f64")):
+        kernel = kernel.split("// -- End function")[0]
+        assert "fma." not in kernel and f"mul.rn.{width}" in kernel and f"add.rn.{width}" in kernel
