@@ -18,8 +18,9 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kRowsPerBlock = 8;
 constexpr int64_t kThreadsPerBlock = kWarp * kRowsPerBlock;
 constexpr int64_t kVectorPoints = 4;
-// Rows of axis 1 a thread computes where the region reads a window of rows (a stencil).
-constexpr int64_t kStencilRows = 4;
+// Rows of axis 1 a thread computes, unrolled, where they share loads: a stencil over rows, a
+// register-tiled matrix product.
+constexpr int64_t kRowsPerThread = 4;
 // The fewest blocks a register-tiled matrix product may have: about two per multiprocessor of a
 // large GPU (an H100 or H200 has 132).
 constexpr int64_t kMinTiledBlocks = 256;
@@ -158,22 +159,21 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
         }
         // Elementwise work on rows of a warp's vectors or more: four points a thread (128-bit
         // loads and stores where aligned; the launch has a quarter of the threads). A stencil
-        // over rows: four rows a thread too.
-        // A matrix product: a 4x4 tile of outputs a thread (a register tile), each step of the
-        // contraction loading 4 values of each operand for 16 products; only where the tiles
-        // still make kMinTiledBlocks blocks (gelu_mlp's 32x1024 product made 8 and ran 6x slower
-        // than torch's on an H200).
+        // over rows: four rows a thread too. A matrix product: a 4x4 tile of outputs a thread (a
+        // register tile), each step of the contraction loading 4 values of each operand for 16
+        // products; only where the tiles still make kMinTiledBlocks blocks (gelu_mlp's 32x1024
+        // product made 8 and ran 6x slower than torch's on an H200).
         const bool register_tile = r.op_class == OpClass::Matmul && r.accumulator.defined() && !own_accumulator(r) &&
                                    r.vars.size() >= 2 && !r.symbolic && r.extents[0] >= kWarp * kVectorPoints &&
-                                   r.extents[1] >= kRowsPerBlock * kStencilRows &&
-                                   tiled_blocks(r, kWarp * kVectorPoints, kRowsPerBlock * kStencilRows) >= kMinTiledBlocks;
+                                   r.extents[1] >= kRowsPerBlock * kRowsPerThread &&
+                                   tiled_blocks(r, kWarp * kVectorPoints, kRowsPerBlock * kRowsPerThread) >= kMinTiledBlocks;
         const bool vector = !r.vars.empty() && (!r.accumulator.defined() || register_tile) &&
                             r.extents[0] >= kWarp * kVectorPoints && !computes_64_bit(r.func);
         const bool stencil_rows = r.vars.size() >= 2 && !r.accumulator.defined() && !r.symbolic &&
-                                  r.extents[1] >= kRowsPerBlock * kStencilRows && reads_row_window(analysis.stages[i]);
+                                  r.extents[1] >= kRowsPerBlock * kRowsPerThread && reads_row_window(analysis.stages[i]);
         if (vector || stencil_rows || register_tile) {
             schedule.push_back({region, Choice::GpuVector, -1, vector ? kVectorPoints : 1,
-                                stencil_rows || register_tile ? kStencilRows : 0});
+                                stencil_rows || register_tile ? kRowsPerThread : 0});
         }
     }
     return schedule;
