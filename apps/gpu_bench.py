@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
+import time
 
 import numpy as np
 
@@ -80,7 +82,6 @@ def overhead_us(torch, fn, *args, calls=2000, rounds=5):
     """Microseconds per call on small inputs: the median of `rounds` loops of `calls` calls, each
     loop synchronised once at its end (so the time is the host's per-call work where that is
     longer than the kernels)."""
-    import time
     for _ in range(10):
         fn(*args)
     samples = []
@@ -96,7 +97,6 @@ def overhead_us(torch, fn, *args, calls=2000, rounds=5):
 
 def jax_peer(name):
     """(jitted jax.numpy version of workload `name`, to_jax(torch tensor)), or None without JAX."""
-    import os
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")   # share the GPU with PyTorch
     try:
         import jax
@@ -108,7 +108,6 @@ def jax_peer(name):
 
 def jax_ms(fn, args, repeat, batch=10):
     """Median wall-clock milliseconds per call of batches ended by block_until_ready."""
-    import time
     for _ in range(3):
         fn(*args).block_until_ready()
     samples = []
@@ -172,7 +171,6 @@ def main(argv=None) -> int:
     for name in a.workloads.split(","):
         fn = sum_all if name == "sum_all" else getattr(W, name)
         args = [torch.from_numpy(a).cuda() for a in bench_inputs(name, rng)]
-        import time
         compiled = hc.hcompile(fn, fullgraph=True)
         start = time.perf_counter()
         got = compiled(*args)

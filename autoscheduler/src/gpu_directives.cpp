@@ -62,7 +62,7 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
             if (index < 0) return;
             if (part.num_update_definitions() > 0 && !part.rvars(0).empty()) {   // a lane's block
-                w.unroll(ScheduleWriter::update(part), part.rvars(0)[0], kUnrollSteps, Halide::TailStrategy::GuardWithIf);
+                w.unroll(ScheduleWriter::update(part), part.rvars(0)[0], kUnrollSteps, kTail);
             }
             StageRef update = ScheduleWriter::update(acc, index - 1);
             std::vector<Halide::VarOrRVar> order;
@@ -97,7 +97,7 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         StageRef partial_update = ScheduleWriter::update(partial);
         w.reorder(partial_update, {outer, thread});
         w.gpu_threads(partial_update, thread);
-        w.unroll(partial_update, outer, kUnrollSteps, Halide::TailStrategy::GuardWithIf);
+        w.unroll(partial_update, outer, kUnrollSteps, kTail);
         if (threads % kCombineLanes == 0 && threads > kCombineLanes) {
             Halide::RVar group("r_group"), member("r_member");
             Halide::Var lane("gpu_combine_x");

@@ -185,6 +185,18 @@ ArgRelationGuard relation_guard(nb::handle spec, size_t num_args) {
 
 }  // namespace
 
+// A dispatcher entry with these guard specs (guards.py's tuples) and result builder, for
+// add_entry and add_cuda_entry to complete.
+std::shared_ptr<Entry> guarded_entry(nb::list arg_guards, nb::list value_guards, nb::list relations,
+                                     nb::object result_builder) {
+    auto e = std::make_shared<Entry>();
+    for (nb::handle spec : arg_guards) fill_arg_guard(e->args.emplace_back(), spec);
+    for (nb::handle spec : value_guards) fill_value_guard(e->values.emplace_back(), spec);
+    for (nb::handle spec : relations) e->relations.push_back(relation_guard(spec, e->args.size()));
+    e->result_builder = result_builder.is_none() ? nullptr : new_ref(result_builder);
+    return e;
+}
+
 void bind_runtime(nb::module_ &m) {
     nb::class_<Kernel>(m, "Kernel", "A JIT-compiled Halide pipeline for one guard set.")
         .def_prop_ro("input_args",
@@ -284,16 +296,12 @@ void bind_runtime(nb::module_ &m) {
             "add_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
                std::vector<bool> as_scalar, nb::object result_builder, nb::object runner, nb::list relations) {
-                auto e = std::make_shared<Entry>();
-                for (nb::handle spec : arg_guards) fill_arg_guard(e->args.emplace_back(), spec);
-                for (nb::handle spec : value_guards) fill_value_guard(e->values.emplace_back(), spec);
-                for (nb::handle spec : relations) e->relations.push_back(relation_guard(spec, e->args.size()));
+                auto e = guarded_entry(arg_guards, value_guards, relations, result_builder);
                 e->kernel = std::move(kernel);
                 e->as_scalar = std::move(as_scalar);
                 if (e->kernel && e->as_scalar.size() != e->kernel->outputs.size()) {
                     throw std::invalid_argument("as_scalar needs one flag per kernel output");
                 }
-                e->result_builder = result_builder.is_none() ? nullptr : new_ref(result_builder);
                 e->runner = runner.is_none() ? nullptr : new_ref(runner);
                 d.add_entry(std::move(e));
             },
@@ -317,13 +325,16 @@ void bind_runtime(nb::module_ &m) {
                 if (output_args.size() != kernel->outputs.size() || output_options.size() != kernel->outputs.size()) {
                     throw std::invalid_argument("one shape tuple and one options dict per kernel output");
                 }
-                auto e = std::make_shared<Entry>();
-                for (nb::handle spec : arg_guards) fill_arg_guard(e->args.emplace_back(), spec);
-                for (nb::handle spec : value_guards) fill_value_guard(e->values.emplace_back(), spec);
-                for (nb::handle spec : relations) e->relations.push_back(relation_guard(spec, e->args.size()));
+                auto e = guarded_entry(arg_guards, value_guards, relations, result_builder);
+                // Checked once here, not per call: every array the kernel reads is a guarded CUDA tensor.
+                for (const KernelInput &in : kernel->inputs) {
+                    if (in.arg_index < 0 || in.arg_index >= static_cast<int>(e->args.size()) ||
+                        e->args[in.arg_index].kind != ArgGuard::CudaTensor) {
+                        throw std::invalid_argument("a CUDA kernel reads an argument not guarded as a CUDA tensor");
+                    }
+                }
                 e->kernel = std::move(kernel);
                 e->as_scalar.assign(e->kernel->outputs.size(), false);  // 0-d results stay device arrays
-                e->result_builder = result_builder.is_none() ? nullptr : new_ref(result_builder);
                 e->cuda = std::make_unique<CudaCall>();
                 CudaCall &c = *e->cuda;
                 c.device = device;

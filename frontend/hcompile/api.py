@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _C, cuda, debug_dump, dynamic_shapes, eager, guards, logs, structure, tuning
 from .config import config
-from .capture import ArgRef, OutputRef, capture
+from .capture import OutputRef, assemble, capture, returns_outputs
 from .capture.breaks import ContainerRef, MaskRef, MethodRef, ViewRef
 from .capture.errors import locate
 from .capture.interpreter import _normalized, bind_arguments
@@ -650,12 +650,10 @@ def _result_plan(cap, continuation):
     builder only when the return value is not simply the outputs in order (at a graph break: the
     continuation that runs the code after it, made for this capture's break point)."""
     as_scalar = [False] * len(cap.graph.outputs)
-    as_float = []
 
     def visit(node):
         if isinstance(node, OutputRef):
             as_scalar[node.index] = node.as_scalar
-            as_float.append(node.as_float)
         elif isinstance(node, (tuple, list)):
             for item in node:
                 visit(item)
@@ -676,34 +674,16 @@ def _result_plan(cap, continuation):
         visit(list(point.locals.values()))
         return as_scalar, continuation
     visit(cap.result)
-    n = len(as_scalar)
     result = cap.result
     writebacks = cap.writebacks
-    plain = not writebacks and not any(as_float)    # the outputs are the result as they are
-    if plain and isinstance(result, OutputRef) and n == 1 and result.index == 0:
+    if not writebacks and returns_outputs(result, len(as_scalar)):    # the outputs are the result as they are
         return as_scalar, None
-    if (plain and type(result) is tuple and len(result) == n and n != 1
-            and all(isinstance(r, OutputRef) and r.index == i for i, r in enumerate(result))):
-        return as_scalar, None
-
-    def assemble(outputs, args, shape):
-        if isinstance(shape, OutputRef):
-            return shape.of(outputs)
-        if isinstance(shape, ArgRef):
-            return args[shape.index]
-        if isinstance(shape, MaskRef):
-            return assemble(outputs, args, shape.values)[assemble(outputs, args, shape.mask)]
-        if isinstance(shape, (tuple, list)):
-            return type(shape)(assemble(outputs, args, s) for s in shape)
-        if isinstance(shape, dict):
-            return {k: assemble(outputs, args, s) for k, s in shape.items()}
-        return shape
 
     def build(outputs, args):
         # Written arguments get their final contents only once the kernel has succeeded.
         for arg_index, output_index in writebacks:
             np.copyto(args[arg_index], outputs[output_index], casting="no")
-        return assemble(outputs, args, result)
+        return assemble(result, outputs, args)
 
     return as_scalar, build
 

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _C, guards, logs
-from .capture import ArgRef, OutputRef, capture
-from .capture.breaks import MaskRef
+from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
 
@@ -97,9 +96,7 @@ class _Library:
 
     def describe(self, a):
         """(device pointer, shape) of a C-contiguous array."""
-        if self.name == "torch":
-            return a.data_ptr(), tuple(a.shape)
-        return a.data.ptr, tuple(a.shape)
+        return self.pointer(a), tuple(a.shape)
 
     def pointer(self, a):
         return a.data_ptr() if self.name == "torch" else a.data.ptr
@@ -395,25 +392,7 @@ class _Result:
         graph = cap.graph
         self.outputs = [(tuple(shape), np.dtype(graph.dtype(node))) for shape, node in zip(kernel.output_shapes, graph.outputs)]
         self._result = cap.result
-        result, n = cap.result, len(self.outputs)
-        # The outputs are the return value as they are: the one output, or all of them in order.
-        self.plain = (isinstance(result, OutputRef) and not result.as_float and n == 1 and result.index == 0) or (
-            type(result) is tuple and len(result) == n and n != 1 and
-            all(isinstance(r, OutputRef) and not r.as_float and r.index == i for i, r in enumerate(result)))
+        self.plain = returns_outputs(cap.result, len(self.outputs))
 
     def build(self, outputs, args):
-        return _assemble(self._result, outputs, args)
-
-
-def _assemble(shape, outputs, args):
-    if isinstance(shape, OutputRef):
-        return shape.of(outputs)     # a 0-d array stays one on the device; float() syncs
-    if isinstance(shape, ArgRef):
-        return args[shape.index]
-    if isinstance(shape, MaskRef):   # x[mask]: the library's own boolean indexing
-        return _assemble(shape.values, outputs, args)[_assemble(shape.mask, outputs, args)]
-    if isinstance(shape, (tuple, list)):
-        return type(shape)(_assemble(s, outputs, args) for s in shape)
-    if isinstance(shape, dict):
-        return {k: _assemble(v, outputs, args) for k, v in shape.items()}
-    return shape
+        return assemble(self._result, outputs, args)  # a 0-d array stays one on the device

@@ -461,6 +461,7 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
         outputs[j] = PyArray_Return(reinterpret_cast<PyArrayObject *>(outputs.take(j)));  // steals
         if (!outputs[j]) return nullptr;
     }
+    if (!entry.result_builder && n_out == 1) return outputs.take(0);  // no tuple on the common path
     PyObject *tuple = PyTuple_New(static_cast<Py_ssize_t>(n_out));
     if (!tuple) return nullptr;
     for (size_t j = 0; j < n_out; ++j) PyTuple_SET_ITEM(tuple, j, outputs.take(j));  // steals

@@ -364,6 +364,9 @@ def test_cuda_entries_in_the_dispatcher_check_every_tensor_property():
         return _TensorLike(shape, dtype, device)
 
     dispatcher = _C.Dispatcher(lambda a: "python")
+    with pytest.raises(ValueError, match="not guarded as a CUDA tensor"):   # checked once, when added
+        dispatcher.add_cuda_entry([("type", _TensorLike)], [], kernel, None, [], 0, empty, [((4, 8),)],
+                                  [{"dtype": "float32", "device": "cuda:0"}], lambda device: 0)
     dispatcher.add_entry([("type", _TensorLike)], [], None, [], None)   # type-only: runs Python
     dispatcher.add_cuda_entry([("cuda_tensor", _TensorLike, "float32", (4, 8), 0)], [], kernel, None, [], 0, empty,
                               [((4, 8),)], [{"dtype": "float32", "device": "cuda:0"}], lambda device: 0)

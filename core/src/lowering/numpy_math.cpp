@@ -123,9 +123,9 @@ Expr strict_of(const std::vector<Expr> &args, const std::function<Expr(const std
     return e;
 }
 
-// Horner evaluation of c[0] + c[1] r + c[2] r^2 + ...; LLVM contracts it into FMAs.
-// The polynomial's steps fused where the target has FMA (one rounding each: more accurate, and
-// on the GPU, where every other product is rounded on its own, half the instructions).
+// Horner evaluation of c[0] + c[1] r + c[2] r^2 + ..., each step one fused multiply-add where
+// the target has FMA (one rounding each: more accurate, and on the GPU, where every other
+// product is rounded on its own, half the instructions).
 Expr horner(const Expr &r, const std::vector<double> &c) {
     Expr p = k(r, c.back());
     for (int i = (int)c.size() - 2; i >= 0; i--) p = fused_multiply_add(p, r, k(r, c[i]));

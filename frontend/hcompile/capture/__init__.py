@@ -46,6 +46,31 @@ class OutputRef:
         return float(value) if self.as_float else value
 
 
+def assemble(shape, outputs, args):
+    """The return value a capture's ``shape`` of refs stands for, given the kernel's ``outputs``
+    and the call's ``args``."""
+    if isinstance(shape, OutputRef):
+        return shape.of(outputs)
+    if isinstance(shape, ArgRef):
+        return args[shape.index]
+    if isinstance(shape, MaskRef):   # x[mask]: the array library's own boolean indexing
+        return assemble(shape.values, outputs, args)[assemble(shape.mask, outputs, args)]
+    if isinstance(shape, (tuple, list)):
+        return type(shape)(assemble(s, outputs, args) for s in shape)
+    if isinstance(shape, dict):
+        return {k: assemble(v, outputs, args) for k, v in shape.items()}
+    return shape
+
+
+def returns_outputs(result, n):
+    """Whether a capture's return value ``result`` is its ``n`` kernel outputs as they are: the one
+    output, or a tuple of all of them in order (none handed back as a Python float)."""
+    if isinstance(result, OutputRef):
+        return n == 1 and result.index == 0 and not result.as_float
+    return (type(result) is tuple and len(result) == n and n != 1 and
+            all(isinstance(r, OutputRef) and r.index == i and not r.as_float for i, r in enumerate(result)))
+
+
 @dataclass(frozen=True)
 class ArgRef:
     index: int          # `return x`: the argument object itself
