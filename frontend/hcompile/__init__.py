@@ -8,10 +8,13 @@
 See README.md for the whole API.
 """
 import os as _os
+import sys as _sys
 
 # Before Halide's LLVM starts (its first compile reads HL_LLVM_ARGS once): CUDA code rounds each
 # float multiply and add on its own (PTX's .rn forms, which ptxas does not fuse), as NumPy does;
-# core/src/lowering/gpu_rounding.cpp keeps LLVM itself from fusing them.
+# core/src/lowering/gpu_rounding.cpp keeps LLVM itself from fusing them. Halide's Python module
+# imported first may have compiled already: cuda.py then warns once, at its first GPU compile.
+HALIDE_IMPORTED_FIRST = "halide" in _sys.modules
 if "-nvptx-fma-level" not in _os.environ.get("HL_LLVM_ARGS", ""):
     _os.environ["HL_LLVM_ARGS"] = (_os.environ.get("HL_LLVM_ARGS", "") + " -nvptx-fma-level=0").strip()
 

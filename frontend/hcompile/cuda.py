@@ -304,6 +304,7 @@ class CudaEntries:
         """The entry for arguments captured as NumPy ``stand_ins`` (the arrays' shapes and
         dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run."""
         code = self._fn.__code__
+        _warn_if_rounding_may_be_fused()
         start = time.perf_counter()
         record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [], "started": start}
         self._records.append(record)
@@ -332,6 +333,21 @@ class CudaEntries:
                                   code.co_filename, code.co_firstlineno)
         relations = [("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations)
         return _Entry(kernel, kernel.input_args, _Result(cap, kernel), cap.guards, relations=relations)
+
+
+_said_rounding_may_fuse = False
+
+
+def _warn_if_rounding_may_be_fused():
+    """Said once, at the first GPU compile, where Halide's Python module was imported before
+    hcompile: its LLVM may have started without the -nvptx-fma-level=0 hcompile sets (__init__.py)."""
+    global _said_rounding_may_fuse
+    from . import HALIDE_IMPORTED_FIRST
+    if HALIDE_IMPORTED_FIRST and not _said_rounding_may_fuse:
+        _said_rounding_may_fuse = True
+        logs.warn("halide was imported before hcompile: if it compiled anything first, Halide's LLVM ignores the "
+                  "-nvptx-fma-level=0 hcompile sets, and GPU kernels may fuse a product with an addition "
+                  "(last-bit differences from NumPy); import hcompile first")
 
 
 def _contiguous_strides(shape):

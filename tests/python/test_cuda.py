@@ -526,3 +526,14 @@ def test_cuda_code_keeps_each_product_rounded_on_its_own():
     for kernel, width in zip(ptx, ("f32", "f64")):
         kernel = kernel.split("// -- End function")[0]
         assert "fma." not in kernel and f"mul.rn.{width}" in kernel and f"add.rn.{width}" in kernel
+
+
+def test_halide_imported_before_hcompile_is_said_at_the_first_gpu_compile():
+    """Its LLVM may already run without -nvptx-fma-level=0: a warning, not silence."""
+    import subprocess
+    import sys
+    code = ("import halide, numpy as np, hcompile as hc\n"
+            f"hc.hcompile(lambda a: a * 2 + 1, target={CUDA_TARGET!r}).compile_only(np.ones(8, np.float32))\n")
+    log = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert log.returncode == 0, log.stderr[-2000:]
+    assert "halide was imported before hcompile" in log.stdout + log.stderr
