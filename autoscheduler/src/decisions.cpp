@@ -64,7 +64,8 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::SumVector: return s + "sum_vector of " + value;
     case Choice::RegisterTile: return s + "register_tile " + value + "x" + std::to_string(d.value2);
     case Choice::CallLibrary:
-        return s + "call_library (BLAS) in " + std::to_string(d.value2) + " parallel tiles of " + axis +
+        return s + "call_library (BLAS) " +
+               (d.value2 == 1 ? std::string("in one call") : "in " + std::to_string(d.value2) + " parallel tiles of " + axis) +
                ", operands stored in vectors of " + value;
     case Choice::TileRows:
         return s + "tile_rows " + axis + " in tiles of " + value + " (tiles in parallel" +

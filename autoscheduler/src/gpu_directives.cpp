@@ -130,6 +130,18 @@ void schedule_register_tile(ScheduleWriter &w, const Halide::Func &acc, int vect
     for (int u = 0; u < acc.num_update_definitions(); ++u) tile(ScheduleWriter::update(acc, u), acc.rvars(u));
 }
 
+// A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row)): a
+// thread per element, its two axes fused into one grid dimension (no limit on its rows).
+void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
+    StageRef s = ScheduleWriter::pure(operand);
+    Halide::Var element("gpu_element"), block("gpu_block_x"), thread("gpu_thread_x");
+    w.compute_root(operand);
+    w.fuse(s, operand.args()[0], operand.args()[1], element);
+    w.split(s, element, block, thread, 256, kTail);
+    w.gpu_threads(s, thread);
+    w.gpu_blocks(s, block);
+}
+
 }  // namespace
 
 // The row root (GpuRows): one block per row, threads across it; a reduction root, one block per
@@ -244,7 +256,12 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
             for (const Halide::VarOrRVar &v : loops) w.gpu_blocks(s, v);
             if (!outer.empty()) w.gpu_blocks(s, fuse_all(outer, "gpu_outer_"));
         }
-        if (separate_acc) {
+        if (r.library_call) {
+            // The cuBLAS call runs once, before the copy; the operands it needs stored are
+            // kernels of their own.
+            w.compute_root(acc);
+            for (const Halide::Func &operand : r.library_operands) schedule_gpu_operand(w, operand);
+        } else if (separate_acc) {
             Halide::VarOrRVar thread = tx;
             w.compute_at(acc, f, &thread);
             if (vector > 1 || rows > 1) schedule_register_tile(w, acc, vector, rows);

@@ -145,6 +145,8 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             continue;
         }
         schedule.push_back({region, Choice::ComputeRoot});
+        // A cuBLAS call (choose_library_calls) computes the product; the region copies it out.
+        if (r.library_call) schedule.push_back({region, Choice::CallLibrary, 1, 1, 1});
         if (gpu_block_reduction(r) && !r.symbolic && r.rextents[0] >= kThreadsPerBlock && fits_grid(r, 0)) {
             // A long reduction over rows: a block per output, its threads reading the row together.
             schedule.push_back({region, Choice::GpuRows, -1, kThreadsPerBlock});
@@ -164,10 +166,11 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
         // products; only where the tiles still make kMinTiledBlocks blocks (gelu_mlp's 32x1024
         // product made 8 and ran 6x slower than torch's on an H200).
         const bool register_tile = r.op_class == OpClass::Matmul && r.accumulator.defined() && !own_accumulator(r) &&
+                                   !r.library_call &&
                                    r.vars.size() >= 2 && !r.symbolic && r.extents[0] >= kWarp * kVectorPoints &&
                                    r.extents[1] >= kRowsPerBlock * kRowsPerThread &&
                                    tiled_blocks(r, kWarp * kVectorPoints, kRowsPerBlock * kRowsPerThread) >= kMinTiledBlocks;
-        const bool vector = !r.vars.empty() && (!r.accumulator.defined() || register_tile) &&
+        const bool vector = !r.vars.empty() && (!r.accumulator.defined() || register_tile || r.library_call) &&
                             r.extents[0] >= kWarp * kVectorPoints && !computes_64_bit(r.func);
         const bool stencil_rows = r.vars.size() >= 2 && !r.accumulator.defined() && !r.symbolic &&
                                   r.extents[1] >= kRowsPerBlock * kRowsPerThread && reads_row_window(analysis.stages[i]);

@@ -2,7 +2,7 @@
 
 namespace hc {
 
-std::vector<NodeId> choose_library_calls(const Graph &graph, bool available) {
+std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, bool for_gpu) {
     std::vector<NodeId> calls;
     if (!available) return calls;
     for (const Node &n : graph.nodes()) {
@@ -11,7 +11,7 @@ std::vector<NodeId> choose_library_calls(const Graph &graph, bool available) {
         }
         const int64_t k = graph.node(n.inputs[0]).shape[1];
         const int64_t multiply_adds = n.shape[0] * n.shape[1] * k;
-        if (multiply_adds >= kMinLibraryMultiplyAdds) calls.push_back(n.id);
+        if (multiply_adds >= (for_gpu ? kMinCublasMultiplyAdds : kMinLibraryMultiplyAdds)) calls.push_back(n.id);
     }
     return calls;
 }

@@ -132,6 +132,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             need(r.library_call, "the region was not lowered as a library call");
             need_width();
             need((d.axis == 0 || d.axis == 1) && d.value2 >= 1, "tiles of axis 0 or 1, at least one");
+            need(!lowered.for_gpu || d.value2 == 1, "cuBLAS computes the whole product in one call");
             set_once(p.library, d.value, int64_t{0}, d, lowered);
             p.library_axis = d.axis;
             p.library_tiles = d.value2;
@@ -160,7 +161,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.inlined = true;
             break;
         case Choice::GpuTile:
-            need(!r.library_call, "a library call runs on the CPU");
+            need(!r.library_call || lowered.for_gpu, "a library call of the host's BLAS runs on the CPU");
             need(!own_accumulator(r), "a Halide pipeline's own reductions are not scheduled for the GPU");
             need(r.vars.empty() ? d.value == 1 && d.value2 == 0 : d.value >= 1 && d.value <= 1024,
                  "a block has 1 to 1024 threads along axis 0 (one thread for a region with no axes)");
@@ -246,6 +247,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             // Halide would compute it on the host, from buffers that live on the GPU.
             throw std::invalid_argument("schedule: " + region + " is not on the GPU, and other regions are: " +
                                         "a pipeline runs wholly on the GPU or wholly on the CPU");
+        }
+        if (whole_pipeline && r.library_call && lowered.for_gpu && !p.gpu_threads_x) {
+            throw std::invalid_argument("schedule: " + region + " calls cuBLAS: its copy out of the call is a GPU kernel (gpu_tile)");
         }
         if (r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call && !p.tile_n && !p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " is a matrix product without a register tile");

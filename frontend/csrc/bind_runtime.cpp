@@ -8,6 +8,7 @@
 
 #include "bindings.h"
 #include "hcompile/blas.h"
+#include "hcompile/cublas.h"
 #include "hcompile/compile.h"
 #include "hcompile/cuda_call.h"
 #include "hcompile/dispatch.h"
@@ -253,6 +254,9 @@ void bind_runtime(nb::module_ &m) {
     m.def("load_blas", &load_blas, nb::arg("path"),
           "Load the BLAS library matrix products may call; returns '' or why it cannot be used.");
     m.def("blas_available", &blas_available, "Whether a BLAS library is loaded.");
+    m.def("load_cublas", &load_cublas, nb::arg("path"),
+          "Load the cuBLAS library GPU matrix products may call; returns '' or why it cannot be used.");
+    m.def("cublas_available", &cublas_available, "Whether cuBLAS is loaded.");
     m.def("machine_fingerprint", &machine_fingerprint,
           "'model | cores | host target': the machine tuning records are keyed on (the HCompile plugin's too).");
     m.def("tuning_versions", [] { return std::make_pair(hcompile_version(), halide_version()); },

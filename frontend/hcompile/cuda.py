@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _C, guards, logs
+from . import _C, blas, guards, logs
 from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
@@ -305,6 +305,7 @@ class CudaEntries:
         dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run."""
         code = self._fn.__code__
         _warn_if_rounding_may_be_fused()
+        blas.load_cublas()
         start = time.perf_counter()
         record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [], "started": start}
         self._records.append(record)

@@ -1,5 +1,7 @@
 #include "hcompile/blas.h"
 
+#include "gemm_operands.h"
+
 #include <dlfcn.h>
 
 #include <atomic>
@@ -36,36 +38,6 @@ private:
     SetLocalThreads set_;
     int prior_;
 };
-
-// An operand as BLAS takes it: row-major with a leading dimension, transposed or not. None
-// (lead 0) when neither dimension has a unit stride.
-struct Operand {
-    const char *data = nullptr;
-    int transpose = kNoTrans;
-    int64_t lead = 0;
-};
-
-// `buf`'s rows [row_min, ...) and columns [col_min, ...) (Halide dim 1 and dim 0).
-Operand operand(const halide_buffer_t *buf, int64_t col_min, int64_t row_min) {
-    const halide_dimension_t &col = buf->dim[0], &row = buf->dim[1];
-    Operand o;
-    o.data = reinterpret_cast<const char *>(buf->host) +
-             ((row_min - row.min) * row.stride + (col_min - col.min) * col.stride) * buf->type.bytes();
-    // BLAS takes rows (or, transposed, columns) at a positive distance of at least a row's
-    // length: a broadcast row (stride 0), reversed rows or overlapping ones go to the loops.
-    auto lead = [](const halide_dimension_t &unit, const halide_dimension_t &other) -> int64_t {
-        const int64_t length = std::max<int64_t>(unit.extent, 1);
-        if (other.extent <= 1) return length;
-        return other.stride >= length ? other.stride : 0;
-    };
-    if (col.stride == 1) {
-        o.lead = lead(col, row);
-    } else if (row.stride == 1) {
-        o.transpose = kTrans;
-        o.lead = lead(row, col);
-    }
-    return o;
-}
 
 // out = a @ b the plain way, for strides BLAS cannot take.
 template <typename T>
@@ -106,26 +78,13 @@ std::string load_blas(const std::string &path) {
 bool blas_available() { return sgemm.load() != nullptr; }
 
 extern "C" int hc_blas_gemm(halide_buffer_t *a, halide_buffer_t *b, int32_t k, halide_buffer_t *out) {
+    if (gemm::answer_bounds_query(a, b, k, out)) return 0;
     const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
-    if (out->is_bounds_query() || a->is_bounds_query() || b->is_bounds_query()) {
-        // Halide asks what the operands must hold for the region of `out` it wants (the
-        // operands' buffers here are its query copies, even where they carry data): a's rows
-        // are out's rows with all k columns; b's columns are out's columns with all k rows.
-        a->dim[0].min = 0;
-        a->dim[0].extent = k;
-        a->dim[1].min = m.min;
-        a->dim[1].extent = m.extent;
-        b->dim[0].min = n.min;
-        b->dim[0].extent = n.extent;
-        b->dim[1].min = 0;
-        b->dim[1].extent = k;
-        return 0;
-    }
     if (m.extent == 0 || n.extent == 0) return 0;
     const bool f32 = out->type.bits == 32;
-    Operand oa = operand(a, 0, m.min), ob = operand(b, n.min, 0);
-    const bool out_rows_apart = m.extent <= 1 || m.stride >= std::max<int64_t>(n.extent, 1);
-    if (k == 0 || oa.lead == 0 || ob.lead == 0 || n.stride != 1 || !out_rows_apart || !blas_available()) {
+    const gemm::Operand oa = gemm::operand(a, 0, m.min), ob = gemm::operand(b, n.min, 0);
+    const int64_t ldc = gemm::output_lead(out);
+    if (k == 0 || oa.lead == 0 || ob.lead == 0 || ldc == 0 || !blas_available()) {
         if (f32) {
             gemm_loops<float>(a, b, k, out);
         } else {
@@ -134,15 +93,18 @@ extern "C" int hc_blas_gemm(halide_buffer_t *a, halide_buffer_t *b, int32_t k, h
         return 0;
     }
     OneBlasThread one_thread;
+    const int ta = oa.transpose ? kTrans : kNoTrans, tb = ob.transpose ? kTrans : kNoTrans;
+    auto at = [](const halide_buffer_t *buf, const gemm::Operand &o) {
+        return reinterpret_cast<const char *>(buf->host) + o.offset * buf->type.bytes();
+    };
     char *c = reinterpret_cast<char *>(out->host);
-    const int64_t ldc = m.extent <= 1 ? std::max<int64_t>(n.extent, 1) : m.stride;
     if (f32) {
-        sgemm.load()(kRowMajor, oa.transpose, ob.transpose, m.extent, n.extent, k, 1.0f,
-                     reinterpret_cast<const float *>(oa.data), oa.lead, reinterpret_cast<const float *>(ob.data),
+        sgemm.load()(kRowMajor, ta, tb, m.extent, n.extent, k, 1.0f,
+                     reinterpret_cast<const float *>(at(a, oa)), oa.lead, reinterpret_cast<const float *>(at(b, ob)),
                      ob.lead, 0.0f, reinterpret_cast<float *>(c), ldc);
     } else {
-        dgemm.load()(kRowMajor, oa.transpose, ob.transpose, m.extent, n.extent, k, 1.0,
-                     reinterpret_cast<const double *>(oa.data), oa.lead, reinterpret_cast<const double *>(ob.data),
+        dgemm.load()(kRowMajor, ta, tb, m.extent, n.extent, k, 1.0,
+                     reinterpret_cast<const double *>(at(a, oa)), oa.lead, reinterpret_cast<const double *>(at(b, ob)),
                      ob.lead, 0.0, reinterpret_cast<double *>(c), ldc);
     }
     return 0;

@@ -16,6 +16,7 @@
 #include "hcompile/apply_schedule.h"
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/blas.h"
+#include "hcompile/cublas.h"
 #include "hcompile/fusion.h"
 #include "hcompile/gpu_schedule.h"
 #include "hcompile/halide_peers.h"
@@ -222,15 +223,16 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     });
     Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
     step("check_region_budget", [&] { check_region_budget(graph, partition); });
-    // On the GPU, inputs live in device memory: BLAS on the host cannot read them.
+    // On the GPU, inputs live in device memory: products there call cuBLAS, not the host's BLAS.
     std::vector<NodeId> library_calls = step("choose_library_calls", [&] {
-        return choose_library_calls(graph, ours && blas_available() && !gpu);
+        return choose_library_calls(graph, ours && (gpu ? cublas_available() : blas_available()), gpu);
     });
     LoweredPipeline lowered = step("lower_to_halide", [&] {
         return lower_to_halide(graph, partition, options.layouts, symbols, library_calls, gpu);
     });
     if (!library_calls.empty()) {
-        lowered.pipeline.set_jit_externs({{kBlasGemmName, Halide::JITExtern(&hc_blas_gemm)}});
+        const Halide::JITExtern gemm = gpu ? Halide::JITExtern(&hc_cublas_gemm) : Halide::JITExtern(&hc_blas_gemm);
+        lowered.pipeline.set_jit_externs({{gpu ? kCublasGemmName : kBlasGemmName, gemm}});
     }
     if (gpu && !ours && options.autoscheduler != "baseline") {
         throw std::invalid_argument("Halide's " + options.autoscheduler + " autoscheduler is not run for GPU targets yet");

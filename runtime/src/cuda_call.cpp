@@ -7,17 +7,35 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "hcompile/cublas.h"
 #include "hcompile/small_array.h"
+
+#include "cuda_call_context.h"
 
 namespace hc {
 
 namespace {
 
-// The CUDA driver entry points needed to find a device's primary context (cuda.h's signatures;
-// CUresult is an int, CUdevice an int, CUcontext a pointer).
+// The CUDA driver entry points needed to find a device's primary context and make it current
+// (cuda.h's signatures; CUresult is an int, CUdevice an int, CUcontext a pointer).
 using CuInit = int (*)(unsigned);
 using CuDeviceGet = int (*)(int *, int);
 using CuPrimaryCtxRetain = int (*)(void **, int);
+using CuCtxPushCurrent = int (*)(void *);
+using CuCtxPopCurrent = int (*)(void **);
+
+// The CUDA driver library, opened once (null where it is not installed).
+void *cuda_driver() {
+    static void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    return driver;
+}
+
+// One of its entry points, or null without a driver.
+template <typename Function>
+Function driver_entry(const char *name) {
+    void *driver = cuda_driver();
+    return driver ? reinterpret_cast<Function>(dlsym(driver, name)) : nullptr;
+}
 
 // The primary context of CUDA device `ordinal`, retained once for the life of the process, or
 // null with `error` set (no driver, no such device).
@@ -26,14 +44,14 @@ void *primary_context(int ordinal, std::string *error) {
     static std::unordered_map<int, void *> contexts;
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = contexts.find(ordinal); it != contexts.end()) return it->second;
-    static void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    void *driver = cuda_driver();
     if (!driver) {
         *error = "the CUDA driver (libcuda.so.1) is not installed";
         return nullptr;
     }
-    auto init = reinterpret_cast<CuInit>(dlsym(driver, "cuInit"));
-    auto device_get = reinterpret_cast<CuDeviceGet>(dlsym(driver, "cuDeviceGet"));
-    auto retain = reinterpret_cast<CuPrimaryCtxRetain>(dlsym(driver, "cuDevicePrimaryCtxRetain"));
+    auto init = driver_entry<CuInit>("cuInit");
+    auto device_get = driver_entry<CuDeviceGet>("cuDeviceGet");
+    auto retain = driver_entry<CuPrimaryCtxRetain>("cuDevicePrimaryCtxRetain");
     int device = 0;
     void *context = nullptr;
     int status = init && device_get && retain ? init(0) : -1;
@@ -46,12 +64,6 @@ void *primary_context(int ordinal, std::string *error) {
     contexts[ordinal] = context;
     return context;
 }
-
-// What the JIT's CUDA handlers read during one call.
-struct CudaCallContext : Halide::JITUserContext {
-    void *context = nullptr;
-    void *stream = nullptr;
-};
 
 int32_t acquire_context(Halide::JITUserContext *user_context, void **cuda_context, bool) {
     *cuda_context = static_cast<CudaCallContext *>(user_context)->context;
@@ -90,6 +102,17 @@ void describe(const DeviceArray &a, DType dtype, const halide_device_interface_t
 }
 
 }  // namespace
+
+CurrentCudaContext::CurrentCudaContext(void *context) {
+    static const auto push = driver_entry<CuCtxPushCurrent>("cuCtxPushCurrent_v2");
+    ok_ = push && push(context) == 0;
+}
+
+CurrentCudaContext::~CurrentCudaContext() {
+    static const auto pop = driver_entry<CuCtxPopCurrent>("cuCtxPopCurrent_v2");
+    void *popped = nullptr;
+    if (ok_) pop(&popped);
+}
 
 int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, const std::vector<DeviceArray> &outputs,
                 int device, uint64_t stream, std::string *error) {
@@ -134,7 +157,11 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
         next_dim += a.shape.size();
         pointers[i] = &buffers[i];
     }
-    return kernel.run(pointers.data(), error, &context);
+    const int status = kernel.run(pointers.data(), error, &context);
+    if (status != 0) {
+        if (std::string why = take_cublas_error(); !why.empty()) *error += (error->empty() ? "" : ": ") + why;
+    }
+    return status;
 }
 
 }  // namespace hc

@@ -84,7 +84,8 @@ CASES = [
     (_blur3x3, [(50, 70)]),
     (_matmul_act, [(30, 40), (40, 20)]),
     (_matmul_act, [(70, 130), (130, 150)]),  # too few tiles: a thread per output
-    (_matmul_act, [(600, 40), (40, 2100)]),  # a 4x4 register tile a thread, partial tiles at the edges
+    (_matmul_act, [(600, 40), (40, 2100)]),  # cuBLAS on the GPU (its own test below)
+    (_matmul_act, [(4, 600, 40), (40, 2100)]),  # batched, so Halide's: a 4x4 register tile a thread
     (_where_cast, [(17, 9), (17, 9)]),
     (_batched, [(2, 3, 4, 5, 6)]),
 ]
@@ -504,6 +505,46 @@ def test_products_and_sums_round_as_numpy_on_the_gpu(torch_cuda):
     y = rng.uniform(-700, 700, 4099)
     got = hc.hcompile(lambda x, y: x ** y, fullgraph=True)(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda())
     np.testing.assert_allclose(got.cpu().numpy(), x ** y, rtol=8 * np.finfo(np.float64).eps)
+
+
+def _schedules(compiled):
+    return "\n".join(r["report"]["schedule"] for r in compiled.compile_records if r.get("report"))
+
+
+def _gelu_mlp(x, w1, b1, w2, b2):
+    h = x @ w1 + b1
+    h = 0.5 * h * (1 + np.tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)))
+    return h @ w2 + b2
+
+
+CUBLAS_CASES = [
+    (lambda a, b: a @ b, [(70, 130), (130, 150)]),
+    (lambda a, b: a @ b.T, [(64, 512), (1024, 512)]),             # b transposed: stored by a kernel first
+    (lambda a, b: a.T @ b, [(200, 50), (200, 300)]),
+    (lambda a, b: np.tanh(a) @ b + 1, [(65, 33), (33, 4097)]),    # a fused expression as operand
+    (lambda a, b, c: (a @ b)[1:-1, 2:] * c, [(90, 100), (100, 120), (118,)]),  # part of the product read
+    (lambda a, b: (a @ b, a @ b.T), [(128, 128), (128, 128)]),
+    (_gelu_mlp, [(32, 512), (512, 1024), (1024,), (1024, 512), (512,)]),
+]
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_products_on_the_gpu_call_cublas_and_match_numpy(dtype, torch_cuda):
+    """2-D float products past kMinCublasMultiplyAdds call cuBLAS on the caller's stream, with
+    the elementwise work around them in Halide's kernels; the answers are NumPy's."""
+    torch = torch_cuda
+    rng = np.random.default_rng(12)
+    stream = torch.cuda.Stream()
+    for fn, shapes in CUBLAS_CASES:
+        args = _rng_inputs(rng, shapes, dtype)
+        f = hc.hcompile(fn, fullgraph=True)
+        with torch.cuda.stream(stream):
+            got = f(*[torch.from_numpy(a).cuda() for a in args])
+        stream.synchronize()
+        got = tuple(g.cpu().numpy() for g in got) if isinstance(got, tuple) else got.cpu().numpy()
+        _close(got, fn(*args), dtype)
+        assert "call_library" in _schedules(f), _schedules(f)
 
 
 def test_cuda_code_keeps_each_product_rounded_on_its_own():

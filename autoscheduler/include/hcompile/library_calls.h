@@ -16,8 +16,14 @@ namespace hc {
 // 256^3 0.205 / 0.247, 384^3 0.66 / 0.75, 32x512x1024 0.31 / 0.36.
 constexpr int64_t kMinLibraryMultiplyAdds = int64_t{1} << 22;
 
-// The 2-D float32/float64 matmul nodes of `graph` large enough to call BLAS. Empty when no
-// BLAS library is loaded (`available`).
-std::vector<NodeId> choose_library_calls(const Graph &graph, bool available);
+// On a CUDA device, cuBLAS from this many multiply-adds: a thread per output (or a register
+// tile) of Halide's loads its operands through the caches with no blocking in shared memory,
+// and cuBLAS's launch costs about what one of our kernels' does. (Measured on an H100, one
+// process, CUDA events: see apps/RESULTS.md's GPU matrix-product table.)
+constexpr int64_t kMinCublasMultiplyAdds = int64_t{1} << 16;
+
+// The 2-D float32/float64 matmul nodes of `graph` large enough to call BLAS (cuBLAS where
+// `for_gpu`). Empty when no such library is loaded (`available`).
+std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, bool for_gpu = false);
 
 }  // namespace hc

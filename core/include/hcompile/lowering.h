@@ -84,9 +84,11 @@ struct RegionFunc {
     std::vector<Halide::Func> library_operands;  // the operands it stores for that call
 };
 
-// The name of the extern stage a matmul lowered as a library call calls (runtime/blas.h);
-// the compile driver binds it to the function.
+// The names of the extern stages a matmul lowered as a library call calls: BLAS on the host
+// (runtime/blas.h), cuBLAS for a GPU pipeline (runtime/cublas.h, its first argument the call's
+// user context); the compile driver binds them to the functions.
 constexpr const char *kBlasGemmName = "hc_blas_gemm";
+constexpr const char *kCublasGemmName = "hc_cublas_gemm";
 
 struct LoweredPipeline {
     std::vector<Halide::Func> node_funcs;  // region roots and leaves, by node id; fused nodes have none
@@ -103,6 +105,7 @@ struct LoweredPipeline {
     // regions (an input's pass-through Funcs, a value read at its own point by one Func), in
     // realization order. The analysis reads its regions' definitions with these inlined.
     std::vector<Halide::Internal::Function> see_through;
+    bool for_gpu = false;  // lowered for a GPU target (its library calls are cuBLAS's)
     Halide::Pipeline pipeline;
 };
 

@@ -499,6 +499,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
     out.point_load_funcs = ctx.point_load_funcs();
     out.pipeline = Halide::Pipeline(out.outputs);
     add_ieee_zero_division_pass(out.pipeline);
+    out.for_gpu = for_gpu;
     if (for_gpu) add_gpu_rounding_pass(out.pipeline);
     return out;
 }

@@ -397,17 +397,19 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
 
 namespace {
 
-// A 2-D float product through BLAS (runtime/blas.h: an extern stage): an operand that is an
-// input with a unit inner stride, or a region stored at the root, is passed as it is; any
-// other (a fused expression, a strided input) is first stored, in the product's dtype (the
-// schedule computes it at root). `f` is a copy of the stage: Halide then
-// writes an output array once, through its own code.
+// A 2-D float product through BLAS (runtime/blas.h: an extern stage), or through cuBLAS on the
+// device for a GPU pipeline (runtime/cublas.h: the stage's buffers in device memory, the call's
+// user context first, for its stream): an operand that is an input with a unit inner stride, or
+// a region stored at the root, is passed as it is; any other (a fused expression, a strided
+// input) is first stored, in the product's dtype (the schedule computes it at root). `f` is a
+// copy of the stage: Halide then writes an output array once, through its own code.
 ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const Node &n, Halide::Func &f,
                                                const std::vector<Halide::Var> &axes) {
     const Node &a = ctx.graph.node(n.inputs[0]);
     const Halide::Type t = halide_type(n.dtype);
     ReductionLowering out;
     std::vector<Halide::ExternFuncArgument> args;
+    if (ctx.for_gpu) args.emplace_back(Halide::user_context_value());
     for (NodeId operand : n.inputs) {
         const bool same_dtype = ctx.graph.node(operand).dtype == n.dtype;
         if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {
@@ -426,7 +428,11 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
     }
     args.emplace_back(Halide::cast(Halide::Int(32), ctx.extent(a, 1)));
     Halide::Func call("blas_" + std::to_string(n.id));
-    call.define_extern(kBlasGemmName, args, t, 2);
+    if (ctx.for_gpu) {
+        call.define_extern(kCublasGemmName, args, t, 2, Halide::NameMangling::Default, Halide::DeviceAPI::CUDA);
+    } else {
+        call.define_extern(kBlasGemmName, args, t, 2);
+    }
     std::vector<Expr> lhs = halide_vars(axes);
     f(lhs) = call(lhs);
     out.rextents = {a.shape[1]};

@@ -1,0 +1,136 @@
+#include "hcompile/cublas.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <climits>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "cuda_call_context.h"
+#include "gemm_operands.h"
+
+namespace hc {
+
+namespace {
+
+// cuBLAS's v2 entry points (cublas_api.h's signatures: cublasStatus_t and cublasOperation_t are
+// ints; a handle and a stream are pointers).
+using Create = int (*)(void **handle);
+using SetStream = int (*)(void *handle, void *stream);
+using Sgemm = int (*)(void *, int, int, int, int, int, const float *, const float *, int, const float *, int,
+                      const float *, float *, int);
+using Dgemm = int (*)(void *, int, int, int, int, int, const double *, const double *, int, const double *, int,
+                      const double *, double *, int);
+constexpr int kOpN = 0, kOpT = 1;
+
+struct Library {
+    Create create = nullptr;
+    SetStream set_stream = nullptr;
+    Sgemm sgemm = nullptr;
+    Dgemm dgemm = nullptr;
+};
+
+std::atomic<const Library *> library{nullptr};
+
+thread_local std::string last_error;
+
+int fail(const std::string &why) {
+    last_error = "cuBLAS matrix product: " + why;
+    return -1;
+}
+
+// The calling thread's handle for a CUDA context (a handle carries the stream each call sets, so
+// two threads never share one). Kept for the life of the process, as the contexts are: destroying
+// one at thread exit could run after the driver has gone.
+void *handle_for(const Library &lib, void *context) {
+    thread_local std::unordered_map<void *, void *> handles;
+    if (auto it = handles.find(context); it != handles.end()) return it->second;
+    void *handle = nullptr;
+    if (lib.create(&handle) != 0) return nullptr;
+    handles[context] = handle;
+    return handle;
+}
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+}  // namespace
+
+std::string load_cublas(const std::string &path) {
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (cublas_available()) return "";
+    // RTLD_LOCAL: where PyTorch or CuPy has it open already, this only takes another reference.
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) return std::string("cannot load ") + path + ": " + dlerror();
+    auto *lib = new Library;  // never freed: kernels may call it until the process ends
+    lib->create = reinterpret_cast<Create>(dlsym(handle, "cublasCreate_v2"));
+    lib->set_stream = reinterpret_cast<SetStream>(dlsym(handle, "cublasSetStream_v2"));
+    lib->sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cublasSgemm_v2"));
+    lib->dgemm = reinterpret_cast<Dgemm>(dlsym(handle, "cublasDgemm_v2"));
+    if (!lib->create || !lib->set_stream || !lib->sgemm || !lib->dgemm) {
+        delete lib;
+        return path + " has no cublasCreate_v2/cublasSetStream_v2/cublasSgemm_v2/cublasDgemm_v2";
+    }
+    library = lib;
+    return "";
+}
+
+bool cublas_available() { return library.load() != nullptr; }
+
+std::string take_cublas_error() { return std::exchange(last_error, std::string()); }
+
+extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a, halide_buffer_t *b, int32_t k,
+                              halide_buffer_t *out) {
+    if (gemm::answer_bounds_query(a, b, k, out)) return 0;
+    const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
+    if (m.extent == 0 || n.extent == 0) return 0;
+    const Library *lib = library.load();
+    if (!lib) return fail("cuBLAS is not loaded");
+    // Halide allocates the output on the device; the operands are the caller's device arrays or
+    // GPU kernels' results (the extern stage itself moves nothing between host and device).
+    if (!a->device || !b->device || !out->device || a->host_dirty() || b->host_dirty()) {
+        return fail("an operand is not in device memory");
+    }
+    const gemm::Operand oa = gemm::operand(a, 0, m.min), ob = gemm::operand(b, n.min, 0);
+    const int64_t ldc = gemm::output_lead(out);
+    if (k <= 0 || oa.lead == 0 || ob.lead == 0 || ldc == 0) return fail("operands without a unit stride");
+    if (!fits_int(oa.lead) || !fits_int(ob.lead) || !fits_int(ldc) || !fits_int(m.extent) || !fits_int(n.extent)) {
+        return fail("a dimension past cuBLAS's 32-bit sizes");
+    }
+    auto *call = static_cast<CudaCallContext *>(static_cast<Halide::JITUserContext *>(user_context));
+    CurrentCudaContext current(call->context);
+    if (!current.ok()) return fail("cannot make the call's CUDA context current");
+    void *handle = handle_for(*lib, call->context);
+    if (!handle) return fail("cublasCreate failed");
+    if (const int status = lib->set_stream(handle, call->stream); status != 0) {
+        return fail("cublasSetStream returned " + std::to_string(status));
+    }
+    // cuBLAS is column-major: the row-major out (m x n) = a @ b is the column-major
+    // out^T (n x m) = b^T @ a^T, so b comes first, each operand as row-major BLAS would take it.
+    const int op_a = oa.transpose ? kOpT : kOpN, op_b = ob.transpose ? kOpT : kOpN;
+    const int bytes = out->type.bytes();
+    auto at = [bytes](const halide_buffer_t *buf, const gemm::Operand &o) {
+        return reinterpret_cast<const char *>(buf->device) + o.offset * bytes;
+    };
+    char *c = reinterpret_cast<char *>(out->device);
+    int status;
+    if (out->type.bits == 32) {
+        const float one = 1, zero = 0;
+        status = lib->sgemm(handle, op_b, op_a, static_cast<int>(n.extent), static_cast<int>(m.extent), k, &one,
+                            reinterpret_cast<const float *>(at(b, ob)), static_cast<int>(ob.lead),
+                            reinterpret_cast<const float *>(at(a, oa)), static_cast<int>(oa.lead), &zero,
+                            reinterpret_cast<float *>(c), static_cast<int>(ldc));
+    } else {
+        const double one = 1, zero = 0;
+        status = lib->dgemm(handle, op_b, op_a, static_cast<int>(n.extent), static_cast<int>(m.extent), k, &one,
+                            reinterpret_cast<const double *>(at(b, ob)), static_cast<int>(ob.lead),
+                            reinterpret_cast<const double *>(at(a, oa)), static_cast<int>(oa.lead), &zero,
+                            reinterpret_cast<double *>(c), static_cast<int>(ldc));
+    }
+    return status == 0 ? 0 : fail("cublas gemm returned " + std::to_string(status));
+}
+
+}  // namespace hc

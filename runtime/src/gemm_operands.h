@@ -1,0 +1,70 @@
+// What the two matrix-product extern stages (blas.cpp on the host, cublas.cpp on a CUDA device)
+// share: how Halide's buffers become a BLAS call's operands, and the answer to Halide's bounds
+// query. Halide order: an operand's dim 0 is its columns, dim 1 its rows.
+#pragma once
+
+#include <HalideRuntime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace hc::gemm {
+
+// An operand as a row-major BLAS takes it: an element offset from the buffer's first element
+// (where `host`, or a device's pointer, points), transposed or not, and a leading dimension.
+// Lead 0: neither dimension has a unit stride, so no BLAS call can read it as it is.
+struct Operand {
+    int64_t offset = 0;
+    bool transpose = false;
+    int64_t lead = 0;
+};
+
+// `buf`'s rows [row_min, ...) and columns [col_min, ...).
+inline Operand operand(const halide_buffer_t *buf, int64_t col_min, int64_t row_min) {
+    const halide_dimension_t &col = buf->dim[0], &row = buf->dim[1];
+    Operand o;
+    o.offset = (row_min - row.min) * row.stride + (col_min - col.min) * col.stride;
+    // BLAS takes rows (or, transposed, columns) at a positive distance of at least a row's
+    // length: a broadcast row (stride 0), reversed rows or overlapping ones are refused.
+    auto lead = [](const halide_dimension_t &unit, const halide_dimension_t &other) -> int64_t {
+        const int64_t length = std::max<int64_t>(unit.extent, 1);
+        if (other.extent <= 1) return length;
+        return other.stride >= length ? other.stride : 0;
+    };
+    if (col.stride == 1) {
+        o.lead = lead(col, row);
+    } else if (row.stride == 1) {
+        o.transpose = true;
+        o.lead = lead(row, col);
+    }
+    return o;
+}
+
+// The leading dimension of `out` for BLAS (0: its rows are not apart by at least a row, or its
+// columns are not adjacent, so no call can write it).
+inline int64_t output_lead(const halide_buffer_t *out) {
+    const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
+    if (n.stride != 1) return 0;
+    if (m.extent <= 1) return std::max<int64_t>(n.extent, 1);
+    return m.stride >= std::max<int64_t>(n.extent, 1) ? m.stride : 0;
+}
+
+// Halide's bounds query (any buffer without data): what the operands must hold for the region
+// of `out` it asks for (the operands' buffers here are its query copies, even where they carry
+// data): a's rows are out's rows with all k columns; b's columns are out's columns with all k
+// rows. Returns whether the call was a query.
+inline bool answer_bounds_query(halide_buffer_t *a, halide_buffer_t *b, int32_t k, const halide_buffer_t *out) {
+    if (!out->is_bounds_query() && !a->is_bounds_query() && !b->is_bounds_query()) return false;
+    const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
+    a->dim[0].min = 0;
+    a->dim[0].extent = k;
+    a->dim[1].min = m.min;
+    a->dim[1].extent = m.extent;
+    b->dim[0].min = n.min;
+    b->dim[0].extent = n.extent;
+    b->dim[1].min = 0;
+    b->dim[1].extent = k;
+    return true;
+}
+
+}  // namespace hc::gemm
