@@ -18,7 +18,7 @@
 
 using namespace hc;
 
-TEST_CASE("a GPU product calls cuBLAS on the device; its stored operand and its copy are GPU kernels") {
+TEST_CASE("GPU products call cuBLAS on the device; their stored operands and copies are GPU kernels") {
     using Ints = std::vector<int64_t>;
     Graph g;
     NodeId x = g.add_input(0, DType::Float32, {64, 512});
@@ -27,20 +27,26 @@ TEST_CASE("a GPU product calls cuBLAS on the device; its stored operand and its 
     NodeId wt = g.add_op(OpKind::Transpose, {w}, Attrs{{"perm", Ints{1, 0}}});
     NodeId mm = g.add_op(OpKind::Matmul, {x, wt});
     NodeId y = g.add_op(OpKind::Add, {mm, b});
-    g.set_outputs({y});
+    NodeId w2 = g.add_input(3, DType::Float32, {1024, 256});
+    NodeId mm2 = g.add_op(OpKind::Matmul, {y, w2});
+    g.set_outputs({mm2});
 
-    // Large enough for cuBLAS on the GPU, not for the host's BLAS.
-    CHECK(choose_library_calls(g, true, true) == std::vector<NodeId>{mm});
+    // Both products are large enough for cuBLAS on the GPU; the host's BLAS is not loaded here.
+    const std::vector<NodeId> calls = choose_library_calls(g, true, true);
+    CHECK(calls == std::vector<NodeId>{mm, mm2});
     CHECK(choose_library_calls(g, false, true).empty());
 
-    LoweredPipeline lowered = lower_to_halide(g, partition_into_regions(g), {}, {}, {mm}, true);
+    // (Both stages take the one user context: two would be two parameters of one name.)
+    LoweredPipeline lowered = lower_to_halide(g, partition_into_regions(g), {}, {}, calls, true);
     auto call = std::find_if(lowered.regions.begin(), lowered.regions.end(), [](const RegionFunc &r) { return r.library_call; });
     REQUIRE(call != lowered.regions.end());
     CHECK(call->library_operands.size() == 1);  // w transposed is stored; x is passed as it is
+    CHECK(std::count_if(lowered.regions.begin(), lowered.regions.end(), [](const RegionFunc &r) { return r.library_call; }) == 2);
 
     Schedule schedule = gpu_schedule(lowered);
     const int region = static_cast<int>(call - lowered.regions.begin());
     CHECK(std::count(schedule.begin(), schedule.end(), Decision{region, Choice::CallLibrary, 1, 1, 1}) == 1);
+    CHECK(std::count_if(schedule.begin(), schedule.end(), [](const Decision &d) { return d.choice == Choice::CallLibrary; }) == 2);
     const std::string source = apply_schedule(lowered, schedule);
     CHECK(source.find("gpu_blocks") != std::string::npos);
 
@@ -57,7 +63,7 @@ TEST_CASE("a GPU product calls cuBLAS on the device; its stored operand and its 
     CHECK(text.find("halide_copy_to_host") == std::string::npos);  // nothing crosses to the host
 
     // The host's BLAS call is not scheduled on the GPU, and a cuBLAS call is one call.
-    LoweredPipeline host = lower_to_halide(g, partition_into_regions(g), {}, {}, {mm}, false);
+    LoweredPipeline host = lower_to_halide(g, partition_into_regions(g), {}, {}, calls, false);
     CHECK_THROWS_WITH_AS(apply_schedule(host, gpu_schedule(host)), doctest::Contains("host's BLAS"), std::invalid_argument);
     Schedule split = schedule;
     for (Decision &d : split) {

@@ -84,8 +84,8 @@ CASES = [
     (_blur3x3, [(50, 70)]),
     (_matmul_act, [(30, 40), (40, 20)]),
     (_matmul_act, [(70, 130), (130, 150)]),  # too few tiles: a thread per output
-    (_matmul_act, [(600, 40), (40, 2100)]),  # cuBLAS on the GPU (its own test below)
-    (_matmul_act, [(4, 600, 40), (40, 2100)]),  # batched, so Halide's: a 4x4 register tile a thread
+    (_matmul_act, [(600, 40), (40, 2100)]),  # a short contraction: Halide's 4x4 register tile a thread
+    (_matmul_act, [(4, 300, 200), (200, 700)]),  # batched: Halide's kernel (cuBLAS takes 2-D products)
     (_where_cast, [(17, 9), (17, 9)]),
     (_batched, [(2, 3, 4, 5, 6)]),
 ]
@@ -518,11 +518,11 @@ def _gelu_mlp(x, w1, b1, w2, b2):
 
 
 CUBLAS_CASES = [
-    (lambda a, b: a @ b, [(70, 130), (130, 150)]),
+    (lambda a, b: a @ b, [(130, 130), (130, 150)]),
     (lambda a, b: a @ b.T, [(64, 512), (1024, 512)]),             # b transposed: stored by a kernel first
     (lambda a, b: a.T @ b, [(200, 50), (200, 300)]),
-    (lambda a, b: np.tanh(a) @ b + 1, [(65, 33), (33, 4097)]),    # a fused expression as operand
-    (lambda a, b, c: (a @ b)[1:-1, 2:] * c, [(90, 100), (100, 120), (118,)]),  # part of the product read
+    (lambda a, b: np.tanh(a) @ b + 1, [(65, 130), (130, 4097)]),  # a fused expression as operand
+    (lambda a, b, c: (a @ b)[1:-1, 2:] * c, [(90, 200), (200, 120), (118,)]),  # part of the product read
     (lambda a, b: (a @ b, a @ b.T), [(128, 128), (128, 128)]),
     (_gelu_mlp, [(32, 512), (512, 1024), (1024,), (1024, 512), (512,)]),
 ]
@@ -531,7 +531,7 @@ CUBLAS_CASES = [
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_products_on_the_gpu_call_cublas_and_match_numpy(dtype, torch_cuda):
-    """2-D float products past kMinCublasMultiplyAdds call cuBLAS on the caller's stream, with
+    """2-D float products past kMinCublasMultiplyAdds (library_calls.h) call cuBLAS on the caller's stream, with
     the elementwise work around them in Halide's kernels; the answers are NumPy's."""
     torch = torch_cuda
     rng = np.random.default_rng(12)

@@ -16,11 +16,14 @@ namespace hc {
 // 256^3 0.205 / 0.247, 384^3 0.66 / 0.75, 32x512x1024 0.31 / 0.36.
 constexpr int64_t kMinLibraryMultiplyAdds = int64_t{1} << 22;
 
-// On a CUDA device, cuBLAS from this many multiply-adds: a thread per output (or a register
-// tile) of Halide's loads its operands through the caches with no blocking in shared memory,
-// and cuBLAS's launch costs about what one of our kernels' does. (Measured on an H100, one
-// process, CUDA events: see apps/RESULTS.md's GPU matrix-product table.)
-constexpr int64_t kMinCublasMultiplyAdds = int64_t{1} << 16;
+// On a CUDA device, cuBLAS from this many multiply-adds, contracting at least kMinCublasContraction.
+// Halide's kernel is a thread per output (or a register tile) whose serial loop is the
+// contraction: it wins where that loop is short, and cuBLAS's call costs more on the host than
+// one of our kernels' launches. Measured on an H100, one process, CUDA events, float32, Halide's
+// kernel against cuBLAS (m x k x n): 100^3 20.1 / 23.8 us, 128^3 24.7 / 21.5, 256^3 47 / 27,
+// 512^3 94 / 35, 1024^3 1169 / 63, 32x512x1024 91 / 43, 4096x64x64 14 / 34.
+constexpr int64_t kMinCublasMultiplyAdds = int64_t{1} << 21;
+constexpr int64_t kMinCublasContraction = 128;
 
 // The 2-D float32/float64 matmul nodes of `graph` large enough to call BLAS (cuBLAS where
 // `for_gpu`). Empty when no such library is loaded (`available`).

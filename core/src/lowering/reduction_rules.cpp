@@ -409,7 +409,7 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
     const Halide::Type t = halide_type(n.dtype);
     ReductionLowering out;
     std::vector<Halide::ExternFuncArgument> args;
-    if (ctx.for_gpu) args.emplace_back(Halide::user_context_value());
+    if (ctx.for_gpu) args.emplace_back(ctx.user_context);
     for (NodeId operand : n.inputs) {
         const bool same_dtype = ctx.graph.node(operand).dtype == n.dtype;
         if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {

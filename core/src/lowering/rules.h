@@ -72,6 +72,9 @@ public:
     std::set<NodeId> library_calls;
     // Lowering for a GPU target (lower_to_halide's for_gpu).
     bool for_gpu = false;
+    // The pipeline's user context, as the cuBLAS extern stages take it: one Expr for all of them
+    // (each user_context_value() is a parameter of its own, and Halide refuses two of one name).
+    Halide::Expr user_context = Halide::user_context_value();
     void set_constant(NodeId id, const Halide::Expr &value) { constants_[id] = value; }
 
     // A float constant as a kernel scalar argument (see LoweredScalar): Halide never sees its
