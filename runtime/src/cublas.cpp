@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "cuda_call_context.h"
+#include "cuda_driver.h"
 #include "gemm_operands.h"
 
 namespace hc {
