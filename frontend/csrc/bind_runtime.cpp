@@ -9,7 +9,6 @@
 #include "bindings.h"
 #include "hcompile/blas.h"
 #include "hcompile/cublas.h"
-#include "hcompile/cuda_graph.h"
 #include "hcompile/compile.h"
 #include "hcompile/cuda_call.h"
 #include "hcompile/dispatch.h"
@@ -258,7 +257,6 @@ void bind_runtime(nb::module_ &m) {
     m.def("load_cublas", &load_cublas, nb::arg("path"),
           "Load the cuBLAS library GPU matrix products may call; returns '' or why it cannot be used.");
     m.def("cublas_available", &cublas_available, "Whether cuBLAS is loaded.");
-    m.def("cuda_graph_replays", &cuda_graph_replays, "CUDA graph replays so far (mode='reduce-overhead').");
     m.def("machine_fingerprint", &machine_fingerprint,
           "'model | cores | host target': the machine tuning records are keyed on (the HCompile plugin's too).");
     m.def("tuning_versions", [] { return std::make_pair(hcompile_version(), halide_version()); },
@@ -321,7 +319,7 @@ void bind_runtime(nb::module_ &m) {
             "add_cuda_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
                nb::object result_builder, nb::list relations, int device, nb::object empty, nb::list output_args,
-               nb::list output_options, nb::object current_stream, bool graphs) {
+               nb::list output_options, nb::object current_stream) {
                 if (!kernel->device_interface) throw std::invalid_argument("the kernel was not compiled for CUDA");
                 for (const KernelOutput &out : kernel->outputs) {
                     for (int64_t extent : out.shape) {
@@ -355,16 +353,14 @@ void bind_runtime(nb::module_ &m) {
                 }
                 c.current_stream = new_ref(current_stream);
                 c.device_index = new_ref(nb::int_(device));
-                c.graphs = graphs;
                 d.add_entry(std::move(e), /*first=*/true);
             },
             nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel"), nb::arg("result_builder").none(),
             nb::arg("relations"), nb::arg("device"), nb::arg("empty"), nb::arg("output_args"),
-            nb::arg("output_options"), nb::arg("current_stream"), nb::arg("graphs") = false,
+            nb::arg("output_options"), nb::arg("current_stream"),
             "An entry whose kernel runs on CUDA device `device`: arguments guarded as ('cuda_tensor', type, dtype,\n"
             "shape, device); each output made by empty(*output_args[j], **output_options[j]); the stream is\n"
-            "current_stream(device). graphs: mode='reduce-overhead' (from the second call, a CUDA graph replays the\n"
-            "kernel; cuda_graph.h). Goes ahead of the entries already there.")
+            "current_stream(device). Goes ahead of the entries already there.")
         .def(
             "matches",
             [](Dispatcher &d, nb::args args) {

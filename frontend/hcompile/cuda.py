@@ -12,9 +12,7 @@ results handed back through the first array's namespace (``from_dlpack``). NumPy
 a CUDA target are copied to the device and back (logged). An entry
 for PyTorch tensors is also added to the function's C++ dispatcher (``runtime/src/dispatch_cuda.h``),
 so later calls like it skip this module; CuPy calls, and tensors the kernels cannot read in place
-(strided, or not 16-byte aligned: copied here first), keep coming here. With
-``mode="reduce-overhead"``, such an entry captures its kernels' launches into a CUDA graph on its
-second call and replays it from then on (``runtime/include/hcompile/cuda_graph.h``).
+(strided, or not 16-byte aligned: copied here first), keep coming here.
 
 What this version does not do yet (hcompile.explain and the error say so): graph breaks, writes
 into arguments, dynamic shapes, NumPy-scalar arguments.
@@ -182,9 +180,8 @@ def cuda_target(capability):
 class CudaEntries:
     """The compiled CUDA kernels of one function, by the arguments' types, shapes and devices."""
 
-    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None, graphs=False):
+    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None):
         self._fn = fn
-        self._graphs = graphs            # mode="reduce-overhead": the dispatcher's entries replay CUDA graphs
         self._dispatcher = dispatcher    # the function's C++ dispatcher: PyTorch entries go there too
         self._schedule = schedule        # an explicit decision list, or None
         self._records = records          # the function's compile_records (explain reads them)
@@ -286,7 +283,7 @@ class CudaEntries:
                                         None if entry.result.plain else entry.result.build, entry.relations, device,
                                         torch.empty_strided,
                                         [(shape, _contiguous_strides(shape)) for shape, _ in entry.result.outputs],
-                                        options, torch._C._cuda_getCurrentRawStream, graphs=self._graphs)
+                                        options, torch._C._cuda_getCurrentRawStream)
 
     def compile_only(self, args):
         """Captures and compiles for these arguments without running anything (no GPU needed

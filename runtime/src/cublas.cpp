@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "cuda_driver.h"
+#include "cuda_call_context.h"
 #include "gemm_operands.h"
 
 namespace hc {

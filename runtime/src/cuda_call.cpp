@@ -10,7 +10,7 @@
 #include "hcompile/cublas.h"
 #include "hcompile/small_array.h"
 
-#include "cuda_driver.h"
+#include "cuda_call_context.h"
 
 namespace hc {
 
@@ -28,6 +28,41 @@ using CuCtxPopCurrent = int (*)(void **);
 void *cuda_driver() {
     static void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     return driver;
+}
+
+// One of its entry points, or null without a driver.
+template <typename Function>
+Function driver_entry(const char *name) {
+    void *driver = cuda_driver();
+    return driver ? reinterpret_cast<Function>(dlsym(driver, name)) : nullptr;
+}
+
+// The primary context of CUDA device `ordinal`, retained once for the life of the process, or
+// null with `error` set (no driver, no such device).
+void *primary_context(int ordinal, std::string *error) {
+    static std::mutex mutex;
+    static std::unordered_map<int, void *> contexts;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = contexts.find(ordinal); it != contexts.end()) return it->second;
+    void *driver = cuda_driver();
+    if (!driver) {
+        *error = "the CUDA driver (libcuda.so.1) is not installed";
+        return nullptr;
+    }
+    auto init = driver_entry<CuInit>("cuInit");
+    auto device_get = driver_entry<CuDeviceGet>("cuDeviceGet");
+    auto retain = driver_entry<CuPrimaryCtxRetain>("cuDevicePrimaryCtxRetain");
+    int device = 0;
+    void *context = nullptr;
+    int status = init && device_get && retain ? init(0) : -1;
+    if (status == 0) status = device_get(&device, ordinal);
+    if (status == 0) status = retain(&context, device);
+    if (status != 0 || !context) {
+        *error = "no primary context for CUDA device " + std::to_string(ordinal) + " (CUDA error " + std::to_string(status) + ")";
+        return nullptr;
+    }
+    contexts[ordinal] = context;
+    return context;
 }
 
 int32_t acquire_context(Halide::JITUserContext *user_context, void **cuda_context, bool) {
@@ -67,37 +102,6 @@ void describe(const DeviceArray &a, DType dtype, const halide_device_interface_t
 }
 
 }  // namespace
-
-void *cuda_driver_symbol(const char *name) {
-    void *driver = cuda_driver();
-    return driver ? dlsym(driver, name) : nullptr;
-}
-
-void *primary_context(int ordinal, std::string *error) {
-    static std::mutex mutex;
-    static std::unordered_map<int, void *> contexts;
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = contexts.find(ordinal); it != contexts.end()) return it->second;
-    void *driver = cuda_driver();
-    if (!driver) {
-        *error = "the CUDA driver (libcuda.so.1) is not installed";
-        return nullptr;
-    }
-    auto init = driver_entry<CuInit>("cuInit");
-    auto device_get = driver_entry<CuDeviceGet>("cuDeviceGet");
-    auto retain = driver_entry<CuPrimaryCtxRetain>("cuDevicePrimaryCtxRetain");
-    int device = 0;
-    void *context = nullptr;
-    int status = init && device_get && retain ? init(0) : -1;
-    if (status == 0) status = device_get(&device, ordinal);
-    if (status == 0) status = retain(&context, device);
-    if (status != 0 || !context) {
-        *error = "no primary context for CUDA device " + std::to_string(ordinal) + " (CUDA error " + std::to_string(status) + ")";
-        return nullptr;
-    }
-    contexts[ordinal] = context;
-    return context;
-}
 
 CurrentCudaContext::CurrentCudaContext(void *context) {
     static const auto push = driver_entry<CuCtxPushCurrent>("cuCtxPushCurrent_v2");

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "hcompile/cuda_call.h"
-#include "hcompile/cuda_graph.h"
 
 namespace hc {
 
@@ -33,22 +32,6 @@ int64_t call_for_int(PyObject *object, PyObject *method, bool *failed) {
     Py_DECREF(r);
     if (v == -1 && PyErr_Occurred()) *failed = true;
     return v;
-}
-
-// reduce-overhead's capture, on an entry's second call (its first ran the kernel: module loaded,
-// intermediates in Halide's cache). A failure is said once, as a warning, and the entry runs its
-// kernel plainly from then on. False only with a Python error set (a warning made an error).
-bool capture_graph(const Entry &entry) {
-    const CudaCall &c = *entry.cuda;
-    std::vector<std::vector<int64_t>> shapes;
-    for (const KernelInput &in : entry.kernel->inputs) shapes.push_back(entry.args[in.arg_index].shape);
-    std::string why;
-    c.graph = CudaGraphReplay::capture(*entry.kernel, shapes, c.device, &why);
-    if (c.graph) return true;
-    c.graph_failed = true;
-    return PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                            "hcompile: mode='reduce-overhead' could not capture a CUDA graph (%s); the kernels run "
-                            "one by one instead", why.c_str()) == 0;
 }
 
 }  // namespace
@@ -108,16 +91,10 @@ PyObject *run_cuda_entry(const Entry &entry, PyObject *const *args) {
         Py_DECREF(made);
         return nullptr;
     }
-    if (c.graphs && !c.graph && !c.graph_failed && c.plain_calls > 0 && !capture_graph(entry)) {
-        Py_DECREF(made);
-        return nullptr;
-    }
-    std::shared_ptr<const CudaGraphReplay> graph = c.graph;  // kept while the GIL is released
-    if (!graph) ++c.plain_calls;
     std::string error;
     int status;
     Py_BEGIN_ALLOW_THREADS;
-    status = graph ? graph->replay(inputs, outputs, stream, &error) : run_on_cuda(k, inputs, outputs, c.device, stream, &error);
+    status = run_on_cuda(k, inputs, outputs, c.device, stream, &error);
     Py_END_ALLOW_THREADS;
     if (status != 0) {
         Py_DECREF(made);

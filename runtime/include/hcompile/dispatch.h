@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "hcompile/cuda_graph.h"
 #include "hcompile/kernel.h"
 #include "hcompile/lowering.h"
 
@@ -76,12 +75,6 @@ struct CudaCall {
     std::vector<PyObject *> output_options;    // per kernel output: a dict (dtype, device)
     PyObject *current_stream = nullptr;        // callable(device) -> the stream handle, an int
     PyObject *device_index = nullptr;          // `device` as a Python int
-    // mode="reduce-overhead": from its second call, the entry replays its kernel as a CUDA graph
-    // (cuda_graph.h). Its state changes under the GIL, on calls of the entry.
-    bool graphs = false;
-    mutable uint64_t plain_calls = 0;                 // calls that ran the kernel itself
-    mutable std::shared_ptr<CudaGraphReplay> graph;   // once captured
-    mutable bool graph_failed = false;                // capture failed: plain calls from now on
 
     CudaCall() = default;
     CudaCall(const CudaCall &) = delete;

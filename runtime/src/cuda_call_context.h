@@ -1,0 +1,29 @@
+// The user context of one kernel call on a CUDA device (cuda_call.cpp): the JIT's CUDA handlers
+// read the caller's context and stream from it, and so do extern stages that launch work of
+// their own (cublas.cpp), which receive it as their first argument.
+#pragma once
+
+#include <Halide.h>
+
+namespace hc {
+
+struct CudaCallContext : Halide::JITUserContext {
+    void *context = nullptr;  // a CUcontext: the device's primary context
+    void *stream = nullptr;   // a CUstream: the caller's current stream
+};
+
+// Makes `context` the calling thread's current CUDA context for the scope (CUDA runtime
+// libraries such as cuBLAS launch into the current one); restores the previous one after.
+class CurrentCudaContext {
+public:
+    explicit CurrentCudaContext(void *context);
+    ~CurrentCudaContext();
+    CurrentCudaContext(const CurrentCudaContext &) = delete;
+    CurrentCudaContext &operator=(const CurrentCudaContext &) = delete;
+    bool ok() const { return ok_; }
+
+private:
+    bool ok_ = false;
+};
+
+}  // namespace hc
