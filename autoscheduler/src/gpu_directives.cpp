@@ -39,10 +39,18 @@ Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) { return root.vars[root.a
 
 // `s`'s innermost axis `v` across `threads` GPU threads, each thread walking its columns a block
 // width apart (coalesced: neighbouring threads read neighbouring elements), the walk innermost so
-// that the block's threads need no barrier between its steps.
-void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &v, int64_t threads) {
+// that the block's threads need no barrier between its steps. `vector` > 1: a thread's columns
+// are vectors of that many neighbours (wide loads and stores where aligned).
+void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &v, int64_t threads, int vector = 1) {
     Halide::Var step("gpu_step"), thread("gpu_thread_x");
-    w.split(s, v, step, thread, static_cast<int>(threads), kTail);
+    Halide::VarOrRVar columns = v;
+    if (vector > 1) {
+        Halide::Var vectors("gpu_vectors"), lanes("gpu_vector");
+        w.split(s, v, vectors, lanes, vector, kTail);
+        w.vectorize(s, lanes);
+        columns = vectors;
+    }
+    w.split(s, columns, step, thread, static_cast<int>(threads), kTail);
     w.reorder(s, {step, thread});
     w.gpu_threads(s, thread);
     w.unroll(s, step, kUnrollSteps, kTail);
@@ -157,7 +165,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
         w.gpu_threads(s, lane);
     } else {
-        threads_across(w, s, root.vars[0], p.gpu_rows);
+        threads_across(w, s, root.vars[0], p.gpu_rows, static_cast<int>(std::max<int64_t>(p.gpu_vector, 1)));
     }
     // A block loop per axis (CUDA grids have three; gpu_schedule's fits_grid checks): fused into one, the
     // rows' footprints in Halide's bounds grew to whole axes (526 KB of shared memory).
@@ -170,7 +178,8 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
     const Halide::VarOrRVar row = gpu_row_loop(root);
     w.compute_at(r.func, root.func, &row);
     if (!r.accumulator.defined()) {
-        threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x);
+        threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x,
+                       static_cast<int>(std::max<int64_t>(p.gpu_vector, 1)));
         return;
     }
     // The reduction's value: one point per block (its row), one thread.

@@ -134,14 +134,19 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             schedule.push_back({region, Choice::Inline});
             continue;
         }
+        // Elementwise work over rows of a block's vectors or more: four neighbours a thread.
+        const bool row_vector = !r.accumulator.defined() && !r.vars.empty() &&
+                                r.extents[0] >= kThreadsPerBlock * kVectorPoints && !computes_64_bit(r.func);
         if (rows && region == lowered.row_root) {
             schedule.push_back({region, Choice::ComputeRoot});
             schedule.push_back({region, Choice::GpuRows, -1, kThreadsPerBlock});
+            if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }
         if (rows && r.row_fused) {
             schedule.push_back({region, Choice::ComputeAtRow, -1, lowered.row_root});
             schedule.push_back({region, Choice::GpuTile, -1, kThreadsPerBlock, 0});
+            if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }
         schedule.push_back({region, Choice::ComputeRoot});

@@ -237,8 +237,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             throw std::invalid_argument("schedule: " + region + " is computed per row on the GPU: its row root needs "
                                         "gpu_rows of as many threads");
         }
-        if (p.gpu_vector && (!p.gpu_threads_x || p.row_of >= 0)) {
-            throw std::invalid_argument("schedule: " + region + ": gpu_vector is for a region tiled on the GPU (gpu_tile)");
+        const bool in_rows = p.gpu_rows || p.row_of >= 0;
+        if (p.gpu_vector && (!(p.gpu_threads_x || p.gpu_rows) ||
+                             (in_rows && (r.accumulator.defined() || p.gpu_rows_per_thread > 0)))) {
+            throw std::invalid_argument("schedule: " + region + ": gpu_vector is for a region tiled on the GPU (gpu_tile), "
+                                        "or an elementwise region of rows (gpu_rows, or computed per row), one row a thread");
         }
         if (whole_pipeline && p.gpu_rows && p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " runs in blocks of rows or in tiles, not both");
