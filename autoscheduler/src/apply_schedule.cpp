@@ -323,6 +323,7 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
         const RegionPlan &p = plans[i];
         if (p.inlined) {
             w.compute_inline(r.func);
+            if (r.library_call) schedule_gpu_library_call(w, r);  // its readers read the call's result
             continue;
         }
         if (p.gpu_rows) {

@@ -266,10 +266,7 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
             if (!outer.empty()) w.gpu_blocks(s, fuse_all(outer, "gpu_outer_"));
         }
         if (r.library_call) {
-            // The cuBLAS call runs once, before the copy; the operands it needs stored are
-            // kernels of their own.
-            w.compute_root(acc);
-            for (const Halide::Func &operand : r.library_operands) schedule_gpu_operand(w, operand);
+            schedule_gpu_library_call(w, r);
         } else if (separate_acc) {
             Halide::VarOrRVar thread = tx;
             w.compute_at(acc, f, &thread);
@@ -287,6 +284,12 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
     };
     place_part(b.block_domain, b.blocks);
     place_part(b.tail_domain, b.tail);
+}
+
+// The cuBLAS call runs once, at the root; the operands it needs stored are kernels of their own.
+void schedule_gpu_library_call(ScheduleWriter &w, const RegionFunc &r) {
+    w.compute_root(r.accumulator);
+    for (const Halide::Func &operand : r.library_operands) schedule_gpu_operand(w, operand);
 }
 
 // Loads at constant indices (LoweredPipeline::point_load_funcs), on the GPU: a kernel each.

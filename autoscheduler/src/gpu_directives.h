@@ -16,6 +16,9 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
 void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p);
 // A region computed per row of a GpuRows root, inside its block.
 void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, const RegionPlan &p);
+// A cuBLAS call's extern stage and the operands it needs stored (its region's Func, the copy out
+// of the call, is scheduled or inlined apart).
+void schedule_gpu_library_call(ScheduleWriter &w, const RegionFunc &r);
 // Loads at constant indices (LoweredPipeline::point_load_funcs) of a pipeline on the GPU.
 void schedule_gpu_point_loads(ScheduleWriter &w, const Halide::Func &f);
 

@@ -121,6 +121,18 @@ bool reads_row_window(const StageAnalysis &a) {
     return false;
 }
 
+// Whether another cuBLAS call takes `r`'s Func as an operand (an extern stage reads a stored
+// Func: the copy cannot be inlined there).
+bool read_by_library_call(const LoweredPipeline &lowered, const RegionFunc &r) {
+    for (const RegionFunc &other : lowered.regions) {
+        if (!other.library_call) continue;
+        for (const Halide::ExternFuncArgument &arg : other.accumulator.function().extern_arguments()) {
+            if (arg.is_func() && Halide::Internal::Function(arg.func).name() == r.func.name()) return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 Schedule gpu_schedule(const LoweredPipeline &lowered) {
@@ -149,8 +161,15 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }
+        if (r.library_call && !is_output(lowered, region) && !read_by_library_call(lowered, r)) {
+            // A cuBLAS call (choose_library_calls) computes the product; its readers' kernels read
+            // the call's result (the region's Func, a copy of it, is inlined: no kernel of its own).
+            schedule.push_back({region, Choice::Inline});
+            schedule.push_back({region, Choice::CallLibrary, 1, 1, 1});
+            continue;
+        }
         schedule.push_back({region, Choice::ComputeRoot});
-        // A cuBLAS call (choose_library_calls) computes the product; the region copies it out.
+        // A cuBLAS call whose result is an output (or another call's operand): a kernel copies it.
         if (r.library_call) schedule.push_back({region, Choice::CallLibrary, 1, 1, 1});
         if (gpu_block_reduction(r) && !r.symbolic && r.rextents[0] >= kThreadsPerBlock && fits_grid(r, 0)) {
             // A long reduction over rows: a block per output, its threads reading the row together.

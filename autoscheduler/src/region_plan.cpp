@@ -157,7 +157,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             break;
         case Choice::Inline:
             set_once(p.placed, true, false, d, lowered);
-            need(r.optional, "only an optional region (a stencil intermediate, or a store the scheduler may undo) is inlined");
+            need(r.optional || (r.library_call && lowered.for_gpu && !is_output(lowered, d.region)),
+                 "only an optional region (a stencil intermediate, or a store the scheduler may undo), or a cuBLAS "
+                 "call's copy that is no output, is inlined");
             p.inlined = true;
             break;
         case Choice::GpuTile:
@@ -251,8 +253,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             throw std::invalid_argument("schedule: " + region + " is not on the GPU, and other regions are: " +
                                         "a pipeline runs wholly on the GPU or wholly on the CPU");
         }
-        if (whole_pipeline && r.library_call && lowered.for_gpu && !p.gpu_threads_x) {
-            throw std::invalid_argument("schedule: " + region + " calls cuBLAS: its copy out of the call is a GPU kernel (gpu_tile)");
+        if (whole_pipeline && r.library_call && lowered.for_gpu && !p.gpu_threads_x && !p.inlined) {
+            throw std::invalid_argument("schedule: " + region + " calls cuBLAS: its copy out of the call is a GPU kernel "
+                                        "(gpu_tile) or inlined into its readers");
         }
         if (r.op_class == OpClass::Matmul && r.vars.size() >= 2 && !r.library_call && !p.tile_n && !p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " is a matrix product without a register tile");

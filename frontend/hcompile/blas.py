@@ -65,6 +65,13 @@ def cublas_path():
 _cublas_tried = False
 
 
+def disable_cublas():
+    """GPU products stay Halide kernels in this process (apps/gpu_matmul.py compares the two);
+    before the first GPU compile only: a loaded cuBLAS stays loaded."""
+    global _cublas_tried
+    _cublas_tried = True
+
+
 def load_cublas():
     """Loads cuBLAS for GPU kernels (tried once); True when GPU products may call it."""
     global _cublas_tried

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The GPU tests and the GPU benchmark on the lent GPU machine (the `device` tool), in one go:
 #   builds hcompile there (apps/device/build_on_gpu_machine.sh, files carried in .dev/; its header
-#   lists them), runs the tests marked `gpu` and apps/gpu_bench.py. From the repository root:
+#   lists them), runs the tests marked `gpu`, apps/gpu_bench.py and apps/gpu_matmul.py. From the
+#   repository root:
 #     device run: bash tests/gpu/run_on_gpu_machine.sh   (carry: .dev)
-# Writes $OUT/gpu_tests.log and $OUT/gpu_bench.md where $OUT is set.
+# Writes $OUT/gpu_tests.log and $OUT/gpu_bench.md (both benchmarks' sections) where $OUT is set.
 set -uo pipefail
 OUT=${OUT:-/tmp}
 bash apps/device/build_on_gpu_machine.sh || exit 1
@@ -12,3 +13,4 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 python3 -m apps.gpu_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
+python3 -m apps.gpu_matmul --write "$OUT/gpu_bench.md" 2>&1 | tail -15
