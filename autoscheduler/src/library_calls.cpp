@@ -11,7 +11,8 @@ std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, boo
         }
         const int64_t k = graph.node(n.inputs[0]).shape[1];
         const int64_t multiply_adds = n.shape[0] * n.shape[1] * k;
-        const bool large = for_gpu ? multiply_adds >= kMinCublasMultiplyAdds && k >= kMinCublasContraction
+        const bool large = for_gpu ? multiply_adds >= kMinCublasMultiplyAdds &&
+                                         (k >= kMinCublasContraction || n.shape[0] * n.shape[1] >= kMinCublasOutputs)
                                    : multiply_adds >= kMinLibraryMultiplyAdds;
         if (large) calls.push_back(n.id);
     }

@@ -84,8 +84,9 @@ CASES = [
     (_blur3x3, [(50, 70)]),
     (_matmul_act, [(30, 40), (40, 20)]),
     (_matmul_act, [(70, 130), (130, 150)]),  # too few tiles: a thread per output
-    (_matmul_act, [(600, 40), (40, 2100)]),  # a short contraction: Halide's 4x4 register tile a thread
-    (_matmul_act, [(4, 300, 200), (200, 700)]),  # batched: Halide's kernel (cuBLAS takes 2-D products)
+    (_matmul_act, [(600, 40), (40, 2100)]),  # many outputs: cuBLAS on the GPU (kMinCublasOutputs)
+    (_matmul_act, [(4, 600, 40), (40, 2100)]),  # batched: Halide's 4x4 register tile a thread (cuBLAS takes 2-D)
+    (_matmul_act, [(600, 40), (40, 300)]),   # a short contraction, few outputs: Halide's kernel
     (_where_cast, [(17, 9), (17, 9)]),
     (_batched, [(2, 3, 4, 5, 6)]),
 ]

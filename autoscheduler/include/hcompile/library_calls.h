@@ -16,14 +16,17 @@ namespace hc {
 // 256^3 0.205 / 0.247, 384^3 0.66 / 0.75, 32x512x1024 0.31 / 0.36.
 constexpr int64_t kMinLibraryMultiplyAdds = int64_t{1} << 22;
 
-// On a CUDA device, cuBLAS from this many multiply-adds, contracting at least kMinCublasContraction.
-// Halide's kernel is a thread per output (or a register tile) whose serial loop is the
-// contraction: it wins where that loop is short, and cuBLAS's call costs more on the host than
-// one of our kernels' launches. Measured on an H100, one process, CUDA events, float32, Halide's
-// kernel against cuBLAS (m x k x n): 100^3 20.1 / 23.8 us, 128^3 24.7 / 21.5, 256^3 47 / 27,
-// 512^3 94 / 35, 1024^3 1169 / 63, 32x512x1024 91 / 43, 4096x64x64 14 / 34.
+// On a CUDA device, cuBLAS from kMinCublasMultiplyAdds multiply-adds where the contraction is at
+// least kMinCublasContraction long or the outputs are at least kMinCublasOutputs. Halide's kernel
+// is a thread per output (or a 4x4 register tile) whose serial loop is the contraction: it wins
+// where that loop is short and the outputs few, and cuBLAS's call costs more on the host than one
+// of our kernels' launches. Measured on an H100 (apps/gpu_matmul.py: float32, CUDA events,
+// Halide's kernel against cuBLAS, m x k x n): 100^3 19.9 / 23.8 us, 128^3 24.5 / 21.5, 256^3
+// 47 / 30, 512^3 94 / 31, 1024^3 1168 / 62, 32x512x1024 91 / 27, 4096x64x64 14 / 34, and
+// 2048x32x2048 343 us in Halide's kernel against torch.matmul's 15.
 constexpr int64_t kMinCublasMultiplyAdds = int64_t{1} << 21;
 constexpr int64_t kMinCublasContraction = 128;
+constexpr int64_t kMinCublasOutputs = int64_t{1} << 20;
 
 // The 2-D float32/float64 matmul nodes of `graph` large enough to call BLAS (cuBLAS where
 // `for_gpu`). Empty when no such library is loaded (`available`).
