@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     section = (f"## GPU matrix products: cuBLAS or Halide's kernel\n\n`python -m apps.gpu_matmul` on "
                f"{torch.cuda.get_device_name()} (float32, CUDA-event medians of calls from Python, so small "
                "products show the per-call cost). hcompile calls cuBLAS from 2^21 multiply-adds contracting "
-               "128 or more (library_calls.h).\n\n" + "\n".join(rows) + "\n")
+               "128 or more or making 2^20 outputs or more (library_calls.h).\n\n" + "\n".join(rows) + "\n")
     if a.write:
         write_results(Path(a.write), "gpu-matmul", section)
     return 0
