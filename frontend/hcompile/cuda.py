@@ -14,8 +14,13 @@ for PyTorch tensors is also added to the function's C++ dispatcher (``runtime/sr
 so later calls like it skip this module; CuPy calls, and tensors the kernels cannot read in place
 (strided, or not 16-byte aligned: copied here first), keep coming here.
 
-What this version does not do yet (hcompile.explain and the error say so): graph breaks, writes
-into arguments, dynamic shapes, NumPy-scalar arguments.
+A function that writes into its arguments (``x *= 2``, ``out[...] = ...``) computes the written
+values as outputs and copies them into the caller's arrays after the kernel, as the CPU path does;
+such calls always come through here, which checks that a written argument shares no memory with
+another (else the call runs as Python). JAX's arrays cannot be written: such calls run as Python.
+
+What this version does not do yet (hcompile.explain and the error say so): graph breaks, dynamic
+shapes, NumPy-scalar arguments.
 """
 from __future__ import annotations
 
@@ -148,6 +153,31 @@ class _Library:
     def to_host(self, a):
         return a.cpu().numpy() if self.name == "torch" else self.module.asnumpy(a)
 
+    def byte_range(self, a):
+        """[first, last) device addresses of the bytes ``a`` covers (any strides; empty: (0, 0))."""
+        torch = self.name == "torch"
+        item = a.element_size() if torch else a.itemsize
+        strides = [s * item for s in a.stride()] if torch else list(a.strides)
+        if 0 in tuple(a.shape):
+            return 0, 0
+        lo = hi = self.pointer(a)
+        for n, stride in zip(a.shape, strides):
+            if stride < 0:
+                lo += (n - 1) * stride
+            else:
+                hi += (n - 1) * stride
+        return lo, hi + item
+
+    def copy_into(self, destination, source):
+        """``source``'s values into the caller's array ``destination``, on the current stream
+        (after the kernel that made them)."""
+        if isinstance(destination, np.ndarray):
+            np.copyto(destination, self.to_host(source), casting="no")
+        elif self.name == "torch":
+            destination.copy_(source)
+        else:
+            self.module.copyto(destination, source, casting="no")
+
 
 def _host_library():
     """The library that moves NumPy arrays to the GPU for a CUDA target: CuPy, else PyTorch."""
@@ -254,6 +284,8 @@ class CudaEntries:
             candidates.append(entry)
         if entry.kernel is None:
             raise entry.unsupported
+        if entry.result.writebacks:
+            self._check_written(library, returned_args, entry.result.writebacks)
         if not entry.in_dispatcher and self._dispatcher is not None and as_given:
             entry.in_dispatcher = True   # whether or not it fits, asked once
             self._add_to_dispatcher(library, device, args, devices, entry)
@@ -261,7 +293,35 @@ class CudaEntries:
         outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs]
         _C.run_cuda(entry.kernel, [describe(args[i]) for i in entry.input_args], [describe(o) for o in outputs],
                     device, library.stream(device))
+        # Written arguments get their final contents once the kernel has run (as on the CPU), into
+        # the caller's own arrays (not the contiguous copies the kernel may have read).
+        for arg_index, output_index in entry.result.writebacks:
+            library.copy_into(returned_args[arg_index], outputs[output_index])
         return entry.result.build(outputs, returned_args)
+
+    def _check_written(self, library, targets, writebacks):
+        """A written argument must be an array this library (or NumPy, copied in) can write, and
+        share no memory with another argument: the kernel reads every argument as it was when
+        the call began, where Python would read the written values. Otherwise Unsupported."""
+        code = self._fn.__code__
+        for a, _ in writebacks:
+            target = targets[a]
+            kind = "numpy" if isinstance(target, np.ndarray) else getattr(_Library.of(target), "name", None)
+            if kind is None or (kind == "numpy" and not target.flags.writeable):
+                raise Unsupported(f"argument {a} is written, and this {type(target).__name__} cannot be written in place",
+                                  code.co_filename, code.co_firstlineno)
+            for j, other in enumerate(targets):
+                if j == a or other is None:
+                    continue
+                if kind == "numpy":
+                    shared = isinstance(other, np.ndarray) and np.may_share_memory(target, other)
+                else:
+                    other_library = _Library.of(other)
+                    shared = other_library is not None and _ranges_meet(library.byte_range(target),
+                                                                        other_library.byte_range(other))
+                if shared:
+                    raise Unsupported(f"argument {a} is written and shares memory with argument {j}",
+                                      code.co_filename, code.co_firstlineno)
 
     def _add_to_dispatcher(self, library, device, args, devices, entry):
         """The entry as one of the C++ dispatcher's (dispatch_cuda.h), so that later calls with
@@ -269,6 +329,8 @@ class CudaEntries:
         if library.name != "torch" or not all(d is None or type(a) is library.module.Tensor
                                               for a, d in zip(args, devices)):
             return
+        if entry.result.writebacks:
+            return   # the dispatcher's overlap and writeable guards read NumPy arrays only: this path checks
         torch = library.module
         specs = [("cuda_tensor", type(a), a.dtype, tuple(a.shape), device) if d is not None else guards.arg_guard(a)
                  for a, d in zip(args, devices)]
@@ -312,7 +374,6 @@ class CudaEntries:
         cap = capture(self._fn, tuple(stand_ins))
         record["graph"] = str(cap.graph)
         why = ("a graph break (" + str(cap.break_point.reason) + ")" if cap.break_point is not None else
-               "it writes into its arguments" if cap.writebacks else
                "it computes no array" if not cap.graph.outputs else
                "a NumPy scalar argument (pass a Python number or a 0-d device array)"
                if any(isinstance(a, np.generic) for a in args) else None)
@@ -349,6 +410,11 @@ def _warn_if_rounding_may_be_fused():
         logs.warn("halide was imported before hcompile: if it compiled anything first, Halide's LLVM ignores the "
                   "-nvptx-fma-level=0 hcompile sets, and GPU kernels may fuse a product with an addition "
                   "(last-bit differences from NumPy); import hcompile first")
+
+
+def _ranges_meet(x, y):
+    """Whether two [first, last) address ranges share a byte (an empty one meets none)."""
+    return x[0] < x[1] and y[0] < y[1] and x[0] < y[1] and y[0] < x[1]
 
 
 def _contiguous_strides(shape):
@@ -409,7 +475,8 @@ class _Result:
         graph = cap.graph
         self.outputs = [(tuple(shape), np.dtype(graph.dtype(node))) for shape, node in zip(kernel.output_shapes, graph.outputs)]
         self._result = cap.result
-        self.plain = returns_outputs(cap.result, len(self.outputs))
+        self.writebacks = list(cap.writebacks)   # (argument index, output index), copied in after the kernel
+        self.plain = not self.writebacks and returns_outputs(cap.result, len(self.outputs))
 
     def build(self, outputs, args):
         return assemble(self._result, outputs, args)  # a 0-d array stays one on the device

@@ -549,6 +549,79 @@ def test_products_on_the_gpu_call_cublas_and_match_numpy(dtype, torch_cuda):
         assert "call_library" in _schedules(f), _schedules(f)
 
 
+def _scale_in_place(x, y):
+    x *= 2
+    x[1:] += np.tanh(y[:-1])
+    return x.sum()
+
+
+def _fill(out, a):
+    out[...] = np.exp(a) - 1
+
+
+def test_functions_that_write_into_their_arguments_compile_for_cuda():
+    for fn, shapes in ((_scale_in_place, [(64, 33), (64, 33)]), (_fill, [(7, 300), (7, 300)])):
+        f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(*[np.ones(s, np.float32) for s in shapes])
+        assert f.compile_records[-1]["report"] is not None and f.compile_records[-1]["break"] is None
+
+
+def test_written_arguments_meet_others_by_their_device_bytes():
+    """The overlap check of a written argument on the GPU reads byte ranges (any strides), tried
+    here on PyTorch's CPU tensors, whose pointers and strides read the same way."""
+    torch = pytest.importorskip("torch")
+    from hcompile.cuda import _Library, _ranges_meet
+    library = _Library("torch")
+    x = torch.zeros(10, 8)
+    rows, cols = library.byte_range(x[:5]), library.byte_range(x[5:])
+    assert not _ranges_meet(rows, cols) and _ranges_meet(library.byte_range(x), rows)
+    assert _ranges_meet(library.byte_range(x.T), library.byte_range(x[9:, 7:]))
+    assert library.byte_range(x[:0]) == (0, 0) and not _ranges_meet((0, 0), library.byte_range(x))
+    flipped = torch.zeros(6).flip(0)
+    lo, hi = library.byte_range(flipped)
+    assert hi - lo == 6 * 4
+
+
+@gpu
+def test_functions_that_write_into_their_arguments_on_the_gpu(torch_cuda):
+    """The written values are computed as outputs and copied into the caller's own tensors after
+    the kernel (a strided one too); a written argument sharing memory with another runs as Python."""
+    torch = torch_cuda
+    rng = np.random.default_rng(5)
+    f = hc.hcompile(_scale_in_place, fullgraph=True)
+    for _ in range(3):
+        x, y = rng.standard_normal((64, 33), np.float32), rng.standard_normal((64, 33), np.float32)
+        tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+        total = f(tx, ty)
+        want_total = _scale_in_place(x, y)
+        np.testing.assert_allclose(tx.cpu().numpy(), x, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(total.cpu().numpy(), want_total, rtol=1e-4)
+    big = torch.from_numpy(rng.standard_normal((33, 128), np.float32)).cuda()
+    strided, a = big.T[:, ::2], rng.standard_normal((128, 17), np.float32)
+    want = strided.cpu().numpy().copy()
+    _fill(want, a)
+    assert hc.hcompile(_fill, fullgraph=True)(strided, torch.from_numpy(a).cuda()) is None
+    np.testing.assert_allclose(strided.cpu().numpy(), want, rtol=1e-6, atol=1e-6)
+    # NumPy arrays under target="cuda": copied in, and the written one copied back.
+    x, y = rng.standard_normal((64, 33), np.float32), rng.standard_normal((64, 33), np.float32)
+    x2 = x.copy()
+    hc.hcompile(_scale_in_place, target="cuda")(x2, y)
+    _scale_in_place(x, y)
+    np.testing.assert_allclose(x2, x, rtol=1e-6, atol=1e-6)
+
+    def add_into(x, y):
+        x += y
+        return x
+    g = hc.hcompile(add_into)
+    t = torch.arange(12.0, device="cuda")
+    got = g(t[:6], t[6:])          # one tensor's two halves: no byte in common
+    assert torch.equal(t[:6], torch.arange(6.0, 18.0, 2, device="cuda")) and torch.equal(got, t[:6])
+    # Overlapping halves run as Python: PyTorch's own in-place add, which refuses them.
+    with pytest.raises(RuntimeError, match="single memory location"):
+        g(t[:8], t[4:])
+    assert any(r["break"] is not None for r in g.compile_records)
+
+
 def test_cuda_code_keeps_each_product_rounded_on_its_own():
     """The PTX of `a * b + c` has no fused multiply-add (gpu_rounding.cpp fences the product from
     LLVM; HL_LLVM_ARGS's -nvptx-fma-level=0, set at import, keeps PTX's .rn forms, which ptxas
