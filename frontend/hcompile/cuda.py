@@ -19,8 +19,11 @@ values as outputs and copies them into the caller's arrays after the kernel, as 
 such calls always come through here, which checks that a written argument shares no memory with
 another (else the call runs as Python). JAX's arrays cannot be written: such calls run as Python.
 
+NumPy scalar arguments are read at run time, as on the CPU: each call copies them to the device
+as 0-d arrays (such calls stay on this path).
+
 What this version does not do yet (hcompile.explain and the error say so): graph breaks, dynamic
-shapes, NumPy-scalar arguments.
+shapes.
 """
 from __future__ import annotations
 
@@ -233,21 +236,29 @@ class CudaEntries:
             device = on.pop()
             first = next(a for a, d in zip(args, devices) if d is not None)
             library = _Library.of(first)
+            carrier = library or _host_library()
+            given = args
+            # NumPy scalars are read at run time, as on the CPU (one kernel for every value): each
+            # call copies them to the device as 0-d arrays.
+            scalars = [isinstance(a, np.generic) for a in args]
+            if any(scalars):
+                args = [carrier.to_device(np.asarray(a), device) if s else a for a, s in zip(args, scalars)]
+                devices = [device if s else d for s, d in zip(scalars, devices)]
             foreign = [d is not None and _Library.of(a) is None for a, d in zip(args, devices)]
             if not any(foreign):
-                return self._run(library, device, args, devices)
+                return self._run(library, device, args, devices, returned_args=given if any(scalars) else None)
             # Another DLPack producer's arrays (JAX's, ...): read zero-copy as PyTorch's or CuPy's;
             # the results handed back as the first array's kind, through its array namespace.
-            carrier = library or _host_library()
             moved = [carrier.from_dlpack(a) if f else a for a, f in zip(args, foreign)]
-            result = self._run(carrier, device, moved, devices, returned_args=args)
+            result = self._run(carrier, device, moved, devices, returned_args=given)
             namespace = getattr(first, "__array_namespace__", None) if library is None else None
             if namespace is None or not hasattr(namespace(), "from_dlpack"):
                 return result
-            return _map_arrays(result, namespace().from_dlpack, keep=args)
+            return _map_arrays(result, namespace().from_dlpack, keep=given)
         library = _host_library()
         device = 0
-        moved = [library.to_device(a, device) if is_host else a for a, is_host in zip(args, host_arrays)]
+        host_arrays = [isinstance(a, (np.ndarray, np.generic)) for a in args]   # NumPy scalars too, as 0-d arrays
+        moved = [library.to_device(np.asarray(a), device) if is_host else a for a, is_host in zip(args, host_arrays)]
         if not self.host_copies:   # said once per function; host_copies counts them all
             logs.log("recompiles", "%s: target %s with NumPy arguments: %d arrays copied to CUDA device %d and the "
                      "outputs back, on this call and later ones", self._qualname, self._target, sum(host_arrays), device)
@@ -354,7 +365,7 @@ class CudaEntries:
         if devices:
             library = _Library.of(next(a for a in args if cuda_device(a) is not None)) or _host_library()
             return self._compile(library, devices.pop(), args)
-        stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, np.ndarray) else None)
+        stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None)
         return self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda")
 
     def _compile(self, library, device, args):
@@ -374,9 +385,7 @@ class CudaEntries:
         cap = capture(self._fn, tuple(stand_ins))
         record["graph"] = str(cap.graph)
         why = ("a graph break (" + str(cap.break_point.reason) + ")" if cap.break_point is not None else
-               "it computes no array" if not cap.graph.outputs else
-               "a NumPy scalar argument (pass a Python number or a 0-d device array)"
-               if any(isinstance(a, np.generic) for a in args) else None)
+               "it computes no array" if not cap.graph.outputs else None)
         if why:
             raise Unsupported(f"with CUDA arrays, hcompile runs functions it captures whole, and this one has {why}",
                               code.co_filename, code.co_firstlineno)

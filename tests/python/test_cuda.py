@@ -622,6 +622,36 @@ def test_functions_that_write_into_their_arguments_on_the_gpu(torch_cuda, caplog
     assert "argument 0 is written and shares memory with argument 1" in caplog.text
 
 
+def _scaled(x, s, n):
+    return x * s + n, s * 2
+
+
+def test_numpy_scalar_arguments_compile_for_cuda_as_values_read_at_run_time():
+    f = hc.hcompile(_scaled, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.ones((8, 33), np.float32), np.float32(2), np.int8(3))
+    assert f.compile_records[-1]["report"] is not None and f.compile_records[-1]["break"] is None
+    assert f.compile_records[-1]["graph"].count("input[") == 3    # the scalars are inputs, not constants
+
+
+@gpu
+def test_numpy_scalar_arguments_on_the_gpu(torch_cuda):
+    """NumPy scalars are read at run time (copied to the device as 0-d arrays): one kernel for
+    every value, NumPy's promotion (a float32 scalar keeps float32; an int8 one joins it)."""
+    torch = torch_cuda
+    rng = np.random.default_rng(8)
+    f = hc.hcompile(_scaled, fullgraph=True)
+    x = rng.standard_normal((8, 33)).astype(np.float32)
+    tx = torch.from_numpy(x).cuda()
+    for s in (np.float32(2.5), np.float32(-1.0), np.float32(0.125)):
+        got, twice = f(tx, s, np.int8(3))
+        want, want_twice = _scaled(x, s, np.int8(3))
+        assert got.dtype == torch.float32 and np.array_equal(got.cpu().numpy(), want)
+        assert float(twice) == float(want_twice)
+    assert sum(r["report"] is not None for r in f.compile_records) == 1
+    g = hc.hcompile(lambda x, s: x * s, target="cuda")
+    np.testing.assert_array_equal(g(x, np.float32(3)), x * np.float32(3))
+
+
 def test_cuda_code_keeps_each_product_rounded_on_its_own():
     """The PTX of `a * b + c` has no fused multiply-add (gpu_rounding.cpp fences the product from
     LLVM; HL_LLVM_ARGS's -nvptx-fma-level=0, set at import, keeps PTX's .rn forms, which ptxas
