@@ -37,6 +37,9 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
 // computed per row are computed.
 Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) { return root.vars[root.accumulator.defined() ? 0 : 1]; }
 
+// The points of axis 0 a GPU thread computes as one vector (GpuVector; one without it).
+int thread_vector(const RegionPlan &p) { return static_cast<int>(std::max<int64_t>(p.gpu_vector, 1)); }
+
 // `s`'s innermost axis `v` across `threads` GPU threads, each thread walking its columns a block
 // width apart (coalesced: neighbouring threads read neighbouring elements), the walk innermost so
 // that the block's threads need no barrier between its steps. `vector` > 1: a thread's columns
@@ -165,7 +168,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
         w.gpu_threads(s, lane);
     } else {
-        threads_across(w, s, root.vars[0], p.gpu_rows, static_cast<int>(std::max<int64_t>(p.gpu_vector, 1)));
+        threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p));
     }
     // A block loop per axis (CUDA grids have three; gpu_schedule's fits_grid checks): fused into one, the
     // rows' footprints in Halide's bounds grew to whole axes (526 KB of shared memory).
@@ -178,8 +181,7 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
     const Halide::VarOrRVar row = gpu_row_loop(root);
     w.compute_at(r.func, root.func, &row);
     if (!r.accumulator.defined()) {
-        threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x,
-                       static_cast<int>(std::max<int64_t>(p.gpu_vector, 1)));
+        threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x, thread_vector(p));
         return;
     }
     // The reduction's value: one point per block (its row), one thread.
@@ -207,7 +209,7 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
         StageRef s = ScheduleWriter::pure(f);
         Halide::Var bx("gpu_block_x"), tx("gpu_thread_x"), by("gpu_block_y"), ty("gpu_thread_y");
         const bool two_axes = p.gpu_threads_y > 0;
-        const int vector = static_cast<int>(std::max<int64_t>(p.gpu_vector, 1));
+        const int vector = thread_vector(p);
         const int rows = two_axes ? static_cast<int>(std::max<int64_t>(p.gpu_rows_per_thread, 1)) : 1;
         if (two_axes) {
             w.tile(s, r.vars[0], r.vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x) * vector,

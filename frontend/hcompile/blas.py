@@ -37,8 +37,8 @@ def loaded_cublas():
     """The path of the cuBLAS this process has mapped already (PyTorch's, CuPy's), or None."""
     try:
         with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.split()[-1] if line.count("/") else ""
+            for line in maps:   # address, perms, offset, device, inode[, path]
+                path = line.split()[-1]
                 if os.path.basename(path).startswith("libcublas.so"):
                     return path
     except OSError:

@@ -246,7 +246,7 @@ class CudaEntries:
                 devices = [device if s else d for s, d in zip(scalars, devices)]
             foreign = [d is not None and _Library.of(a) is None for a, d in zip(args, devices)]
             if not any(foreign):
-                return self._run(library, device, args, devices, returned_args=given if any(scalars) else None)
+                return self._run(library, device, args, devices, returned_args=given)
             # Another DLPack producer's arrays (JAX's, ...): read zero-copy as PyTorch's or CuPy's;
             # the results handed back as the first array's kind, through its array namespace.
             moved = [carrier.from_dlpack(a) if f else a for a, f in zip(args, foreign)]

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <climits>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -54,8 +53,6 @@ void *handle_for(const Library &lib, void *context) {
     return handle;
 }
 
-bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
-
 }  // namespace
 
 std::string load_cublas(const std::string &path) {
@@ -96,10 +93,8 @@ extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a, halide_buf
     }
     const gemm::Operand oa = gemm::operand(a, 0, m.min), ob = gemm::operand(b, n.min, 0);
     const int64_t ldc = gemm::output_lead(out);
+    // (Leads are a buffer's extent or stride, both 32-bit: they fit cuBLAS's ints.)
     if (k <= 0 || oa.lead == 0 || ob.lead == 0 || ldc == 0) return fail("operands without a unit stride");
-    if (!fits_int(oa.lead) || !fits_int(ob.lead) || !fits_int(ldc) || !fits_int(m.extent) || !fits_int(n.extent)) {
-        return fail("a dimension past cuBLAS's 32-bit sizes");
-    }
     auto *call = static_cast<CudaCallContext *>(static_cast<Halide::JITUserContext *>(user_context));
     CurrentCudaContext current(call->context);
     if (!current.ok()) return fail("cannot make the call's CUDA context current");
