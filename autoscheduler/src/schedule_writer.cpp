@@ -175,6 +175,12 @@ Halide::Func ScheduleWriter::split_and_rfactor(const StageRef &s, const Halide::
     return intermediate;
 }
 
+Halide::Func ScheduleWriter::in_wrapper(const Halide::Func &f, const Halide::Func &consumer) {
+    Halide::Func wrapper = Halide::Func(f).in(consumer);
+    source_ += "Func " + cpp_name(wrapper.name()) + " = " + cpp_name(f.name()) + ".in(" + cpp_name(consumer.name()) + ");\n";
+    return wrapper;
+}
+
 void ScheduleWriter::unscheduled(const StageRef &s) {
     on_stage(s, "unscheduled()", [](Halide::Stage &stage) { stage.unscheduled(); });
 }

@@ -55,6 +55,9 @@ public:
     // `inner` into the new pure variable `lane`; returns the intermediate Func.
     Halide::Func split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,
                                    const Halide::RVar &inner, int factor, const Halide::Var &lane);
+    // A wrapper of `f` that `consumer` reads instead of `f` (Func::in): scheduled on its own, it
+    // stages f's values, so that f itself can be computed inside the wrapper's loops.
+    Halide::Func in_wrapper(const Halide::Func &f, const Halide::Func &consumer);
     // A stage whose loops stay serial and in their definition's order, said on purpose.
     void unscheduled(const StageRef &s);
 

@@ -124,6 +124,46 @@ def test_rows_run_one_block_each_where_they_fit_in_shared_memory():
     assert "gpu_rows" in schedule                     # but each row reduction a block per row
 
 
+def _schedule_source(fn, *args):
+    f = hc.hcompile(fn, target=CUDA_TARGET)
+    f.compile_only(*args)
+    return f.compile_records[-1]["report"]["schedule_source"]
+
+
+def test_a_blocks_reduction_accumulates_each_threads_part_in_a_register():
+    """A row's max by 256 threads: each thread's partial result is computed inside the thread
+    loop of a wrapper (Func::in) that hands them on, so it is not kept in shared memory."""
+    source = _schedule_source(_row_extremes, np.ones((16, 8192), np.float32))
+    wrappers = [line.split(" = ")[0].split()[-1] for line in source.splitlines() if ".in(" in line]
+    assert wrappers, source
+    for wrapper in wrappers:
+        assert f"compute_at({wrapper}, gpu_thread_x)" in source or f"compute_at({wrapper}, gpu_combine_x)" in source
+    assert "_intm.update(0).gpu_threads" not in source
+
+
+@pytest.mark.parametrize("columns,unroll", [(8192, 8), (4096, 4), (2048, 2), (1024, 1)])
+def test_a_rows_threads_unroll_no_more_steps_than_they_have(columns, unroll):
+    """A thread's steps along a row (columns / 256 threads / 4-point vectors) are unrolled by at
+    most their number: a longer unroll ran them all in its guarded tail."""
+    source = _schedule_source(_layernorm_rows, np.ones((8, columns), np.float32))
+    steps = [line for line in source.splitlines() if "unroll(gpu_step" in line]
+    if unroll == 1:
+        assert not steps, steps
+    else:
+        assert steps and all(f"unroll(gpu_step, {unroll}," in line for line in steps), steps
+
+
+def _separable_blur(x):
+    h = (x[:, :-2] + x[:, 1:-1] + x[:, 2:]) / 3
+    return (h[:-2, :] + h[1:-1, :] + h[2:, :]) / 3
+
+
+def test_a_stencil_over_rows_takes_blocks_of_sixteen_rows():
+    """Four rows a thread (their shared loads once), four rows of threads a block."""
+    source = _schedule_source(_separable_blur, np.ones((512, 512), np.float32))
+    assert "128, 16, TailStrategy" in source and "unroll(gpu_row)" in source
+
+
 def test_reductions_to_few_values_are_split_by_axis_for_the_gpu():
     x = np.ones((300, 400), np.float32)
     f = hc.hcompile(_total, target=CUDA_TARGET)
@@ -465,14 +505,28 @@ def test_sums_of_any_row_length_and_to_one_value_on_the_gpu(torch_cuda):
 
 
 @gpu
+def test_rows_of_every_unroll_and_tail_on_the_gpu(torch_cuda):
+    """Row kernels whose threads take 1 to 8+ steps (the unroll follows), partial last steps, and
+    a block's reductions accumulated in registers: softmax, layer norm and row extremes."""
+    torch = torch_cuda
+    rng = np.random.default_rng(11)
+    fns = [hc.hcompile(fn, fullgraph=True) for fn in (_softmax_rows, _layernorm_rows, _row_extremes)]
+    for columns in [256, 300, 1000, 1024, 2048, 4096, 5000, 8192]:
+        x = rng.standard_normal((6, columns)).astype(np.float32)
+        for f, fn in zip(fns, (_softmax_rows, _layernorm_rows, _row_extremes)):
+            np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), fn(x), rtol=2e-5, atol=1e-6)
+
+
+@gpu
 def test_stencils_of_odd_sizes_on_the_gpu(torch_cuda):
     """Four rows a thread for a stencil over rows: partial tiles at every edge."""
     torch = torch_cuda
-    f = hc.hcompile(_blur3x3, fullgraph=True)
     rng = np.random.default_rng(7)
-    for shape in [(37, 301), (33, 33), (3, 200), (130, 129)]:
-        x = rng.standard_normal(shape).astype(np.float32)
-        np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), _blur3x3(x), rtol=1e-5, atol=1e-6)
+    for fn in (_blur3x3, _separable_blur):
+        f = hc.hcompile(fn, fullgraph=True)
+        for shape in [(37, 301), (33, 33), (3, 200), (130, 129), (18, 515)]:
+            x = rng.standard_normal(shape).astype(np.float32)
+            np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), fn(x), rtol=1e-5, atol=1e-6)
 
 
 @gpu
