@@ -116,7 +116,11 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
                 const Halide::RVar step = part.rvars(0)[0];
                 const std::optional<int64_t> steps = Halide::Internal::as_const_int(Halide::Internal::simplify(step.extent()));
                 const int unroll = unroll_factor(steps.value_or(0));
-                if (unroll > 1) w.unroll(ScheduleWriter::update(part), step, unroll, kTail);
+                if (unroll > 1) {
+                    w.unroll(ScheduleWriter::update(part), step, unroll, kTail);
+                    // A tail's second update (a gather of the last elements) keeps its loops.
+                    for (int u = 1; u < part.num_update_definitions(); ++u) w.unscheduled(ScheduleWriter::update(part, u));
+                }
             }
             StageRef update = ScheduleWriter::update(acc, index - 1);
             std::vector<Halide::VarOrRVar> order;
