@@ -275,7 +275,30 @@ bool row_aligned(const Graph &g, const Partition &p, const std::vector<std::vect
 
 }  // namespace
 
-void find_row_fusion(const Graph &graph, Partition &partition) {
+namespace {
+
+// The stored nodes `from`'s value reaches first on each path from it (through nodes not stored).
+std::vector<NodeId> first_stores_reached(const Graph &g, const Partition &p, const std::vector<std::vector<NodeId>> &users,
+                                         NodeId from) {
+    std::vector<NodeId> stores, stack(users[from].begin(), users[from].end());
+    std::vector<bool> seen(g.num_nodes(), false);
+    while (!stack.empty()) {
+        const NodeId u = stack.back();
+        stack.pop_back();
+        if (seen[u]) continue;
+        seen[u] = true;
+        if (p.materialized[u]) {
+            stores.push_back(u);
+        } else {
+            stack.insert(stack.end(), users[u].begin(), users[u].end());
+        }
+    }
+    return stores;
+}
+
+}  // namespace
+
+void find_row_fusion(const Graph &graph, Partition &partition, bool producers_outside) {
     partition.row_root = -1;
     partition.row_fused.assign(graph.num_nodes(), false);
     if (graph.outputs().size() != 1) return;
@@ -285,15 +308,36 @@ void find_row_fusion(const Graph &graph, Partition &partition) {
     for (const Node &n : graph.nodes()) {
         for (NodeId in : n.inputs) users[in].push_back(n.id);
     }
-    std::vector<NodeId> fused;
+    std::vector<bool> member(graph.num_nodes(), false);
+    bool any_outside = false;
     for (const Region &region : partition.regions) {
         if (region.root == root.id) continue;
-        if (!row_aligned(graph, partition, users, graph.node(region.root), root)) return;
-        fused.push_back(region.root);
+        if (row_aligned(graph, partition, users, graph.node(region.root), root)) {
+            member[region.root] = true;
+        } else if (producers_outside) {
+            any_outside = true;
+        } else {
+            return;
+        }
     }
-    if (fused.empty()) return;
+    // A region computed once, before the rows (a matrix product whose rows a softmax reads),
+    // cannot read one computed per row: such members leave the rows too, until none is left.
+    for (bool changed = any_outside; changed;) {
+        changed = false;
+        for (const Region &region : partition.regions) {
+            if (!member[region.root]) continue;
+            for (NodeId store : first_stores_reached(graph, partition, users, region.root)) {
+                if (store != root.id && !member[store]) {
+                    member[region.root] = false;
+                    changed = true;
+                    break;
+                }
+            }
+        }
+    }
+    if (std::none_of(member.begin(), member.end(), [](bool m) { return m; })) return;
     partition.row_root = root.id;
-    for (NodeId id : fused) partition.row_fused[id] = true;
+    partition.row_fused = member;
 }
 
 namespace {
@@ -340,16 +384,16 @@ void mark_store_choices(const Graph &graph, Partition &p) {
     }
 }
 
-Partition choose_partition(const Graph &graph) {
+Partition choose_partition(const Graph &graph, bool producers_outside_rows) {
     Partition p = partition_with_budget(graph, kRecomputeBudget);
-    find_row_fusion(graph, p);
+    find_row_fusion(graph, p, producers_outside_rows);
     if (p.row_root < 0) {
         mark_optional_regions(graph, p);
         mark_store_choices(graph, p);
         return p;
     }
     Partition stored = partition_with_budget(graph, kRowRecomputeBudget);
-    find_row_fusion(graph, stored);
+    find_row_fusion(graph, stored, producers_outside_rows);
     return stored.row_root >= 0 ? stored : p;
 }
 
@@ -368,8 +412,8 @@ std::string describe(const Graph &graph, const BudgetStore &b) {
 
 }  // namespace
 
-Partition partition_into_regions(const Graph &graph) {
-    Partition p = choose_partition(graph);
+Partition partition_into_regions(const Graph &graph, bool producers_outside_rows) {
+    Partition p = choose_partition(graph, producers_outside_rows);
     for (const BudgetStore &b : p.budget_stores) spdlog::info("hcompile: {}", describe(graph, b));
     return p;
 }

@@ -221,7 +221,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     SymbolicExtents symbols = step("resolve_symbolic_extents", [&] {
         return resolve_symbolic_extents(graph, options.symbol_values, options.symbol_sources);
     });
-    Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph); });
+    Partition partition = step("partition_into_regions", [&] { return partition_into_regions(graph, gpu); });
     step("check_region_budget", [&] { check_region_budget(graph, partition); });
     // On the GPU, inputs live in device memory: products there call cuBLAS, not the host's BLAS.
     std::vector<NodeId> library_calls = step("choose_library_calls", [&] {

@@ -164,6 +164,46 @@ def test_a_stencil_over_rows_takes_blocks_of_sixteen_rows():
     assert "128, 16, TailStrategy" in source and "unroll(gpu_row)" in source
 
 
+def _softmax_of_product(a, b):
+    z = a @ b
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _layernorm_of_product(a, b):
+    z = a @ b + 1.0
+    mu = z.mean(axis=-1, keepdims=True)
+    d = z - mu
+    return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5)
+
+
+def _rows_and_columns(x):
+    return x - x.mean(axis=0) + x.max(axis=1, keepdims=True)
+
+
+def _column_sum_of_a_row_member(x):
+    m = x.max(axis=1, keepdims=True)
+    return x - m + (x - m).sum(axis=0)
+
+
+ROWS_AFTER_PRODUCERS = [(_softmax_of_product, [(64, 48), (48, 300)], 3), (_layernorm_of_product, [(40, 64), (64, 512)], 2),
+                        (_rows_and_columns, [(50, 700)], 1), (_column_sum_of_a_row_member, [(50, 700)], 0)]
+
+
+@pytest.mark.parametrize("fn,shapes,members", ROWS_AFTER_PRODUCERS, ids=lambda c: getattr(c, "__name__", ""))
+def test_rows_on_the_gpu_follow_regions_computed_before_them(fn, shapes, members):
+    """On the GPU a softmax or layer norm of a matrix product is one block per row after the
+    product's kernel (on the CPU row fusion needs every region row-aligned); a region computed
+    before the rows never reads one computed per row (the column sum of x - max keeps the max out)."""
+    f = hc.hcompile(fn, target=CUDA_TARGET)
+    f.compile_only(*[np.ones(s, np.float32) for s in shapes])
+    regions = f.compile_records[-1]["report"]["regions"]
+    assert regions.count("[computed per row of") == members, regions
+    cpu = hc.hcompile(fn)
+    cpu.compile_only(*[np.ones(s, np.float32) for s in shapes])
+    assert "[computed per row of" not in cpu.compile_records[-1]["report"]["regions"]
+
+
 def test_reductions_to_few_values_are_split_by_axis_for_the_gpu():
     x = np.ones((300, 400), np.float32)
     f = hc.hcompile(_total, target=CUDA_TARGET)
@@ -515,6 +555,18 @@ def test_rows_of_every_unroll_and_tail_on_the_gpu(torch_cuda):
         x = rng.standard_normal((6, columns)).astype(np.float32)
         for f, fn in zip(fns, (_softmax_rows, _layernorm_rows, _row_extremes)):
             np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), fn(x), rtol=2e-5, atol=1e-6)
+
+
+@gpu
+@pytest.mark.parametrize("fn,shapes,members", ROWS_AFTER_PRODUCERS, ids=lambda c: getattr(c, "__name__", ""))
+def test_rows_after_regions_computed_before_them_on_the_gpu(fn, shapes, members, torch_cuda):
+    torch = torch_cuda
+    rng = np.random.default_rng(12)
+    f = hc.hcompile(fn, fullgraph=True)
+    for scale in (1, 3):
+        args = [rng.standard_normal(s).astype(np.float32) * scale for s in shapes]
+        got = f(*[torch.from_numpy(a).cuda() for a in args]).cpu().numpy()
+        np.testing.assert_allclose(got, fn(*args), rtol=2e-5, atol=2e-5)
 
 
 @gpu

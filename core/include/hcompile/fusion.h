@@ -31,7 +31,9 @@ struct Partition {
     // node of the same rank) and reaches the single output only through elementwise ops and
     // same-rank broadcasts, each row of the output needs just the same row of each of them; they
     // are then computed row by row inside the output's loop while the row is in cache, and a
-    // shared transcendental is stored per row rather than recomputed (kRowRecomputeBudget).
+    // shared transcendental is stored per row rather than recomputed (kRowRecomputeBudget). On the
+    // GPU other regions may stay outside the rows (a matrix product a softmax reads), computed
+    // once before them, where they read none of the rows' members.
     NodeId row_root = -1;              // the output region's node, or -1
     std::vector<bool> row_fused;       // per node: a reduction computed per row of row_root
     std::vector<BudgetStore> budget_stores;  // roots chosen by the cost rule, in node order
@@ -79,10 +81,14 @@ int op_units(const Node &node);
 //
 // Stores either rule forces are listed in `budget_stores`, logged (spdlog, info) and printed by
 // print_partition.
-Partition partition_into_regions(const Graph &graph);
+//
+// `producers_outside_rows` (the GPU's): row fusion also where other regions are not row-aligned
+// (a matrix product a softmax reads), those computed once before the rows; without it, every
+// other region must be row-aligned (the CPU's measured rule).
+Partition partition_into_regions(const Graph &graph, bool producers_outside_rows = false);
 
 // Fills partition.row_root / row_fused when the graph qualifies (see Partition).
-void find_row_fusion(const Graph &graph, Partition &partition);
+void find_row_fusion(const Graph &graph, Partition &partition, bool producers_outside = false);
 
 std::string print_partition(const Graph &graph, const Partition &partition);
 
