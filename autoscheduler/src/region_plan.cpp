@@ -157,9 +157,10 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             break;
         case Choice::Inline:
             set_once(p.placed, true, false, d, lowered);
-            need(r.optional || (r.library_call && lowered.for_gpu && !is_output(lowered, d.region)),
-                 "only an optional region (a stencil intermediate, or a store the scheduler may undo), or a cuBLAS "
-                 "call's copy that is no output, is inlined");
+            need(r.optional || (lowered.for_gpu && !is_output(lowered, d.region) &&
+                                (r.library_call || (r.row_fused && !r.accumulator.defined()))),
+                 "only an optional region (a stencil intermediate, or a store the scheduler may undo), a cuBLAS "
+                 "call's copy that is no output, or an elementwise row member on the GPU is inlined");
             p.inlined = true;
             break;
         case Choice::GpuTile:

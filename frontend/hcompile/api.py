@@ -141,7 +141,8 @@ class CompiledFunction:
             # "auto" (the target of the arrays' device), or the CUDA target the function names.
             target = self._target() if cuda.is_cuda_target(self._target()) else "auto"
             self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, target, self.options["autoscheduler"],
-                                          self.options["schedule"], self.compile_records, self._dispatcher)
+                                          self.options["schedule"], self.compile_records, self._dispatcher,
+                                          mode=self.options["mode"])
         return self._cuda
 
     def _call_cuda(self, args, kwargs):
@@ -754,9 +755,8 @@ def _warn_once(note):
 def _warn_gpu_options(options):
     """Options the GPU path (cuda.py) does not honour yet: said once each, when a function first
     runs there."""
-    if options["mode"] != "default":
-        _warn_once(f"mode={options['mode']!r} behaves like 'default' on the GPU for now (the fixed GPU schedule, "
-                   "no tuning, no CUDA graphs)")
+    if options["mode"] == "reduce-overhead":
+        _warn_once("mode='reduce-overhead' behaves like 'default' on the GPU for now (no CUDA graphs)")
     if options["dynamic"]:
         _warn_once("dynamic=True: on the GPU every shape compiles its own kernel for now")
 

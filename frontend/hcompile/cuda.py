@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _C, blas, guards, logs
+from . import _C, blas, guards, logs, tuning
 from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
@@ -141,6 +141,18 @@ class _Library:
         with self.module.cuda.Device(device):
             return self.module.cuda.get_current_stream().ptr
 
+    def synchronize(self, device):
+        if self.name == "torch":
+            self.module.cuda.synchronize(device)
+        else:
+            with self.module.cuda.Device(device):
+                self.module.cuda.get_current_stream().synchronize()
+
+    def device_name(self, device):
+        if self.name == "torch":
+            return self.module.cuda.get_device_name(device)
+        return self.module.cuda.runtime.getDeviceProperties(device)["name"].decode()
+
     def capability(self, device):
         if self.name == "torch":
             major, minor = self.module.cuda.get_device_capability(device)
@@ -213,8 +225,9 @@ def cuda_target(capability):
 class CudaEntries:
     """The compiled CUDA kernels of one function, by the arguments' types, shapes and devices."""
 
-    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None):
+    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None, mode="default"):
         self._fn = fn
+        self._mode = mode                # "max-autotune": schedules measured on the device (_autotune)
         self._dispatcher = dispatcher    # the function's C++ dispatcher: PyTorch entries go there too
         self._schedule = schedule        # an explicit decision list, or None
         self._records = records          # the function's compile_records (explain reads them)
@@ -371,11 +384,13 @@ class CudaEntries:
     def _compile(self, library, device, args):
         stand_ins = _stand_ins(args, lambda a: library.dtype(a) if cuda_device(a) is not None else None)
         target = self._target if self._target not in ("auto", "cuda") else cuda_target(library.capability(device))
-        return self._compile_stand_ins(stand_ins, args, target)
+        tune = (library, device) if self._mode == "max-autotune" and self._schedule is None else None
+        return self._compile_stand_ins(stand_ins, args, target, tune)
 
-    def _compile_stand_ins(self, stand_ins, args, target):
+    def _compile_stand_ins(self, stand_ins, args, target, tune=None):
         """The entry for arguments captured as NumPy ``stand_ins`` (the arrays' shapes and
-        dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run."""
+        dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run.
+        ``tune``: (library, device) of the real ``args`` where max-autotune measures schedules."""
         code = self._fn.__code__
         _warn_if_rounding_may_be_fused()
         blas.load_cublas()
@@ -389,12 +404,29 @@ class CudaEntries:
         if why:
             raise Unsupported(f"with CUDA arrays, hcompile runs functions it captures whole, and this one has {why}",
                               code.co_filename, code.co_firstlineno)
+        schedule, candidates, key = self._schedule, 0, None
+        if tune is not None:
+            # Records per graph, arguments, target and GPU model (the host's fingerprint is the
+            # database's machine): a later process reuses the measured schedule.
+            library, device = tune
+            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(stand_ins),
+                                               f"{target} {library.device_name(device)}")
+            choice = tuning.schedule_for(None, key)
+            schedule, record["schedule_origin"], record["tuning_key"] = choice.schedule, choice.origin, key
+            if choice.origin == "tuning record":
+                tuning.REUSED.append((self._qualname, key, choice.measured_seconds))
+            candidates = 2 * config.tuning_trials if schedule is None else 0
+
+        def compile_with(decisions, candidates=0):
+            return _C.compile_graph(cap.graph, target, layouts=guards.layouts(stand_ins), autoscheduler=self._autoscheduler,
+                                    schedule=decisions, tuning_candidates=candidates)
         try:
-            kernel, report = _C.compile_graph(cap.graph, target, layouts=guards.layouts(stand_ins),
-                                              autoscheduler=self._autoscheduler, schedule=self._schedule)
+            kernel, report = compile_with(schedule, candidates)
         except (RuntimeError, ValueError) as e:
             record["compile_failure"] = str(e)
             raise CompileError(f"{self._qualname}: {e}") from e
+        if candidates:
+            kernel, report = self._autotune(cap, stand_ins, args, tune, key, kernel, report, compile_with, record)
         record["report"] = report
         record["seconds"] = time.perf_counter() - start
         logs.log("schedule", "%s CUDA schedule:\n%s", self._qualname, report["schedule"])
@@ -404,6 +436,43 @@ class CudaEntries:
                                   code.co_filename, code.co_firstlineno)
         relations = [("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations)
         return _Entry(kernel, kernel.input_args, _Result(cap, kernel), cap.guards, relations=relations)
+
+
+    def _autotune(self, cap, stand_ins, args, tune, key, kernel, report, compile_with, record):
+        """max-autotune on the device (tuning/autotune.py): gpu_schedule's list and its
+        alternatives (report["candidates"]) timed on the real arguments, each call synchronised,
+        outputs checked against the fixed rule's; (kernel, report) of the fastest. Timing calls
+        write no argument: a written value is an output until _run copies it in."""
+        library, device = tune
+        outputs = _Result(cap, kernel).outputs
+        describe = library.describe
+
+        def runner(candidate):
+            inputs = [describe(args[i]) for i in candidate.input_args]
+
+            def call():
+                made = [library.empty(shape, dtype, device) for shape, dtype in outputs]
+                _C.run_cuda(candidate, inputs, [describe(o) for o in made], device, library.stream(device))
+                library.synchronize(device)
+                return made
+            return call
+
+        with tuning.open_database() as db:
+            db.add_workload(key, self._qualname, tuning.workload.structural_graph(str(cap.graph)),
+                            tuning.workload.graph_to_json(cap.graph),
+                            tuning.workload.arguments_of(stand_ins, guards.layouts(stand_ins)), report["target"])
+            tuner = tuning.Autotuner(self._qualname, compile_with, runner, db, key, config.tuning_trials,
+                                     config.tuning_seconds, to_host=lambda made: [library.to_host(o) for o in made])
+            try:
+                kernel, report, summary = tuner.run(kernel, report)
+            except tuning.NotTuned as e:
+                record["tuning"] = f"not tuned: {e}"
+                return kernel, report
+        record["tuning"] = summary
+        logs.log("schedule", "%s: max-autotune measured %d GPU schedules in %.1f s: %.3f ms (the fixed rule's %.3f ms)",
+                 self._qualname, summary["trials"], summary["tuning_seconds"], summary["best_seconds"] * 1e3,
+                 summary["default_seconds"] * 1e3)
+        return kernel, report
 
 
 _said_rounding_may_fuse = False

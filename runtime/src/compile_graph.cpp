@@ -259,7 +259,11 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
             if (options.schedule) return *options.schedule;
             if (gpu) {
                 report.analysis = "GPU target: the fixed GPU rule (gpu_schedule.h), no cost model yet\n";
-                return gpu_schedule(lowered);
+                Schedule fixed = gpu_schedule(lowered);
+                if (options.tuning_candidates > 0) {
+                    report.candidates = gpu_schedule_candidates(lowered, fixed, options.tuning_candidates);
+                }
+                return fixed;
             }
             if (options.autoscheduler == "baseline") return baseline_schedule(lowered, target);
             PipelineAnalysis analysis = analyze_pipeline(lowered);

@@ -387,10 +387,30 @@ def test_a_cuda_compile_failure_without_fullgraph_is_recorded_not_raised():
 
 
 def test_options_the_gpu_does_not_honour_yet_are_said(caplog):
-    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, mode="max-autotune")
+    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, mode="reduce-overhead")
     with caplog.at_level("WARNING", logger="hcompile.options"):
         f.compile_only(np.ones((4, 300), np.float32))
     assert "behaves like 'default' on the GPU" in caplog.text
+
+
+def test_gpu_schedules_have_alternatives_one_region_away_for_max_autotune():
+    """max-autotune on the device measures the fixed rule's list against alternatives each one
+    region away from it: a softmax's stored exp recomputed instead, other block shapes and
+    vector widths; every one compiles for CUDA."""
+    from hcompile import _C, guards
+    from hcompile.capture import capture
+    for fn, shapes, expected in ((_softmax_rows, [(64, 4096)], "inline"), (_separable_blur, [(256, 512)], "gpu_tile"),
+                                 (_softmax_of_product, [(64, 48), (48, 300)], "inline")):
+        args = tuple(np.ones(s, np.float32) for s in shapes)
+        cap = capture(fn, args)
+        kernel, report = _C.compile_graph(cap.graph, CUDA_TARGET, layouts=guards.layouts(args), tuning_candidates=16)
+        base = {tuple(d) for d in report["decisions"]}
+        assert report["candidates"], fn.__name__
+        assert any(d[1] == expected for candidate, _ in report["candidates"] for d in candidate if tuple(d) not in base)
+        for candidate, _ in report["candidates"]:
+            changed = {tuple(d)[0] for d in set(map(tuple, candidate)) ^ base}
+            assert len(changed) == 1, changed
+            _C.compile_graph(cap.graph, CUDA_TARGET, layouts=guards.layouts(args), schedule=[tuple(d) for d in candidate])
 
 
 @gpu
@@ -567,6 +587,21 @@ def test_rows_after_regions_computed_before_them_on_the_gpu(fn, shapes, members,
         args = [rng.standard_normal(s).astype(np.float32) * scale for s in shapes]
         got = f(*[torch.from_numpy(a).cuda() for a in args]).cpu().numpy()
         np.testing.assert_allclose(got, fn(*args), rtol=2e-5, atol=2e-5)
+
+
+@gpu
+def test_max_autotune_measures_gpu_schedules_and_keeps_the_fastest(torch_cuda, monkeypatch, tmp_path):
+    torch = torch_cuda
+    monkeypatch.setattr(hc.config, "tuning_db", str(tmp_path / "tuning.sqlite"))
+    monkeypatch.setattr(hc.config, "tuning_trials", 5)
+    x = np.random.default_rng(13).standard_normal((256, 4096)).astype(np.float32)
+    f = hc.hcompile(_softmax_rows, mode="max-autotune", fullgraph=True)
+    np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), _softmax_rows(x), rtol=2e-5, atol=1e-6)
+    record = f.compile_records[-1]
+    assert record["schedule_origin"] == "search" and record["tuning"]["trials"] >= 2, record.get("tuning")
+    again = hc.hcompile(_softmax_rows, mode="max-autotune", fullgraph=True)   # the record is reused
+    np.testing.assert_allclose(again(torch.from_numpy(x).cuda()).cpu().numpy(), _softmax_rows(x), rtol=2e-5, atol=1e-6)
+    assert again.compile_records[-1]["schedule_origin"] == "tuning record"
 
 
 @gpu

@@ -10,8 +10,18 @@
 #include "hcompile/decisions.h"
 #include "hcompile/lowering.h"
 
+#include <utility>
+#include <vector>
+
 namespace hc {
 
 Schedule gpu_schedule(const LoweredPipeline &lowered);
+
+// max-autotune on the device: up to `limit` alternatives to `base` (gpu_schedule's), each one
+// region's decisions away from it (a row member recomputed instead of stored per row, 128 or 512
+// threads a row, other block shapes, fewer points or rows a thread), in region order, for
+// measuring on the real arguments (no GPU cost model ranks them: the seconds are 0).
+std::vector<std::pair<Schedule, double>> gpu_schedule_candidates(const LoweredPipeline &lowered, const Schedule &base,
+                                                                 int limit);
 
 }  // namespace hc

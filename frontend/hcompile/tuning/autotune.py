@@ -125,8 +125,11 @@ class Autotuner:
     """One pipeline's tuning run. ``compile(schedule)`` -> (kernel, report) raising on failure;
     ``runner(kernel)`` -> a no-argument call running it on the real arguments."""
 
-    def __init__(self, function, compile, runner, db, key, trials, seconds, workers=1, remote=None):
+    def __init__(self, function, compile, runner, db, key, trials, seconds, workers=1, remote=None, to_host=None):
         self.function = function
+        # A call's result as NumPy reads it, for the answer's check (a GPU kernel's outputs are
+        # device arrays: copied to the host for the check only, never inside a timed call).
+        self.to_host = to_host or (lambda result: result)
         self.workers = max(1, int(workers))   # lists compiled at once (threads: see _compile_batch)
         # Trials run elsewhere (distributed.RayTrials): `remote.run(lists)` -> result dicts.
         self.remote = remote
@@ -172,7 +175,7 @@ class Autotuner:
             if kernel is None:
                 kernel, report = compiled()
             call = self.runner(kernel)
-            ok = same_answer(call(), self.reference)
+            ok = same_answer(self.to_host(call()), self.reference)
             seconds, runs = measure(call) if ok else (None, [])
             error = "" if ok else "the outputs differ from the search's schedule's"
         except Exception as e:  # noqa: BLE001 - a refused or failing list is a measurement too
@@ -186,7 +189,7 @@ class Autotuner:
         start = time.perf_counter()
         searched = [tuple(d) for d in search_report["decisions"]]
         predicted = search_report.get("predicted_seconds") or None
-        self.reference = self.runner(search_kernel)()
+        self.reference = self.to_host(self.runner(search_kernel)())
         default_seconds = self._trial("search", searched, predicted, search_kernel, search_report)[0]
         if default_seconds is None:
             raise NotTuned("the search's own schedule failed when timed")

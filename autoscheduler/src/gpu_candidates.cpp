@@ -1,0 +1,89 @@
+#include "hcompile/gpu_schedule.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include "region_plan.h"
+
+namespace hc {
+
+namespace {
+
+// `base` with region `region`'s decisions replaced by `replacement`.
+Schedule with_region(const Schedule &base, int region, const Schedule &replacement) {
+    Schedule out;
+    for (const Decision &d : base) {
+        if (d.region != region) out.push_back(d);
+    }
+    out.insert(out.end(), replacement.begin(), replacement.end());
+    return out;
+}
+
+// The alternatives to one region's GPU decisions `own` (gpu_schedule's), each a whole list of
+// that region's decisions.
+std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int region, const Schedule &own) {
+    const RegionFunc &r = lowered.regions[region];
+    std::vector<Schedule> out;
+    auto changed = [&](Choice choice, auto &&edit) {
+        Schedule s = own;
+        bool found = false;
+        for (Decision &d : s) {
+            if (d.choice == choice) found = edit(d) || found;
+        }
+        if (found) out.push_back(s);
+    };
+    // A row member recomputed where it is read instead of stored per row: shared memory freed
+    // (more blocks resident on a multiprocessor) for the work of computing it twice.
+    for (const Decision &d : own) {
+        if (d.choice == Choice::ComputeAtRow && !r.accumulator.defined() && !is_output(lowered, region)) {
+            out.push_back({{region, Choice::Inline}});
+        }
+    }
+    // Threads of a block per output of a reduction over rows (a row root's members take its
+    // threads: changing them is several regions' change).
+    for (int64_t threads : region == lowered.row_root ? std::vector<int64_t>{} : std::vector<int64_t>{128, 512}) {
+        changed(Choice::GpuRows, [&](Decision &d) { return d.value != threads && (d.value = threads, true); });
+    }
+    // Block shapes of a tile of two axes.
+    for (auto [x, y] : {std::pair<int64_t, int64_t>{32, 4}, {32, 8}, {32, 16}, {64, 4}}) {
+        changed(Choice::GpuTile, [&](Decision &d) {
+            if (d.value2 == 0 || (d.value == x && d.value2 == y)) return false;
+            d.value = x;
+            d.value2 = y;
+            return true;
+        });
+    }
+    // Points a thread: two instead of four neighbours, or one; rows a thread: two instead of four.
+    for (int64_t points : {int64_t{2}, int64_t{1}}) {
+        changed(Choice::GpuVector, [&](Decision &d) { return d.value > points && (d.value = points, true); });
+    }
+    changed(Choice::GpuVector, [&](Decision &d) { return d.value2 == 4 && (d.value2 = 2, true); });
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<Schedule, double>> gpu_schedule_candidates(const LoweredPipeline &lowered, const Schedule &base,
+                                                                 int limit) {
+    std::vector<std::pair<Schedule, double>> out;
+    for (size_t i = 0; i < lowered.regions.size() && static_cast<int>(out.size()) < limit; ++i) {
+        const int region = static_cast<int>(i);
+        Schedule own;
+        for (const Decision &d : base) {
+            if (d.region == region) own.push_back(d);
+        }
+        for (const Schedule &alternative : region_alternatives(lowered, region, own)) {
+            if (static_cast<int>(out.size()) >= limit) break;
+            Schedule candidate = with_region(base, region, alternative);
+            try {
+                plan_regions(lowered, candidate);   // a list the directives accept, or none
+            } catch (const std::invalid_argument &) {
+                continue;
+            }
+            out.emplace_back(std::move(candidate), 0.0);   // no GPU cost model: not ranked
+        }
+    }
+    return out;
+}
+
+}  // namespace hc
