@@ -61,10 +61,10 @@ Node constant_node(AttrValue value, DType dtype, std::string loc) {
 }  // namespace
 
 NodeId Graph::add_constant(double value, DType dtype, std::string loc) {
-    // A float32 constant holds NumPy's float32 value of `value` (one round to nearest, as
-    // np.float32(value) does; NaN payloads keep their top bits), so equal float32 values have
-    // equal bits for CSE and folding starts from the value the kernel sees.
-    if (dtype == DType::Float32) value = static_cast<double>(static_cast<float>(value));
+    // A float32 (float16) constant holds NumPy's float32 (float16) value of `value` (one round
+    // to nearest, as np.float32(value) does; NaN payloads keep their top bits), so equal values
+    // have equal bits for CSE and folding starts from the value the kernel sees.
+    value = round_to_float(value, dtype);
     return append(constant_node(value, dtype, std::move(loc)));
 }
 

@@ -26,7 +26,7 @@ Scalar read_constant(const Node &c) {
         s.f = is_unsigned_int(c.dtype) ? static_cast<double>(s.bits) : static_cast<double>(*i);
     } else {
         s.f = std::get<double>(v);
-        if (c.dtype == DType::Float32) s.f = static_cast<float>(s.f);
+        s.f = round_to_float(s.f, c.dtype);
         s.bits = static_cast<uint64_t>(static_cast<int64_t>(std::isfinite(s.f) ? s.f : 0));
     }
     if (is_bool(c.dtype)) s.bits = s.bits != 0;
@@ -68,7 +68,7 @@ std::optional<Node> fold_scalar(const Node &n, const std::vector<const Node *> &
         case OpKind::Reciprocal: r = 1.0 / a[0].f; break;
         default: return std::nullopt;
         }
-        result.attrs["value"] = out == DType::Float32 ? static_cast<double>(static_cast<float>(r)) : r;
+        result.attrs["value"] = round_to_float(r, out);
         return result;
     }
     uint64_t r;

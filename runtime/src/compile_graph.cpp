@@ -206,6 +206,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     step("verify", [&] { verify(input); });
     Graph graph = step("bind_extent_values", [&] { return bind_extent_values(input, options.extent_values); });
     graph = step("replace_empty_arrays", [&] { return replace_empty_arrays(graph); });
+    graph = step("widen_float16", [&] { return widen_float16(graph); });
     graph = step("fold_constants", [&] { return fold_constants(graph); });
     graph = step("eliminate_common_subexpressions", [&] { return eliminate_common_subexpressions(graph); });
     // Algorithm choices (sums of products in one accumulator, BLAS calls) are hcompile's own:

@@ -23,13 +23,18 @@ using Sgemm = int (*)(void *, int, int, int, int, int, const float *, const floa
                       const float *, float *, int);
 using Dgemm = int (*)(void *, int, int, int, int, int, const double *, const double *, int, const double *, int,
                       const double *, double *, int);
+using GemmEx = int (*)(void *, int, int, int, int, int, const void *, const void *, int, int, const void *, int,
+                       int, const void *, void *, int, int, int, int);
 constexpr int kOpN = 0, kOpT = 1;
+// library_types.h's cudaDataType and cublas_api.h's cublasComputeType_t / cublasGemmAlgo_t.
+constexpr int kCudaR16F = 2, kCudaR32F = 0, kComputeF32 = 68, kGemmDefault = -1;
 
 struct Library {
     Create create = nullptr;
     SetStream set_stream = nullptr;
     Sgemm sgemm = nullptr;
     Dgemm dgemm = nullptr;
+    GemmEx gemm_ex = nullptr;
 };
 
 std::atomic<const Library *> library{nullptr};
@@ -67,9 +72,10 @@ std::string load_cublas(const std::string &path) {
     lib->set_stream = reinterpret_cast<SetStream>(dlsym(handle, "cublasSetStream_v2"));
     lib->sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cublasSgemm_v2"));
     lib->dgemm = reinterpret_cast<Dgemm>(dlsym(handle, "cublasDgemm_v2"));
-    if (!lib->create || !lib->set_stream || !lib->sgemm || !lib->dgemm) {
+    lib->gemm_ex = reinterpret_cast<GemmEx>(dlsym(handle, "cublasGemmEx"));
+    if (!lib->create || !lib->set_stream || !lib->sgemm || !lib->dgemm || !lib->gemm_ex) {
         delete lib;
-        return path + " has no cublasCreate_v2/cublasSetStream_v2/cublasSgemm_v2/cublasDgemm_v2";
+        return path + " has no cublasCreate_v2/cublasSetStream_v2/cublasSgemm_v2/cublasDgemm_v2/cublasGemmEx";
     }
     library = lib;
     return "";
@@ -106,13 +112,23 @@ extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a, halide_buf
     // cuBLAS is column-major: the row-major out (m x n) = a @ b is the column-major
     // out^T (n x m) = b^T @ a^T, so b comes first, each operand as row-major BLAS would take it.
     const int op_a = oa.transpose ? kOpT : kOpN, op_b = ob.transpose ? kOpT : kOpN;
-    const int bytes = out->type.bytes();
-    auto at = [bytes](const halide_buffer_t *buf, const gemm::Operand &o) {
-        return reinterpret_cast<const char *>(buf->device) + o.offset * bytes;
+    auto at = [](const halide_buffer_t *buf, const gemm::Operand &o) {
+        return reinterpret_cast<const char *>(buf->device) + o.offset * buf->type.bytes();
     };
     char *c = reinterpret_cast<char *>(out->device);
     int status;
-    if (out->type.bits == 32) {
+    if (a->type.bits == 16 && b->type.bits == 16 && out->type.bits == 32) {
+        // float16 operands (the lowering passes a product of widened float16 arrays so): the
+        // tensor cores multiply them exactly and accumulate in float32, as NumPy's float16
+        // product accumulates in float32.
+        const float one = 1, zero = 0;
+        status = lib->gemm_ex(handle, op_b, op_a, static_cast<int>(n.extent), static_cast<int>(m.extent), k, &one,
+                              at(b, ob), kCudaR16F, static_cast<int>(ob.lead), at(a, oa), kCudaR16F,
+                              static_cast<int>(oa.lead), &zero, c, kCudaR32F, static_cast<int>(ldc), kComputeF32,
+                              kGemmDefault);
+    } else if (a->type != out->type || b->type != out->type) {
+        return fail("operands of another type than the product");
+    } else if (out->type.bits == 32) {
         const float one = 1, zero = 0;
         status = lib->sgemm(handle, op_b, op_a, static_cast<int>(n.extent), static_cast<int>(m.extent), k, &one,
                             reinterpret_cast<const float *>(at(b, ob)), static_cast<int>(ob.lead),

@@ -249,6 +249,7 @@ int numpy_typenum(DType t) {
     case DType::UInt64: return NPY_UINT64;
     case DType::Float32: return NPY_FLOAT32;
     case DType::Float64: return NPY_FLOAT64;
+    case DType::Float16: return NPY_FLOAT16;
     }
     return -1;
 }

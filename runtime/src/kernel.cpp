@@ -12,6 +12,9 @@ KernelScalar KernelScalar::of(DType dtype, double value) {
     if (dtype == DType::Float32) {
         float f = static_cast<float>(value);
         std::memcpy(&s.storage, &f, sizeof f);
+    } else if (dtype == DType::Float16) {
+        uint16_t bits = Halide::float16_t(value).to_bits();
+        std::memcpy(&s.storage, &bits, sizeof bits);
     } else {
         std::memcpy(&s.storage, &value, sizeof value);
     }

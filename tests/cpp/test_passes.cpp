@@ -482,3 +482,52 @@ TEST_CASE("split_reductions_for_gpu: a reduction to one value ends in a step tha
     CHECK(rows.shape == Shape{128});
     CHECK(split.node(rows.inputs[0]).shape == Shape{128, 8192});
 }
+
+TEST_CASE("widen_float16: arithmetic in float32, each float16 result rounded once, data moved as float16") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float16, {4, 3});
+    NodeId y = g.add_input(1, DType::Float16, {4, 3});
+    NodeId t = g.add_op(OpKind::Transpose, {x}, Attrs{{"perm", Ints{1, 0}}});
+    NodeId prod = g.add_op(OpKind::Mul, {x, y});
+    NodeId sum = g.add_op(OpKind::Add, {prod, x});
+    NodeId less = g.add_op(OpKind::Lt, {sum, y});
+    NodeId total = g.add_op(OpKind::Sum, {sum}, Attrs{{"axes", Ints{1}}, {"keepdims", int64_t{0}}});
+    g.set_outputs({t, sum, less, total});
+    Graph w = widen_float16(g);
+    verify(w);
+    for (const Node &n : w.nodes()) {
+        const bool moves = n.kind == OpKind::Input || n.kind == OpKind::Cast || n.kind == OpKind::Transpose;
+        if (!moves) CHECK(n.dtype != DType::Float16);
+        for (NodeId in : n.inputs) {
+            if (!moves) CHECK(w.node(in).dtype != DType::Float16);
+        }
+    }
+    // Outputs keep their dtypes: the transpose as it was, the rest rounded back to float16.
+    CHECK(w.node(w.outputs()[0]).kind == OpKind::Transpose);
+    CHECK(w.node(w.outputs()[0]).dtype == DType::Float16);
+    CHECK(w.node(w.outputs()[1]).kind == OpKind::Cast);
+    CHECK(w.node(w.outputs()[1]).dtype == DType::Float16);
+    CHECK(w.node(w.outputs()[2]).dtype == DType::Bool);
+    CHECK(w.node(w.outputs()[3]).dtype == DType::Float16);
+    // x is widened once for its two readers; the product's rounded value is read back through a
+    // cast of the rounding cast (never the unrounded float32 product).
+    const Node &add = w.node(w.node(w.outputs()[1]).inputs[0]);
+    REQUIRE(add.kind == OpKind::Add);
+    const Node &read_product = w.node(add.inputs[0]);
+    REQUIRE(read_product.kind == OpKind::Cast);
+    CHECK(w.node(read_product.inputs[0]).dtype == DType::Float16);
+    CHECK(count_kind(w, OpKind::Cast) == 2 /* x, y */ + 3 /* prod, sum, total rounded */ + 2 /* prod, sum read */);
+}
+
+TEST_CASE("fold_constants: float16 constants hold float16 values") {
+    Graph g;
+    NodeId a = g.add_constant(0.1, DType::Float16);
+    CHECK(std::get<double>(g.node(a).attrs.at("value")) == 0.0999755859375);
+    NodeId b = g.add_constant(1.0, DType::Float16);
+    NodeId s = g.add_op(OpKind::Add, {a, b});
+    g.set_outputs({s});
+    Graph f = fold_constants(g);
+    const Node &c = f.node(f.outputs()[0]);
+    REQUIRE(c.kind == OpKind::Constant);
+    CHECK(std::get<double>(c.attrs.at("value")) == 1.099609375);   // np.float16(0.1) + np.float16(1)
+}

@@ -22,10 +22,14 @@ enum class DType : uint8_t {
     UInt64,
     Float32,
     Float64,
+    // Last so that the other values keep their numbers. Kernels compute on float16 only through
+    // casts: every float16 operation is widened to float32 and its result rounded back
+    // (widen_float16 in passes.h), as NumPy's float16 loops do.
+    Float16,
 };
 
 const char *dtype_name(DType t);
-// Throws std::invalid_argument for names hcompile does not support (float16, complex, object, ...).
+// Throws std::invalid_argument for names hcompile does not support (complex, object, ...).
 DType parse_dtype(const std::string &name);
 
 bool is_bool(DType t);
@@ -34,6 +38,11 @@ bool is_signed_int(DType t);
 bool is_unsigned_int(DType t);
 inline bool is_int(DType t) { return is_signed_int(t) || is_unsigned_int(t); }
 int dtype_bits(DType t);
+// The float dtype of `bits` bits (16, 32 or 64).
+DType float_dtype(int bits);
+// `value` rounded to nearest (ties to even) in float dtype `t`, as np.float32(value) or
+// np.float16(value) give it; float64 and non-float dtypes pass it through.
+double round_to_float(double value, DType t);
 
 Halide::Type halide_type(DType t);
 

@@ -6,6 +6,11 @@
 
 namespace hc {
 
+// Rewrites every float16 computation as float32 with float16 operands widened and float16
+// results rounded back, as NumPy's float16 loops compute; only casts and layout ops (and inputs,
+// constants) keep float16. Later passes and lowering compute in float32 and float64 only.
+Graph widen_float16(const Graph &graph);
+
 // Evaluates elementwise ops whose operands are all constants (exactly, in the node's dtype), and
 // drops no-op layout/casts (cast to the same dtype, reshape/broadcast to the same shape, identity
 // transpose).

@@ -219,7 +219,27 @@ Expr float_to_int(const Expr &x, Halide::Type t) {
     return select(big, high, low);
 }
 
+// `x` (float64) rounded to float32 to odd: where the nearest float32 is not exact, the float32
+// next to x toward zero with its last bit set. Rounding that to float16 rounds x correctly once
+// (float32 keeps more than two bits past float16's), where rounding twice to nearest may not.
+Expr round_to_odd_float32(const Expr &x) {
+    Expr nearest = Halide::cast(Halide::Float(32), x);
+    Expr back = Halide::cast(Halide::Float(64), nearest);
+    Expr bits = Halide::reinterpret(Halide::UInt(32), nearest);
+    Expr toward_zero = select(Halide::abs(back) > Halide::abs(x), bits - 1, bits);
+    Expr odd = Halide::reinterpret(Halide::Float(32), toward_zero | 1);
+    return select(back == x || Halide::is_nan(x), nearest, odd);
+}
+
 Expr numpy_cast(const Expr &x, Halide::Type to) {
+    // float16 converts through float32 (exactly from float16; to it, correctly rounded from
+    // float32, integers, which float32 holds exactly up to float16's range, and float64 rounded
+    // to odd): the JIT links no library routine for the direct conversions.
+    const Halide::Type f32 = Halide::Float(32);
+    if (x.type() == Halide::Float(16) && to != f32) return numpy_cast(Halide::cast(f32, x), to);
+    if (to == Halide::Float(16) && x.type() != f32) {
+        return Halide::cast(to, x.type() == Halide::Float(64) ? round_to_odd_float32(x) : numpy_cast(x, f32));
+    }
     if (to.is_bool()) return x != Halide::Internal::make_zero(x.type());
     if (x.type().is_float() && !to.is_float()) return float_to_int(x, to);
     return Halide::cast(to, x);

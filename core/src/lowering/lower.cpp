@@ -232,7 +232,7 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         value = Halide::Internal::simplify(value);
         if (value.type().is_float()) {
             if (auto c = Halide::Internal::as_const_float(value)) {
-                return scalar_argument(value.type().bits() == 32 ? DType::Float32 : DType::Float64, *c);
+                return scalar_argument(float_dtype(value.type().bits()), *c);
             }
         }
         return value;
@@ -267,7 +267,7 @@ Halide::Expr LowerContext::without_nan_immediates(const Halide::Expr &value) con
         using IRMutator::visit;
         Halide::Expr visit(const Halide::Internal::FloatImm *op) override {
             if (!std::isnan(op->value)) return op;
-            return ctx_.scalar_argument(op->type.bits() == 32 ? DType::Float32 : DType::Float64, op->value);
+            return ctx_.scalar_argument(float_dtype(op->type.bits()), op->value);
         }
 
     private:

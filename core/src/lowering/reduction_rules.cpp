@@ -410,8 +410,18 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
     ReductionLowering out;
     std::vector<Halide::ExternFuncArgument> args;
     if (ctx.for_gpu) args.emplace_back(ctx.user_context);
+    // A float32 product of two float16 arrays widened (widen_float16) takes the float16 arrays
+    // themselves on the GPU: cuBLAS multiplies them on the tensor cores, accumulating in float32.
+    auto widened_half = [&](NodeId id) {
+        const Node &x = ctx.graph.node(id);
+        return x.kind == OpKind::Cast && ctx.graph.node(x.inputs[0]).dtype == DType::Float16 ? x.inputs[0] : -1;
+    };
+    const bool half_operands = ctx.for_gpu && n.dtype == DType::Float32 && widened_half(n.inputs[0]) >= 0 &&
+                               widened_half(n.inputs[1]) >= 0;
+    const DType operand_dtype = half_operands ? DType::Float16 : n.dtype;
     for (NodeId operand : n.inputs) {
-        const bool same_dtype = ctx.graph.node(operand).dtype == n.dtype;
+        if (half_operands) operand = widened_half(operand);
+        const bool same_dtype = ctx.graph.node(operand).dtype == operand_dtype;
         if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {
             args.emplace_back(*param);
             continue;
@@ -422,7 +432,7 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
         }
         Halide::Func stored("blas_operand_" + std::to_string(operand) + "_of_" + std::to_string(n.id));
         Halide::Var column("c"), row("r");
-        stored(column, row) = Halide::cast(t, ctx.at(operand, {row, column}));
+        stored(column, row) = Halide::cast(halide_type(operand_dtype), ctx.at(operand, {row, column}));
         args.emplace_back(stored);
         out.library_operands.push_back(stored);
     }

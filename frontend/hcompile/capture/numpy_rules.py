@@ -19,7 +19,7 @@ from .errors import numpy_raises
 
 SUPPORTED_DTYPES = frozenset(np.dtype(n) for n in (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64"))
+    "float16", "float32", "float64"))
 
 PYTHON_SCALARS = (bool, int, float)
 

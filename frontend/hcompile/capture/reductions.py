@@ -137,8 +137,10 @@ def mean(b, a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VAL
         return _concrete("mean", a, axis=axis, dtype=dtype, keepdims=keepdims)
     expected = rules.result_dtype_of("mean", [a.dtype], dtype=_dtype_key(dtype))
     axes, n, acc = _mean_parts(b, a, axis, dtype)
+    if acc == np.float16 and dtype is None:
+        acc = np.dtype(np.float32)      # NumPy's _mean sums and divides float16 in float32
     total = b.op("sum", [b.cast(a, acc)], {"axes": list(axes), "keepdims": int(bool(keepdims))})
-    r = _divide(b, total, n)
+    r = b.cast(_divide(b, total, n), expected)
     if r.dtype != expected:
         raise Unsupported(f"internal: mean of {a.dtype} gave {r.dtype}, NumPy gives {expected}")
     r.is_scalar = r.ndim == 0
