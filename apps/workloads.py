@@ -77,6 +77,45 @@ def add_one(x):
     return x + 1
 
 
+def _layer_norm(x, weight, bias):
+    mu = x.mean(axis=-1, keepdims=True)
+    d = x - mu
+    return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5) * weight + bias
+
+
+def _gelu(h):
+    return 0.5 * h * (1 + np.tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)))
+
+
+def ln_linear_gelu_res(x, weight, bias, w, b):
+    """Layer norm -> Linear -> GELU (tanh) -> + residual (DESIGN.md's seed; float16 on the GPU)."""
+    return x + _gelu(_layer_norm(x, weight, bias) @ w + b)
+
+
+def transformer_layer(x, wqkv, bqkv, wo, bo, g1, b1, w1, c1, w2, c2, g2, b2, heads=8):
+    """A post-norm transformer encoder layer on (batch, tokens, width) x: multi-head
+    self-attention, residual and layer norm, a GELU MLP of 4x the width, residual and layer norm.
+    Weights stored (in, out)."""
+    batch, tokens, width = x.shape
+    hd = width // heads
+    rows = x.reshape(batch * tokens, width)
+    qkv = rows @ wqkv + bqkv
+
+    def split_heads(part):
+        return part.reshape(batch, tokens, heads, hd).transpose(0, 2, 1, 3)
+
+    q = split_heads(qkv[:, :width])
+    k = split_heads(qkv[:, width:2 * width])
+    v = split_heads(qkv[:, 2 * width:])
+    s = q @ k.transpose(0, 1, 3, 2) * (1.0 / math.sqrt(hd))
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    o = (p @ v).transpose(0, 2, 1, 3).reshape(batch * tokens, width)
+    y = _layer_norm(rows + o @ wo + bo, g1, b1)
+    y = _layer_norm(y + _gelu(y @ w1 + c1) @ w2 + c2, g2, b2)
+    return y.reshape(batch, tokens, width)
+
+
 # --------------------------------------------------------------------------------------------
 # Torch versions (idiomatic; equal to the NumPy ones within float32 tolerance).
 # Imported lazily so this module works without torch installed.
@@ -114,6 +153,19 @@ def _torch_fns():
     def t_add_one(x):
         return x + 1
 
+    def t_ln_linear_gelu_res(x, weight, bias, w, b):
+        h = F.layer_norm(x, x.shape[-1:], weight, bias, eps=1e-5)
+        return x + F.gelu(h @ w + b, approximate="tanh")
+
+    def t_transformer_layer(x, wqkv, bqkv, wo, bo, g1, b1, w1, c1, w2, c2, g2, b2, heads=8):
+        batch, tokens, width = x.shape
+        rows = x.reshape(batch * tokens, width)
+        q, k, v = (rows @ wqkv + bqkv).reshape(batch, tokens, 3, heads, width // heads).permute(2, 0, 3, 1, 4)
+        o = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(batch * tokens, width)
+        y = F.layer_norm(rows + o @ wo + bo, (width,), g1, b1, eps=1e-5)
+        y = F.layer_norm(y + F.gelu(y @ w1 + c1, approximate="tanh") @ w2 + c2, (width,), g2, b2, eps=1e-5)
+        return y.reshape(batch, tokens, width)
+
     return {
         "tinyops": t_tinyops,
         "softmax_rows": t_softmax_rows,
@@ -122,6 +174,8 @@ def _torch_fns():
         "matmul_softmax_100": t_matmul_softmax_100,
         "gelu_mlp": t_gelu_mlp,
         "add_one": t_add_one,
+        "ln_linear_gelu_res": t_ln_linear_gelu_res,
+        "transformer_layer": t_transformer_layer,
     }
 
 
@@ -235,6 +289,27 @@ def inputs_gelu_mlp(size="bench", seed=0):
     w2 = _randn(rng, h, d, scale=1 / math.sqrt(h))
     b2 = _randn(rng, d, scale=0.1)
     return (x, w1, b1, w2, b2)
+
+
+def inputs_ln_linear_gelu_res(size="bench", seed=0, dtype=np.float16):
+    """DESIGN.md §6: 32 rows of 512 through a 512x512 layer, float16 (the GPU's size)."""
+    rng = _rng(seed)
+    b, d = (32, 512) if size == "bench" else (4, 32)
+    arrays = (_randn(rng, b, d), 1 + _randn(rng, d, scale=0.1), _randn(rng, d, scale=0.1),
+              _randn(rng, d, d, scale=1 / math.sqrt(d)), _randn(rng, d, scale=0.1))
+    return tuple(a.astype(dtype) for a in arrays)
+
+
+def inputs_transformer_layer(size="bench", seed=0):
+    """DESIGN.md §6: batch 16, 64 tokens, width 512 (8 heads), float32."""
+    rng = _rng(seed)
+    batch, tokens, d = (16, 64, 512) if size == "bench" else (2, 8, 64)
+    ones = lambda: 1 + _randn(rng, d, scale=0.1)  # noqa: E731
+    return (_randn(rng, batch, tokens, d), _randn(rng, d, 3 * d, scale=1 / math.sqrt(d)),
+            _randn(rng, 3 * d, scale=0.1), _randn(rng, d, d, scale=1 / math.sqrt(d)), _randn(rng, d, scale=0.1),
+            ones(), _randn(rng, d, scale=0.1), _randn(rng, d, 4 * d, scale=1 / math.sqrt(d)),
+            _randn(rng, 4 * d, scale=0.1), _randn(rng, 4 * d, d, scale=1 / math.sqrt(4 * d)),
+            _randn(rng, d, scale=0.1), ones(), _randn(rng, d, scale=0.1))
 
 
 def inputs_add_one(size="bench", seed=0):

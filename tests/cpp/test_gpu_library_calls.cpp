@@ -14,6 +14,7 @@
 #include "hcompile/graph.h"
 #include "hcompile/library_calls.h"
 #include "hcompile/lowering.h"
+#include "hcompile/passes.h"
 #include "hcompile/target.h"
 
 using namespace hc;
@@ -74,4 +75,34 @@ TEST_CASE("GPU products call cuBLAS on the device; their stored operands and cop
         if (d.choice == Choice::CallLibrary) d.value2 = 2;
     }
     CHECK_THROWS_WITH_AS(apply_schedule(lowered, split), doctest::Contains("one call"), std::invalid_argument);
+}
+
+TEST_CASE("A product of float16 arrays calls cuBLAS on the float16 arrays themselves") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float16, {64, 512});
+    NodeId w = g.add_input(1, DType::Float16, {512, 256});
+    NodeId h = g.add_op(OpKind::Tanh, {x});   // a computed float16 operand, stored as float16
+    NodeId mm = g.add_op(OpKind::Matmul, {h, w});
+    g.set_outputs({mm});
+    Graph widened = widen_float16(g);
+    const std::vector<NodeId> calls = choose_library_calls(widened, true, true);
+    REQUIRE(calls.size() == 1);
+    Partition partition = partition_into_regions(widened, true);
+    LoweredPipeline lowered = lower_to_halide(widened, partition, {}, {}, calls, true);
+    auto call = std::find_if(lowered.regions.begin(), lowered.regions.end(), [](const RegionFunc &r) { return r.library_call; });
+    REQUIRE(call != lowered.regions.end());
+    CHECK(call->library_operands.empty());  // tanh's float16 region and w are passed as they are
+    // The stored tanh region is float16; no region stores a float32 copy of an operand.
+    for (const RegionFunc &r : lowered.regions) {
+        if (r.library_call) continue;
+        const Node &root = widened.node(r.node);
+        CHECK(!(root.kind == OpKind::Cast && root.dtype == DType::Float32));
+    }
+    std::vector<Halide::Argument> args;
+    for (const LoweredInput &in : lowered.inputs) args.push_back(in.param);
+    apply_schedule(lowered, gpu_schedule(lowered));
+    Halide::Module module = lowered.pipeline.compile_to_module(args, "half_product", ieee_target(parse_target("host-cuda")));
+    std::ostringstream code;
+    for (const auto &f : module.functions()) code << f.body;
+    CHECK(code.str().find(kCublasGemmName) != std::string::npos);
 }

@@ -74,6 +74,7 @@ def test_float16_results_of_small_integers_and_bools(rng):
     check(lambda a: np.sqrt(a), i)                 # NumPy: float16 for int8
     check(lambda a: np.exp(a) + 1, b, ops=2)       # and for bool
     check(lambda a: a / np.int8(3), i)             # true division of int8 is float16
+    check(lambda a: np.round(a), b, rtol=0, atol=0)  # NumPy rounds bools in float16
 
 
 def test_python_and_numpy_scalars(rng):

@@ -478,8 +478,10 @@ def round_(b, a, decimals=0, out=None):
         return run_concrete(np.round, a)
     if a.dtype.kind in "biu":
         if a.dtype.kind == "b":
-            # np.round on bool goes through the float16 loop: not a dtype we support.
-            raise Unsupported("np.round of a bool array (float16 result)")
+            # np.round on bool goes through the float16 loop: 0.0 and 1.0 in float16.
+            v = b.cast(a, np.float16)
+            v.is_scalar = a.ndim == 0
+            return v
         return _copy(a, a.ndim == 0)
     return b.op("rint", [a], is_scalar=a.ndim == 0)
 
