@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -14,7 +15,7 @@ namespace hc {
 
 namespace {
 
-const char *const kPeers[] = {"Adams2019", "Mullapudi2016", "Li2018"};
+const char *const kPeers[] = {"Adams2019", "Mullapudi2016", "Li2018", "Anderson2021"};
 
 // The folder of the libHalide.so this process runs: the wheel puts the plugins beside it.
 std::string halide_library_folder() {
@@ -52,31 +53,45 @@ void load_halide_autoscheduler(const std::string &name) {
 }
 
 std::string apply_halide_autoscheduler(LoweredPipeline &lowered, const Halide::Target &target, const std::string &name,
-                                       const PipelineEstimates &estimates) {
-    if (!is_halide_autoscheduler(name)) throw std::invalid_argument("not a Halide CPU autoscheduler: " + name);
+                                       const PipelineEstimates &estimates,
+                                       const std::vector<std::pair<std::string, std::string>> &params) {
+    if (!is_halide_autoscheduler(name)) throw std::invalid_argument("not a Halide autoscheduler: " + name);
+    const bool gpu = target.has_gpu_feature();
+    if (gpu && name == "Adams2019") throw std::invalid_argument("Halide's Adams2019 schedules CPUs only (Anderson2021 is its GPU version)");
+    if (!gpu && name == "Anderson2021") throw std::invalid_argument("Halide's Anderson2021 schedules GPUs only");
     load_halide_autoscheduler(name);
     for (size_t i = 0; i < lowered.inputs.size(); ++i) {
         lowered.inputs[i].param.set_estimates(region_of(estimates.input_shapes.at(i)));
     }
     for (LoweredScalar &s : lowered.scalars) {
         // A float constant travels as its bits in an unsigned integer (LoweredScalar).
-        if (s.param.type().bits() == 32) {
+        const int bits = s.param.type().bits();
+        if (bits == 16) {
+            s.param.set_estimate(Halide::float16_t(s.value).to_bits());
+        } else if (bits == 32) {
             float f = static_cast<float>(s.value);
-            uint32_t bits;
-            std::memcpy(&bits, &f, sizeof bits);
-            s.param.set_estimate(bits);
+            uint32_t word;
+            std::memcpy(&word, &f, sizeof word);
+            s.param.set_estimate(word);
         } else {
-            uint64_t bits;
-            std::memcpy(&bits, &s.value, sizeof bits);
-            s.param.set_estimate(bits);
+            uint64_t word;
+            std::memcpy(&word, &s.value, sizeof word);
+            s.param.set_estimate(word);
         }
     }
     for (size_t j = 0; j < lowered.outputs.size(); ++j) {
         lowered.outputs[j].set_estimates(region_of(estimates.output_shapes.at(j)));
     }
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    Halide::AutoschedulerParams params(name, {{"parallelism", std::to_string(cores)}});
-    Halide::AutoSchedulerResults results = lowered.pipeline.apply_autoscheduler(target, params);
+    std::map<std::string, std::string> chosen{{"parallelism", std::to_string(cores)}};
+    if (gpu && name == "Mullapudi2016") chosen["experimental_gpu_schedule"] = "1";
+    if (name == "Anderson2021") {
+        chosen.insert({{"shared_memory_limit_kb", "48"}, {"shared_memory_sm_limit_kb", "164"},
+                       {"active_block_limit", "32"}, {"active_warp_limit", "64"}});
+    }
+    for (const auto &[key, value] : params) chosen[key] = value;
+    Halide::AutoschedulerParams autoscheduler(name, {chosen.begin(), chosen.end()});
+    Halide::AutoSchedulerResults results = lowered.pipeline.apply_autoscheduler(target, autoscheduler);
     return results.schedule_source;
 }
 

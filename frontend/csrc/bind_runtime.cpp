@@ -64,9 +64,11 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            const std::string &autoscheduler,
                                                            const std::optional<std::vector<std::tuple<int, std::string, int, int64_t, int64_t>>> &schedule,
                                                            int tuning_candidates,
-                                                           const std::vector<std::pair<std::string, double>> &choice_weights) {
+                                                           const std::vector<std::pair<std::string, double>> &choice_weights,
+                                                           const std::vector<std::pair<std::string, std::string>> &autoscheduler_params) {
     CompileOptions options;
     options.autoscheduler = autoscheduler;
+    options.autoscheduler_params = autoscheduler_params;
     options.tuning_candidates = tuning_candidates;
     options.choice_weights = choice_weights;
     if (schedule) {
@@ -243,6 +245,7 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("extent_values") = std::vector<std::tuple<int, int, int64_t, int64_t>>{},
           nb::arg("autoscheduler") = "hcompile", nb::arg("schedule") = nb::none(), nb::arg("tuning_candidates") = 0,
           nb::arg("choice_weights") = std::vector<std::pair<std::string, double>>{},
+          nb::arg("autoscheduler_params") = std::vector<std::pair<std::string, std::string>>{},
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"

@@ -30,9 +30,10 @@ CacheInfo = namedtuple("CacheInfo", "entries hits misses recompiles")
 
 MODES = ("default", "reduce-overhead", "max-autotune")
 BACKENDS = ("halide", "eager")
-# "hcompile" and "baseline": our schedule; the others: Halide's own CPU autoschedulers on the same
-# lowered pipeline (peers for like-for-like comparisons; autoscheduler/halide_peers.h).
-AUTOSCHEDULERS = ("hcompile", "baseline", "Adams2019", "Mullapudi2016", "Li2018")
+# "hcompile" and "baseline": our schedule; the others: Halide's own autoschedulers on the same
+# lowered pipeline (peers for like-for-like comparisons; autoscheduler/halide_peers.h): Adams2019
+# for CPUs, Anderson2021 for GPUs, Mullapudi2016 and Li2018 for both.
+AUTOSCHEDULERS = ("hcompile", "baseline", "Adams2019", "Mullapudi2016", "Li2018", "Anderson2021")
 # Halide buffers (without the slower large_buffers target feature) stay under 2^31 bytes (input
 # views spanning more are copied by the dispatcher; see classify_layout). Arrays of more than
 # 16 dimensions run as Python: compile time grows steeply with rank (measured on 2 cores, a
@@ -142,7 +143,7 @@ class CompiledFunction:
             target = self._target() if cuda.is_cuda_target(self._target()) else "auto"
             self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, target, self.options["autoscheduler"],
                                           self.options["schedule"], self.compile_records, self._dispatcher,
-                                          mode=self.options["mode"])
+                                          mode=self.options["mode"], owner=self)
         return self._cuda
 
     def _call_cuda(self, args, kwargs):
@@ -268,6 +269,8 @@ class CompiledFunction:
             try:
                 self._cuda_entries().compile_only(list(binding.arguments.values()))
             except Unsupported as e:
+                if self.options["fullgraph"]:
+                    raise
                 self.compile_records[-1]["break"] = _break_record(e)
             except CompileError as e:    # recorded in compile_failure, as a CPU compile's is
                 if self.options["fullgraph"]:

@@ -22,8 +22,10 @@ another (else the call runs as Python). JAX's arrays cannot be written: such cal
 NumPy scalar arguments are read at run time, as on the CPU: each call copies them to the device
 as 0-d arrays (such calls stay on this path).
 
-What this version does not do yet (hcompile.explain and the error say so): graph breaks, dynamic
-shapes.
+A graph break resumes as on the CPU (resume.py): the graph before it runs here, the instruction
+runs as Python on the library's arrays, and the code after it is a resume function compiled in
+turn (a branch on an array's value reads it from the device). Not done yet: dynamic shapes (each
+new shape compiles its own entry, up to the recompile limit).
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from . import _C, blas, guards, logs, tuning
 from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
+from .resume import Continuation
 
 # DLPack's device type of CUDA memory (dlpack.h: kDLCUDA).
 _DLPACK_CUDA = 2
@@ -159,6 +162,11 @@ class _Library:
             return 10 * major + minor
         return int(self.module.cuda.Device(device).compute_capability)
 
+    def multiprocessors(self, device):
+        if self.name == "torch":
+            return self.module.cuda.get_device_properties(device).multi_processor_count
+        return int(self.module.cuda.Device(device).attributes["MultiProcessorCount"])
+
     def to_device(self, array, device):
         if self.name == "torch":
             return self.module.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
@@ -225,8 +233,12 @@ def cuda_target(capability):
 class CudaEntries:
     """The compiled CUDA kernels of one function, by the arguments' types, shapes and devices."""
 
-    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None, mode="default"):
+    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None, mode="default",
+                 owner=None):
         self._fn = fn
+        # The CompiledFunction these entries belong to: its options, and the resume functions
+        # (and loop bodies) that run the code after a graph break.
+        self._owner = owner
         self._mode = mode                # "max-autotune": schedules measured on the device (_autotune)
         self._dispatcher = dispatcher    # the function's C++ dispatcher: PyTorch entries go there too
         self._schedule = schedule        # an explicit decision list, or None
@@ -306,11 +318,13 @@ class CudaEntries:
             except (Unsupported, CompileError) as e:
                 entry = _Entry(None, [], None, [], e)   # these arguments run as Python from now on
             candidates.append(entry)
-        if entry.kernel is None:
+        if entry.unsupported is not None:
             raise entry.unsupported
+        if entry.kernel is None:          # nothing to compute before a graph break
+            return entry.result.build([], returned_args)
         if entry.result.writebacks:
             self._check_written(library, returned_args, entry.result.writebacks)
-        if not entry.in_dispatcher and self._dispatcher is not None and as_given:
+        if not entry.in_dispatcher and self._dispatcher is not None and as_given and entry.kernel is not None:
             entry.in_dispatcher = True   # whether or not it fits, asked once
             self._add_to_dispatcher(library, device, args, devices, entry)
         describe = library.describe
@@ -384,26 +398,47 @@ class CudaEntries:
     def _compile(self, library, device, args):
         stand_ins = _stand_ins(args, lambda a: library.dtype(a) if cuda_device(a) is not None else None)
         target = self._target if self._target not in ("auto", "cuda") else cuda_target(library.capability(device))
-        tune = (library, device) if self._mode == "max-autotune" and self._schedule is None else None
-        return self._compile_stand_ins(stand_ins, args, target, tune)
+        tune = ((library, device) if self._mode == "max-autotune" and self._schedule is None
+                and self._autoscheduler == "hcompile" else None)
+        return self._compile_stand_ins(stand_ins, args, target, tune, {"parallelism": str(library.multiprocessors(device))})
 
-    def _compile_stand_ins(self, stand_ins, args, target, tune=None):
+    def _compile_stand_ins(self, stand_ins, args, target, tune=None, peer_params=None):
         """The entry for arguments captured as NumPy ``stand_ins`` (the arrays' shapes and
         dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run.
-        ``tune``: (library, device) of the real ``args`` where max-autotune measures schedules."""
+        ``tune``: (library, device) of the real ``args`` where max-autotune measures schedules;
+        ``peer_params``: the device's parameters for a Halide autoscheduler (its SM count)."""
         code = self._fn.__code__
         _warn_if_rounding_may_be_fused()
         blas.load_cublas()
         start = time.perf_counter()
         record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [], "started": start}
         self._records.append(record)
-        cap = capture(self._fn, tuple(stand_ins))
+        owner = self._owner
+        fullgraph = owner is None or owner.options["fullgraph"]
+        cap = capture(self._fn, tuple(stand_ins), outline_loops=not fullgraph,
+                      opaque_arguments=owner is not None and owner._generated)
         record["graph"] = str(cap.graph)
-        why = ("a graph break (" + str(cap.break_point.reason) + ")" if cap.break_point is not None else
-               "it computes no array" if not cap.graph.outputs else None)
-        if why:
-            raise Unsupported(f"with CUDA arrays, hcompile runs functions it captures whole, and this one has {why}",
-                              code.co_filename, code.co_firstlineno)
+        continuation = None
+        if cap.break_point is not None:
+            # As on the CPU (api.py): the graph before the break runs here, the instruction as
+            # Python on the rebuilt state (the library's arrays), the code after it in a resume
+            # function, itself compiled (on the GPU, for CUDA arrays). Written arguments are
+            # copied in by _run before the continuation runs.
+            if owner is None:
+                raise Unsupported(f"a graph break ({cap.break_point.reason})", code.co_filename, code.co_firstlineno)
+            from .api import _break_record
+            owner._record_break(cap.break_point.reason, resumes=True)     # raises under fullgraph
+            record["break"] = _break_record(cap.break_point.reason, resumes=True)
+            continuation = Continuation(owner, cap.break_point)
+            record["resumes"] = owner._prepare_resumes(continuation)
+            tune = None                  # code before a graph break is not tuned (as on the CPU)
+        elif not cap.graph.outputs:
+            raise Unsupported("with CUDA arrays, hcompile runs functions that compute an array, and this one computes "
+                              "none", code.co_filename, code.co_firstlineno)
+        if not cap.graph.outputs:
+            record["graph"] = None
+            return _Entry(None, [], _Result(cap, None, continuation), cap.guards,
+                          relations=[("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations))
         schedule, candidates, key = self._schedule, 0, None
         if tune is not None:
             # Records per graph, arguments, target and GPU model (the host's fingerprint is the
@@ -419,7 +454,8 @@ class CudaEntries:
 
         def compile_with(decisions, candidates=0):
             return _C.compile_graph(cap.graph, target, layouts=guards.layouts(stand_ins), autoscheduler=self._autoscheduler,
-                                    schedule=decisions, tuning_candidates=candidates)
+                                    schedule=decisions, tuning_candidates=candidates,
+                                    autoscheduler_params=list((peer_params or {}).items()))
         try:
             kernel, report = compile_with(schedule, candidates)
         except (RuntimeError, ValueError) as e:
@@ -435,7 +471,7 @@ class CudaEntries:
                 raise Unsupported(f"argument {i} is read at run time but is not an array",
                                   code.co_filename, code.co_firstlineno)
         relations = [("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations)
-        return _Entry(kernel, kernel.input_args, _Result(cap, kernel), cap.guards, relations=relations)
+        return _Entry(kernel, kernel.input_args, _Result(cap, kernel, continuation), cap.guards, relations=relations)
 
 
     def _autotune(self, cap, stand_ins, args, tune, key, kernel, report, compile_with, record):
@@ -527,7 +563,8 @@ class _Entry:
     input_args: list
     result: object
     guards: list
-    unsupported: Exception = None       # no kernel: why these arguments run as Python (Unsupported, CompileError)
+    unsupported: Exception = None       # why these arguments run as Python (Unsupported, CompileError); without
+                                        # it, an entry without a kernel computes nothing before a graph break
     relations: list = None              # how the arguments relate (`a is b`), as the dispatcher checks it
     in_dispatcher: bool = False         # offered to the C++ dispatcher already
 
@@ -547,14 +584,20 @@ def _map_arrays(result, convert, keep=()):
 
 
 class _Result:
-    """The outputs a kernel writes (shape, dtype) and the return value built from them."""
+    """The outputs a kernel writes (shape, dtype) and the return value built from them: at a
+    graph break, what the continuation (resume.py) returns, the code after the break run on them."""
 
-    def __init__(self, cap, kernel):
+    def __init__(self, cap, kernel, continuation=None):
         graph = cap.graph
-        self.outputs = [(tuple(shape), np.dtype(graph.dtype(node))) for shape, node in zip(kernel.output_shapes, graph.outputs)]
+        shapes = kernel.output_shapes if kernel is not None else []
+        self.outputs = [(tuple(shape), np.dtype(graph.dtype(node))) for shape, node in zip(shapes, graph.outputs)]
         self._result = cap.result
+        self._continuation = continuation
         self.writebacks = list(cap.writebacks)   # (argument index, output index), copied in after the kernel
-        self.plain = not self.writebacks and returns_outputs(cap.result, len(self.outputs))
+        self.plain = (continuation is None and not self.writebacks and
+                      returns_outputs(cap.result, len(self.outputs)))
 
     def build(self, outputs, args):
+        if self._continuation is not None:
+            return self._continuation(outputs, args)
         return assemble(self._result, outputs, args)  # a 0-d array stays one on the device

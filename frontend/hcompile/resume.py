@@ -166,7 +166,10 @@ def view_of(root, index, perm, shape):
     key = ()
     for item in index:          # in code constants, slices travel as (start, stop, step): hashable
         key = key + ((slice(*item) if type(item) is tuple else item),)
-    return root[key].transpose(perm).reshape(shape)
+    view = root[key]
+    # PyTorch's transpose swaps two axes; its permute is NumPy's (and CuPy's) transpose.
+    view = view.permute(*perm) if hasattr(view, "permute") else view.transpose(perm)
+    return view.reshape(shape)
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     if (!options.autoscheduler.empty() && options.autoscheduler != "hcompile" && options.autoscheduler != "baseline" &&
         !is_halide_autoscheduler(options.autoscheduler)) {
         throw std::invalid_argument("unknown autoscheduler '" + options.autoscheduler +
-                                    "' (hcompile, baseline, Adams2019, Mullapudi2016 or Li2018)");
+                                    "' (hcompile, baseline, Adams2019, Mullapudi2016, Li2018 or Anderson2021)");
     }
     Halide::Target target = ieee_target(resolve_target(options.target));
     report.target = target.to_string();
@@ -235,9 +235,6 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         const Halide::JITExtern gemm = gpu ? Halide::JITExtern(&hc_cublas_gemm) : Halide::JITExtern(&hc_blas_gemm);
         lowered.pipeline.set_jit_externs({{gpu ? kCublasGemmName : kBlasGemmName, gemm}});
     }
-    if (gpu && !ours && options.autoscheduler != "baseline") {
-        throw std::invalid_argument("Halide's " + options.autoscheduler + " autoscheduler is not run for GPU targets yet");
-    }
     if (is_halide_autoscheduler(options.autoscheduler) && !symbols.values.empty()) {
         // Their schedules are for the sizes estimated; measured on symbolic extents: Li2018's
         // tiles read before the start of a 2-row input, and Adams2019's plugin ends the process
@@ -253,7 +250,8 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         // an empty output at index 0. Nothing to compare there: hcompile's own schedule runs it.)
         report.schedule = "Halide's " + options.autoscheduler + " autoscheduler (its schedule source below)\n";
         report.schedule_source = step("apply_halide_autoscheduler", [&] {
-            return apply_halide_autoscheduler(lowered, target, options.autoscheduler, estimates_for(graph, lowered));
+            return apply_halide_autoscheduler(lowered, target, options.autoscheduler, estimates_for(graph, lowered),
+                                              options.autoscheduler_params);
         });
     } else {
         report.decisions = step("choose_schedule", [&] {

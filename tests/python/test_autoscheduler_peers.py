@@ -82,7 +82,7 @@ def test_explain_prints_the_peers_schedule_source():
 
 def test_unknown_autoscheduler_is_refused():
     with pytest.raises(ValueError, match="autoscheduler must be one of"):
-        hc.hcompile(softmax_rows, autoscheduler="Anderson2021")
+        hc.hcompile(softmax_rows, autoscheduler="Anderson2022")
 
 
 @pytest.mark.parametrize("peer", PEERS)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hcompile as hc
+from apps import workloads as W
 
 CUDA_TARGET = "host-cuda-cuda_capability_86"
 
@@ -92,7 +93,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
 @pytest.mark.parametrize("fn,shapes", CASES, ids=lambda c: getattr(c, "__name__", ""))
 def test_gpu_schedules_compile_for_cuda(fn, shapes, dtype):
     """Every region runs in GPU blocks, and Halide's CUDA code generator accepts the schedule
@@ -263,7 +264,7 @@ def _cupy_cuda():
 
 
 def _close(got, want, dtype):
-    tol = 2e-5 if dtype == np.float32 else 1e-12
+    tol = {np.float16: 2e-4, np.float32: 2e-5}.get(dtype, 1e-12)
     if isinstance(want, tuple):
         assert isinstance(got, tuple) and len(got) == len(want)
         for g, w in zip(got, want):
@@ -287,7 +288,7 @@ def torch_cuda():
 
 
 @gpu
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("fn,shapes", CASES, ids=lambda c: getattr(c, "__name__", ""))
 def test_torch_cuda_tensors_match_numpy(fn, shapes, dtype, torch_cuda):
     torch = torch_cuda
@@ -672,10 +673,11 @@ CUBLAS_CASES = [
 
 
 @gpu
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_products_on_the_gpu_call_cublas_and_match_numpy(dtype, torch_cuda):
     """2-D float products past kMinCublasMultiplyAdds (library_calls.h) call cuBLAS on the caller's stream, with
-    the elementwise work around them in Halide's kernels; the answers are NumPy's."""
+    the elementwise work around them in Halide's kernels; the answers are NumPy's (float16 products on the
+    tensor cores, accumulating in float32 as NumPy's float16 product does)."""
     torch = torch_cuda
     rng = np.random.default_rng(12)
     stream = torch.cuda.Stream()
@@ -824,3 +826,141 @@ def test_halide_imported_before_hcompile_is_said_at_the_first_gpu_compile():
     log = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert log.returncode == 0, log.stderr[-2000:]
     assert "halide was imported before hcompile" in log.stdout + log.stderr
+
+
+_LN_SHAPES = [(32, 512), (512,), (512,), (512, 512), (512,)]
+
+
+def test_float16_products_read_stored_float16_operands():
+    """A product of float16 arrays is a float32 product of their widened values (widen_float16);
+    what it reads is stored as float16 (half the bytes), never as a float32 copy, and on the GPU
+    cuBLAS takes those float16 arrays (tests/cpp/test_gpu_library_calls.cpp)."""
+    import re
+    args = _rng_inputs(np.random.default_rng(0), _LN_SHAPES, np.float16)
+    f = hc.hcompile(W.ln_linear_gelu_res, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(*args)
+    record = f.compile_records[-1]
+    assert record["break"] is None, record["break"]
+    report = record["report"]
+    operands = set(re.findall(r"= matmul\(%(\d+), %(\d+)\)", report["optimized_graph"])[0])
+    widened = set(re.findall(r"%(\d+) = cast\[dtype=float32\]", report["optimized_graph"]))
+    roots = set(re.findall(r"region \d+ -> %(\d+)", report["regions"]))
+    assert operands <= widened, (operands, widened)
+    assert not (operands & roots), operands & roots
+
+
+@gpu
+def test_float16_on_the_gpu_matches_numpy(torch_cuda):
+    """float16 tensors: arithmetic bit for bit as NumPy's float16 (float32 rounded back every
+    step, with IEEE float32 division and square roots on the device), functions within a float16
+    rounding, the layer norm seed through cuBLAS on the tensor cores within float16 tolerance."""
+    torch = torch_cuda
+    rng = np.random.default_rng(16)
+    x, y = _rng_inputs(rng, [(300, 257), (300, 257)], np.float16)
+
+    def arithmetic(a, b):
+        return (a * b + a) / (b - 0.5) - np.sqrt(np.abs(a)) * 3
+
+    got = hc.hcompile(arithmetic, fullgraph=True)(torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda())
+    assert got.dtype == torch.float16
+    with np.errstate(all="ignore"):
+        want = arithmetic(x, y)
+    assert np.array_equal(got.cpu().numpy().view(np.uint16), want.view(np.uint16))
+    args = _rng_inputs(rng, _LN_SHAPES, np.float16)
+    args[3] = (args[3] / np.float16(22)).astype(np.float16)
+    f = hc.hcompile(W.ln_linear_gelu_res, fullgraph=True)
+    got = f(*[torch.from_numpy(a).cuda() for a in args]).cpu().numpy()
+    want = W.ln_linear_gelu_res(*args)
+    assert got.dtype == np.float16
+    assert np.allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2), \
+        np.abs(got.astype(np.float32) - want).max()
+    assert "call_library" in _schedules(f)
+
+
+@pytest.mark.parametrize("scheduler", ["Anderson2021", "Mullapudi2016", "Li2018"])
+def test_halide_gpu_autoschedulers_schedule_the_same_pipelines_for_cuda(scheduler):
+    """Halide's GPU autoschedulers are peers on the very pipeline hcompile lowered (gpu_bench's
+    table); Mullapudi2016 runs in its GPU mode."""
+    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, autoscheduler=scheduler, fullgraph=True)
+    f.compile_only(np.ones((64, 300), np.float32))
+    report = f.compile_records[-1]["report"]
+    assert f"Halide's {scheduler}" in report["schedule"]
+    assert any(k in report["schedule_source"] for k in ("gpu_blocks", "gpu_tile", "gpu(")), report["schedule_source"]
+
+
+def test_halide_autoschedulers_for_another_kind_of_target_are_refused_clearly():
+    x = np.ones((8, 30), np.float32)
+    with pytest.raises(hc.CompileError, match="CPUs only"):
+        hc.hcompile(_softmax_rows, target=CUDA_TARGET, autoscheduler="Adams2019", fullgraph=True).compile_only(x)
+    with pytest.raises(hc.CompileError, match="GPUs only"):
+        hc.hcompile(_softmax_rows, autoscheduler="Anderson2021", fullgraph=True)(x)
+
+
+@gpu
+@pytest.mark.parametrize("scheduler", ["Anderson2021", "Mullapudi2016", "Li2018"])
+def test_halide_gpu_autoschedulers_match_numpy_on_the_gpu(scheduler, torch_cuda):
+    torch = torch_cuda
+    rng = np.random.default_rng(21)
+    for fn, shapes in ((_softmax_rows, [(48, 300)]), (_blur3x3, [(50, 70)]), (_layernorm_rows, [(5, 7, 64)])):
+        args = _rng_inputs(rng, shapes)
+        got = hc.hcompile(fn, autoscheduler=scheduler, fullgraph=True)(*[torch.from_numpy(a).cuda() for a in args])
+        _close(got.cpu().numpy(), fn(*args), np.float32)
+
+
+def _print_between(x):
+    y = np.exp(x) * 2
+    print("hcompile test: between the two graphs", y.shape)
+    return y.sum(axis=-1) + 1
+
+
+def _branch_on_a_value(x):
+    if x.sum() > 0:
+        return x * 2
+    return np.tanh(x) - 1
+
+
+def _loop(x, n):
+    for _ in range(n):
+        x = np.tanh(x) * 0.5 + 1
+    return x
+
+
+def test_graph_breaks_with_cuda_arrays_resume_compiled():
+    """A graph break on the GPU path resumes as on the CPU: the code before it is a CUDA kernel,
+    the code after it a resume function (compiled for CUDA in turn when it runs)."""
+    for fn, args in ((_print_between, (np.ones((4, 300), np.float32),)),
+                     (_branch_on_a_value, (np.ones((64, 33), np.float32),))):
+        f = hc.hcompile(fn, target=CUDA_TARGET)
+        f.compile_only(*args)
+        record = f.compile_records[-1]
+        assert record["break"] is not None and record["break"].resumes, record["break"]
+        assert record["resumes"], record
+        assert record["graph"] is not None and "cuda" in record["report"]["target"]
+    with pytest.raises(hc.Unsupported):
+        hc.hcompile(_print_between, target=CUDA_TARGET, fullgraph=True).compile_only(np.ones((4, 300), np.float32))
+
+
+@gpu
+def test_graph_breaks_with_cuda_arrays_on_the_gpu(torch_cuda, capsys):
+    torch = torch_cuda
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    f = hc.hcompile(_print_between)
+    got = f(torch.from_numpy(x).cuda())
+    assert isinstance(got, torch.Tensor) and got.is_cuda
+    _close(got.cpu().numpy(), _print_between(x), np.float32)
+    assert "between the two graphs" in capsys.readouterr().out
+    assert any(r["break"] is not None and r["break"].resumes for r in f.compile_records)
+    # Both sides of a branch on a value read from the device, each resume function compiled once.
+    g = hc.hcompile(_branch_on_a_value)
+    for sign in (1, -1, 1):
+        data = np.abs(x) * sign
+        _close(g(torch.from_numpy(data).cuda()).cpu().numpy(), _branch_on_a_value(data), np.float32)
+    kernels = [r for r in g.compile_records if r.get("report")]
+    assert len(kernels) >= 3, [r["graph"] for r in g.compile_records]     # before the branch, and each side
+    assert all("cuda" in r["report"]["target"] for r in kernels)
+    # An outlined loop: its body compiled once, run once per trip, on the device.
+    h = hc.hcompile(_loop)
+    _close(h(torch.from_numpy(x).cuda(), 12).cpu().numpy(), _loop(x, 12), np.float32)
+    assert any(r["break"] is not None and "loop" in r["break"].reason for r in h.compile_records), \
+        [r["break"] for r in h.compile_records]

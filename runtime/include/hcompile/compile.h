@@ -22,9 +22,12 @@ struct CompileOptions {
     // level of the precedence "explicit option, then tuned record, then search".
     std::optional<Schedule> schedule;
     // "hcompile" (or empty) and "baseline": hcompile's schedule; "Adams2019", "Mullapudi2016",
-    // "Li2018": Halide's own autoscheduler on the lowered pipeline (halide_peers.h), told to
+    // "Li2018", "Anderson2021": Halide's own autoscheduler on the lowered pipeline (halide_peers.h), told to
     // expect the graph's shapes (static shapes only).
     std::string autoscheduler = "hcompile";
+    // Parameters for a Halide autoscheduler, over halide_peers.h's defaults (the GPU's SM count
+    // as "parallelism").
+    std::vector<std::pair<std::string, std::string>> autoscheduler_params;
     bool want_lowered_stmt = false;         // also produce Halide's lowered statement (slower)
     // (output index, argument index): the output holds the written argument's final contents;
     // where safe (in_place.h) the kernel writes it straight into the argument.
