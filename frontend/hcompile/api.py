@@ -599,7 +599,9 @@ class CompiledFunction:
                                  lambda: loop_body_function(self._fn, head, body, state_names), self._compiled)
 
     def _compiled(self, fn):
-        return CompiledFunction(fn, **self.options, _generated=True)
+        # The target as the user gave it: under "auto", the code after a break runs on the GPU
+        # when the state it is given is CUDA arrays.
+        return CompiledFunction(fn, **{**self.options, "target": self._target_option}, _generated=True)
 
     # -- introspection -------------------------------------------------------------------------
     def cache_info(self):

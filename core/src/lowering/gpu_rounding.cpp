@@ -39,8 +39,49 @@ class FenceFloatProducts : public IRMutator {
     }
 };
 
+// float32 to float16, rounded to nearest even, in integer arithmetic. LLVM's NVPTX back end
+// folded a vector conversion feeding a store into a truncating store of the float32 bits
+// (softmax of float16 rows stored halves of float32 patterns, on an H100): written without a
+// float conversion, the store is an integer one. NaN becomes float16's quiet NaN.
+Halide::Expr to_float16_in_integers(const Halide::Expr &x) {
+    using Halide::Expr;
+    const Halide::Type u32 = Halide::UInt(32).with_lanes(x.type().lanes());
+    auto c = [&](uint32_t v) { return Halide::Internal::make_const(u32, v); };
+    Expr bits = Halide::reinterpret(u32, x);
+    Expr sign = (bits >> c(16)) & c(0x8000);
+    Expr magnitude = bits & c(0x7fffffff);
+    // Below 2^-14 the result is subnormal: adding 0.5 puts float16's last place at float32's,
+    // and the float addition rounds to nearest even.
+    Expr magic = Halide::reinterpret(x.type(), c(126u << 23));
+    Expr subnormal = Halide::reinterpret(u32, Halide::reinterpret(x.type(), magnitude) + magic) - c(126u << 23);
+    // Normal: rebias the exponent, then round the 13 dropped bits to nearest even (a carry into
+    // the exponent is the right answer, up to infinity).
+    Expr odd = (magnitude >> c(13)) & c(1);
+    Expr normal = (magnitude + c(0xc8000fffu) + odd) >> c(13);
+    Expr half = select(magnitude > c(0x7f800000), c(0x7e00),
+                       select(magnitude >= c(0x477ff000), c(0x7c00),
+                              select(magnitude < c(113u << 23), subnormal, normal)));
+    return Halide::reinterpret(Halide::Float(16).with_lanes(x.type().lanes()),
+                               Halide::cast(Halide::UInt(16).with_lanes(x.type().lanes()), half | sign));
+}
+
+class ConvertToFloat16InIntegers : public IRMutator {
+    using IRMutator::visit;
+
+    Halide::Expr visit(const Cast *op) override {
+        Halide::Expr value = mutate(op->value);
+        if (op->type.is_float() && op->type.bits() == 16 && value.type().is_float() && value.type().bits() == 32) {
+            return to_float16_in_integers(value);
+        }
+        return Halide::cast(op->type, value);
+    }
+};
+
 }  // namespace
 
-void add_gpu_rounding_pass(Halide::Pipeline &pipeline) { pipeline.add_custom_lowering_pass(new FenceFloatProducts); }
+void add_gpu_rounding_pass(Halide::Pipeline &pipeline) {
+    pipeline.add_custom_lowering_pass(new FenceFloatProducts);
+    pipeline.add_custom_lowering_pass(new ConvertToFloat16InIntegers);
+}
 
 }  // namespace hc

@@ -37,11 +37,12 @@ def workload_key(graph_text, arguments, target):
 
 @functools.cache
 def versions():
-    """(hcompile, Halide): records of other versions are never reused."""
-    from importlib.metadata import version
+    """(hcompile, Halide): records of other versions are never reused. The versions the C++ was
+    built with, as the HCompile plugin reads them (a Halide unpacked without its wheel's
+    metadata, as on the GPU machine, has the same answer)."""
+    from .. import _C
 
-    from .. import __version__
-    return __version__, version("halide")
+    return tuple(_C.tuning_versions())
 
 
 @functools.cache
