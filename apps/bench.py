@@ -39,6 +39,7 @@ any of these variables that are set.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import datetime as _dt
 import importlib
@@ -649,6 +650,8 @@ def main(argv=None) -> int:
     ap.add_argument("--peers", default=",".join(DEFAULT_PEERS), help="comma-separated subset of: " + ", ".join(PEERS))
     ap.add_argument("--repeat", type=int, default=20, help="timed samples per (workload, peer)")
     ap.add_argument("--size", choices=["bench", "small"], default="bench")
+    ap.add_argument("--dtype", choices=["float32", "float16", "float64"], default="float32",
+                    help="the workloads' float arrays cast to this dtype (float16 checked to 2e-2)")
     ap.add_argument("--no-overhead", action="store_true", help="skip the per-call overhead probe")
     ap.add_argument("--warm-caches", action="store_true",
                     help="let torch.compile reuse its on-disk inductor cache (first call is then not a cold compile)")
@@ -713,8 +716,12 @@ def main(argv=None) -> int:
     for name in names:
         wl = W.get(name)
         args = wl.make_inputs(a.size)
+        if a.dtype != "float32":
+            args = tuple(x.astype(a.dtype) if isinstance(x, np.ndarray) and x.dtype.kind == "f" else x for x in args)
+            if a.dtype == "float16":     # NumPy rounds every float16 step; peers may round once
+                wl = dataclasses.replace(wl, rtol=2e-2, atol=2e-2)
         want = wl.fn(*args)
-        print(f"\n== {name}: {wl.description} ==")
+        print(f"\n== {name}: {wl.description} ({a.dtype}) ==")
         row = run_workload(peers, peer_list, wl, args, want, a.repeat, SAMPLE_TARGET_NS)
         for p in peer_list:
             r = row[p]
@@ -744,7 +751,8 @@ def main(argv=None) -> int:
             except Exception:  # noqa: BLE001
                 pass
 
-    tables.insert(0, (f"Median ms per call (speedup vs NumPy), size={a.size}, repeat={a.repeat}",
+    tables.insert(0, (f"Median ms per call (speedup vs NumPy), size={a.size}, repeat={a.repeat}"
+                      + (f", {a.dtype} arrays" if a.dtype != "float32" else ""),
                       workload_table(results, peer_list)))
     tables.insert(1, ("First call (compile) seconds, hcompile capture summary",
                       compile_table(results, peer_list, hc_explain)))
@@ -775,7 +783,7 @@ def main(argv=None) -> int:
                       f"({info['cpu']}, {info['cores']}), size={a.size}")
         print(f"wrote {a.plot}")
     if a.write:
-        key = "|".join([_dt.date.today().isoformat(), info["cpu"], info["cores"], a.size,
+        key = "|".join([_dt.date.today().isoformat(), info["cpu"], info["cores"], a.size, a.dtype,
                         f"threads={a.threads or 'default'}",
                         ",".join(names), ",".join(peer_list)])
         write_results(Path(a.write), re.sub(r"[^A-Za-z0-9|,._-]+", "_", key), text)

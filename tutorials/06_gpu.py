@@ -93,3 +93,61 @@ if gpu:
     got = mlp(*[torch.from_numpy(a).cuda() for a in host])
     print("gelu_mlp matches NumPy:", np.allclose(got.cpu().numpy(), gelu_mlp(*host), rtol=1e-4, atol=1e-5))
     print(mlp.compile_records[-1]["report"]["schedule"])
+
+# %% [markdown]
+# float16 computes as NumPy's float16 does: each step in float32, rounded back to float16, so on
+# the CPU an arithmetic chain matches NumPy bit for bit. On the GPU a float16 matrix product runs
+# on the tensor cores through cuBLAS, accumulating in float32 as NumPy's float16 product does.
+# DESIGN.md's `ln_linear_gelu_res` seed is such a function: a layer norm, a linear layer, GELU
+# and the residual.
+
+# %%
+def ln_linear_gelu_res(x, weight, bias, w, b):
+    mu = x.mean(axis=-1, keepdims=True)
+    d = x - mu
+    h = d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5) * weight + bias
+    h = h @ w + b
+    return x + 0.5 * h * (1 + np.tanh(0.7978845608028654 * (h + 0.044715 * h * h * h)))
+
+
+rng = np.random.default_rng(3)
+half = [rng.standard_normal(s).astype(np.float16) for s in [(32, 512), (512,), (512,)]]
+half += [(rng.standard_normal((512, 512)) / 22).astype(np.float16), rng.standard_normal(512).astype(np.float16)]
+layer = hc.hcompile(ln_linear_gelu_res)
+print("float16 on the CPU matches NumPy:", np.allclose(layer(*half).astype(np.float32), ln_linear_gelu_res(*half), atol=1e-2))
+if gpu:
+    on_device = layer(*[torch.from_numpy(a).cuda() for a in half])
+    print(on_device.dtype, "matches NumPy:",
+          np.allclose(on_device.cpu().numpy().astype(np.float32), ln_linear_gelu_res(*half), rtol=1e-2, atol=1e-2))
+
+
+# %% [markdown]
+# A graph break on the GPU resumes as on the CPU: the code before it is a CUDA kernel, the
+# instruction runs as Python on the device arrays (here a branch on a value, read back from the
+# device), and the code after it is compiled for the GPU in its turn.
+
+# %%
+def clipped_or_scaled(x):
+    if x.sum() > 0:
+        return np.minimum(x, 1.0) * 2
+    return np.tanh(x) - 1
+
+
+branchy = hc.hcompile(clipped_or_scaled, target="host-cuda-cuda_capability_86")
+branchy.compile_only(x)
+print("graph break:", branchy.compile_records[-1]["break"])
+if gpu:
+    run = hc.hcompile(clipped_or_scaled)
+    for data in (x, -np.abs(x)):
+        out = run(torch.from_numpy(data).cuda())
+        print("matches NumPy:", np.allclose(out.cpu().numpy(), clipped_or_scaled(data), rtol=1e-5, atol=1e-6))
+
+# %% [markdown]
+# Halide's own GPU autoschedulers run on the same lowered pipeline, for comparisons:
+# `autoscheduler="Anderson2021"` (or `"Mullapudi2016"`, in its GPU mode, or `"Li2018"`), with the
+# device's SM count as their parallelism. `python -m apps.gpu_bench` tabulates them.
+
+# %%
+peer = hc.hcompile(softmax_rows, target="host-cuda-cuda_capability_86", autoscheduler="Anderson2021")
+peer.compile_only(x[:256, :512])
+print(peer.compile_records[-1]["report"]["schedule_source"][:600])
