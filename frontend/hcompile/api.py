@@ -142,8 +142,8 @@ class CompiledFunction:
             # "auto" (the target of the arrays' device), or the CUDA target the function names.
             target = self._target() if cuda.is_cuda_target(self._target()) else "auto"
             self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, target, self.options["autoscheduler"],
-                                          self.options["schedule"], self.compile_records, self._dispatcher,
-                                          mode=self.options["mode"], owner=self)
+                                          self.options["schedule"], self.compile_records, self, self._dispatcher,
+                                          mode=self.options["mode"])
         return self._cuda
 
     def _call_cuda(self, args, kwargs):
@@ -338,10 +338,7 @@ class CompiledFunction:
                 raise Unsupported(beyond, self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
             continuation = None
             if cap.break_point is not None:
-                self._record_break(cap.break_point.reason, resumes=True)
-                record["break"] = _break_record(cap.break_point.reason, resumes=True)
-                continuation = Continuation(self, cap.break_point, cap.writebacks)
-                record["resumes"] = self._prepare_resumes(continuation)
+                continuation = self._continue_after_break(cap.break_point, record, cap.writebacks)
         except Unsupported as e:
             if self.options["fullgraph"]:
                 # Nothing was cached: forget this attempt so it does not count as an entry.
@@ -572,6 +569,15 @@ class CompiledFunction:
                  f" (no resume: {refused})" if refused else "")
 
     # -- graph breaks that resume ---------------------------------------------------------------
+    def _continue_after_break(self, point, record, writebacks=()):
+        """The continuation of an entry whose capture stopped at ``point`` (said in the log and
+        ``record``; under fullgraph, raised), its resume functions made."""
+        self._record_break(point.reason, resumes=True)
+        record["break"] = _break_record(point.reason, resumes=True)
+        continuation = Continuation(self, point, writebacks)
+        record["resumes"] = self._prepare_resumes(continuation)
+        return continuation
+
     def _prepare_resumes(self, continuation):
         """``continuation.prepare()``, with any failure to build the code (the bytecode package
         refusing it) turned into a break that runs the whole function as Python."""

@@ -38,7 +38,6 @@ from . import _C, blas, guards, logs, tuning
 from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
-from .resume import Continuation
 
 # DLPack's device type of CUDA memory (dlpack.h: kDLCUDA).
 _DLPACK_CUDA = 2
@@ -233,8 +232,7 @@ def cuda_target(capability):
 class CudaEntries:
     """The compiled CUDA kernels of one function, by the arguments' types, shapes and devices."""
 
-    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, dispatcher=None, mode="default",
-                 owner=None):
+    def __init__(self, fn, qualname, target, autoscheduler, schedule, records, owner, dispatcher=None, mode="default"):
         self._fn = fn
         # The CompiledFunction these entries belong to: its options, and the resume functions
         # (and loop bodies) that run the code after a graph break.
@@ -324,7 +322,7 @@ class CudaEntries:
             return entry.result.build([], returned_args)
         if entry.result.writebacks:
             self._check_written(library, returned_args, entry.result.writebacks)
-        if not entry.in_dispatcher and self._dispatcher is not None and as_given and entry.kernel is not None:
+        if not entry.in_dispatcher and self._dispatcher is not None and as_given:
             entry.in_dispatcher = True   # whether or not it fits, asked once
             self._add_to_dispatcher(library, device, args, devices, entry)
         describe = library.describe
@@ -414,31 +412,24 @@ class CudaEntries:
         record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [], "started": start}
         self._records.append(record)
         owner = self._owner
-        fullgraph = owner is None or owner.options["fullgraph"]
-        cap = capture(self._fn, tuple(stand_ins), outline_loops=not fullgraph,
-                      opaque_arguments=owner is not None and owner._generated)
+        cap = capture(self._fn, tuple(stand_ins), outline_loops=not owner.options["fullgraph"],
+                      opaque_arguments=owner._generated)
         record["graph"] = str(cap.graph)
+        relations = [("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations)
         continuation = None
         if cap.break_point is not None:
             # As on the CPU (api.py): the graph before the break runs here, the instruction as
             # Python on the rebuilt state (the library's arrays), the code after it in a resume
             # function, itself compiled (on the GPU, for CUDA arrays). Written arguments are
             # copied in by _run before the continuation runs.
-            if owner is None:
-                raise Unsupported(f"a graph break ({cap.break_point.reason})", code.co_filename, code.co_firstlineno)
-            from .api import _break_record
-            owner._record_break(cap.break_point.reason, resumes=True)     # raises under fullgraph
-            record["break"] = _break_record(cap.break_point.reason, resumes=True)
-            continuation = Continuation(owner, cap.break_point)
-            record["resumes"] = owner._prepare_resumes(continuation)
+            continuation = owner._continue_after_break(cap.break_point, record)
             tune = None                  # code before a graph break is not tuned (as on the CPU)
+            if not cap.graph.outputs:
+                record["graph"] = None
+                return _Entry(None, [], _Result(cap, None, continuation), cap.guards, relations=relations)
         elif not cap.graph.outputs:
             raise Unsupported("with CUDA arrays, hcompile runs functions that compute an array, and this one computes "
                               "none", code.co_filename, code.co_firstlineno)
-        if not cap.graph.outputs:
-            record["graph"] = None
-            return _Entry(None, [], _Result(cap, None, continuation), cap.guards,
-                          relations=[("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations))
         schedule, candidates, key = self._schedule, 0, None
         if tune is not None:
             # Records per graph, arguments, target and GPU model (the host's fingerprint is the
@@ -470,7 +461,6 @@ class CudaEntries:
             if cuda_device(args[i]) is None and not isinstance(stand_ins[i], np.ndarray):
                 raise Unsupported(f"argument {i} is read at run time but is not an array",
                                   code.co_filename, code.co_firstlineno)
-        relations = [("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations)
         return _Entry(kernel, kernel.input_args, _Result(cap, kernel, continuation), cap.guards, relations=relations)
 
 

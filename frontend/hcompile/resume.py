@@ -52,7 +52,13 @@ class _Rebuilder:
         if isinstance(ref, ArgRef):
             return self.args[ref.index]
         if isinstance(ref, ViewRef):
-            return view_of(self.get(ref.root), ref.index, ref.perm, ref.shape)
+            root = self.get(ref.root)
+            if type(root).__module__.startswith("torch"):
+                # A PyTorch tensor (the GPU path's outputs): its permute is NumPy's transpose.
+                # (view_of stays NumPy's: resume prologues call it, and the capture reads it.)
+                index = tuple(slice(*i) if type(i) is tuple else i for i in ref.index)
+                return root[index].permute(*ref.perm).reshape(ref.shape)
+            return view_of(root, ref.index, ref.perm, ref.shape)
         if isinstance(ref, MethodRef):
             return getattr(self.get(ref.owner), ref.name)
         if isinstance(ref, MaskRef):
@@ -166,10 +172,7 @@ def view_of(root, index, perm, shape):
     key = ()
     for item in index:          # in code constants, slices travel as (start, stop, step): hashable
         key = key + ((slice(*item) if type(item) is tuple else item),)
-    view = root[key]
-    # PyTorch's transpose swaps two axes; its permute is NumPy's (and CuPy's) transpose.
-    view = view.permute(*perm) if hasattr(view, "permute") else view.transpose(perm)
-    return view.reshape(shape)
+    return root[key].transpose(perm).reshape(shape)
 
 
 @dataclass(frozen=True)
