@@ -59,4 +59,11 @@ Graph widen_float16(const Graph &graph) {
     return out;
 }
 
+NodeId widened_float16_source(const Graph &graph, NodeId id) {
+    const Node &n = graph.node(id);
+    const bool widens = n.kind == OpKind::Cast && n.dtype == DType::Float32 &&
+                        graph.node(n.inputs[0]).dtype == DType::Float16;
+    return widens ? n.inputs[0] : -1;
+}
+
 }  // namespace hc

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <set>
 
+#include "hcompile/passes.h"
 #include "hcompile/printer.h"
 
 namespace hc {
@@ -195,11 +196,10 @@ Partition partition_with_budget(const Graph &graph, int budget) {
             // Each operand element is read once per output row or column; matmul_sum's addend
             // (input 0) once per output element, so it may fuse.
             for (size_t i = node.kind == OpKind::MatmulSum ? 1 : 0; i < node.inputs.size(); ++i) {
-                NodeId operand = node.inputs[i];
                 // A widened float16 operand (widen_float16) is stored as float16, half the bytes,
                 // and widened as the product reads it; cuBLAS takes the float16 array itself.
-                const Node &x = graph.node(operand);
-                if (x.kind == OpKind::Cast && graph.node(x.inputs[0]).dtype == DType::Float16) operand = x.inputs[0];
+                const NodeId half = widened_float16_source(graph, node.inputs[i]);
+                const NodeId operand = half >= 0 ? half : node.inputs[i];
                 if (op_class(graph.node(operand).kind) == OpClass::Elementwise) p.materialized[operand] = true;
             }
         }

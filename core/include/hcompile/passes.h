@@ -11,6 +11,9 @@ namespace hc {
 // constants) keep float16. Later passes and lowering compute in float32 and float64 only.
 Graph widen_float16(const Graph &graph);
 
+// The float16 node that node `id` widens to float32 (a cast widen_float16 made), or -1.
+NodeId widened_float16_source(const Graph &graph, NodeId id);
+
 // Evaluates elementwise ops whose operands are all constants (exactly, in the node's dtype), and
 // drops no-op layout/casts (cast to the same dtype, reshape/broadcast to the same shape, identity
 // transpose).

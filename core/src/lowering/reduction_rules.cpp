@@ -4,6 +4,7 @@
 #include <iterator>
 #include <set>
 
+#include "hcompile/passes.h"
 #include "numpy_math.h"
 #include "rules.h"
 
@@ -412,15 +413,12 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
     if (ctx.for_gpu) args.emplace_back(ctx.user_context);
     // A float32 product of two float16 arrays widened (widen_float16) takes the float16 arrays
     // themselves on the GPU: cuBLAS multiplies them on the tensor cores, accumulating in float32.
-    auto widened_half = [&](NodeId id) {
-        const Node &x = ctx.graph.node(id);
-        return x.kind == OpKind::Cast && ctx.graph.node(x.inputs[0]).dtype == DType::Float16 ? x.inputs[0] : -1;
-    };
-    const bool half_operands = ctx.for_gpu && n.dtype == DType::Float32 && widened_half(n.inputs[0]) >= 0 &&
-                               widened_half(n.inputs[1]) >= 0;
+    const bool half_operands = ctx.for_gpu && n.dtype == DType::Float32 &&
+                               widened_float16_source(ctx.graph, n.inputs[0]) >= 0 &&
+                               widened_float16_source(ctx.graph, n.inputs[1]) >= 0;
     const DType operand_dtype = half_operands ? DType::Float16 : n.dtype;
     for (NodeId operand : n.inputs) {
-        if (half_operands) operand = widened_half(operand);
+        if (half_operands) operand = widened_float16_source(ctx.graph, operand);
         const bool same_dtype = ctx.graph.node(operand).dtype == operand_dtype;
         if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {
             args.emplace_back(*param);
