@@ -967,3 +967,16 @@ def test_graph_breaks_with_cuda_arrays_on_the_gpu(torch_cuda, capsys):
     _close(h(torch.from_numpy(x).cuda(), 12).cpu().numpy(), _loop(x, 12), np.float32)
     assert any(r["break"] is not None and "loop" in r["break"].reason for r in h.compile_records), \
         [r["break"] for r in h.compile_records]
+
+
+def test_float16_chains_compile_for_cuda():
+    """Each float16 step's conversion names its operand once (gpu_rounding.cpp): written out
+    inline, a chain of twelve steps copied its first operand 4^12 times (the compile ran out of
+    memory)."""
+    def chain(x):
+        for _ in range(12):
+            x = x * 0.5 + 0.25
+        return x
+    f = hc.hcompile(chain, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.ones((64, 64), np.float16))
+    assert f.compile_records[-1]["report"]["target"].count("cuda")

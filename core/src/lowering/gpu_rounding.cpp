@@ -43,17 +43,20 @@ class FenceFloatProducts : public IRMutator {
 // folded a vector conversion feeding a store into a truncating store of the float32 bits
 // (softmax of float16 rows stored halves of float32 patterns, on an H100): written without a
 // float conversion, the store is an integer one. NaN becomes float16's quiet NaN.
-Halide::Expr to_float16_in_integers(const Halide::Expr &x) {
+Halide::Expr to_float16_in_integers(const Halide::Expr &value) {
     using Halide::Expr;
-    const Halide::Type u32 = Halide::UInt(32).with_lanes(x.type().lanes());
+    // Each value is named once (a Let): the conversion reads it at several places, and a chain
+    // of float16 steps would otherwise copy its operand's expression four times a step.
+    const int lanes = value.type().lanes();
+    const Halide::Type u32 = Halide::UInt(32).with_lanes(lanes);
     auto c = [&](uint32_t v) { return Halide::Internal::make_const(u32, v); };
-    Expr bits = Halide::reinterpret(u32, x);
+    const std::string bits_name = unique_name("f16_bits"), magnitude_name = unique_name("f16_magnitude");
+    Expr bits = Variable::make(u32, bits_name), magnitude = Variable::make(u32, magnitude_name);
     Expr sign = (bits >> c(16)) & c(0x8000);
-    Expr magnitude = bits & c(0x7fffffff);
     // Below 2^-14 the result is subnormal: adding 0.5 puts float16's last place at float32's,
     // and the float addition rounds to nearest even.
-    Expr magic = Halide::reinterpret(x.type(), c(126u << 23));
-    Expr subnormal = Halide::reinterpret(u32, Halide::reinterpret(x.type(), magnitude) + magic) - c(126u << 23);
+    Expr magic = Halide::reinterpret(value.type(), c(126u << 23));
+    Expr subnormal = Halide::reinterpret(u32, Halide::reinterpret(value.type(), magnitude) + magic) - c(126u << 23);
     // Normal: rebias the exponent, then round the 13 dropped bits to nearest even (a carry into
     // the exponent is the right answer, up to infinity).
     Expr odd = (magnitude >> c(13)) & c(1);
@@ -61,8 +64,10 @@ Halide::Expr to_float16_in_integers(const Halide::Expr &x) {
     Expr half = select(magnitude > c(0x7f800000), c(0x7e00),
                        select(magnitude >= c(0x477ff000), c(0x7c00),
                               select(magnitude < c(113u << 23), subnormal, normal)));
-    return Halide::reinterpret(Halide::Float(16).with_lanes(x.type().lanes()),
-                               Halide::cast(Halide::UInt(16).with_lanes(x.type().lanes()), half | sign));
+    Expr result = Halide::reinterpret(Halide::Float(16).with_lanes(lanes),
+                                      Halide::cast(Halide::UInt(16).with_lanes(lanes), half | sign));
+    result = Let::make(magnitude_name, bits & c(0x7fffffff), result);
+    return Let::make(bits_name, Halide::reinterpret(u32, value), result);
 }
 
 class ConvertToFloat16InIntegers : public IRMutator {
