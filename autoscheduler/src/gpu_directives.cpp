@@ -179,13 +179,19 @@ void schedule_register_tile(ScheduleWriter &w, const Halide::Func &acc, int vect
     for (int u = 0; u < acc.num_update_definitions(); ++u) tile(ScheduleWriter::update(acc, u), acc.rvars(u));
 }
 
-// A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row)): a
-// thread per element, its two axes fused into one grid dimension (no limit on its rows).
+// A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch
+// ...)): a thread per element, its axes fused into one grid dimension (no limit on its rows).
 void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
     StageRef s = ScheduleWriter::pure(operand);
-    Halide::Var element("gpu_element"), block("gpu_block_x"), thread("gpu_thread_x");
+    Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
     w.compute_root(operand);
-    w.fuse(s, operand.args()[0], operand.args()[1], element);
+    const std::vector<Halide::Var> axes = operand.args();
+    Halide::VarOrRVar element = axes[0];
+    for (size_t i = 1; i < axes.size(); ++i) {
+        Halide::Var fused("gpu_element" + (i > 1 ? std::to_string(i) : std::string()));
+        w.fuse(s, element, axes[i], fused);
+        element = fused;
+    }
     w.split(s, element, block, thread, 256, kTail);
     w.gpu_threads(s, thread);
     w.gpu_blocks(s, block);
@@ -209,9 +215,17 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
                        steps_of(root.extents[0], root.symbolic, p.gpu_rows * thread_vector(p)));
     }
-    // A block loop per axis (CUDA grids have three; gpu_schedule's fits_grid checks): fused into one, the
-    // rows' footprints in Halide's bounds grew to whole axes (526 KB of shared memory).
-    for (size_t i = first; i < root.vars.size(); ++i) w.gpu_blocks(s, root.vars[i]);
+    // A block loop per axis, those past the third fused into the grid's z (CUDA grids have three;
+    // block_loops_fit_grid checks the sizes). Not all fused into one: the rows' footprints in
+    // Halide's bounds grew to whole axes (526 KB of shared memory).
+    Halide::VarOrRVar z = first + 2 < root.vars.size() ? root.vars[first + 2] : Halide::VarOrRVar(Halide::Var());
+    for (size_t i = first + 3; i < root.vars.size(); ++i) {
+        Halide::Var fused("gpu_outer_" + std::to_string(i));
+        w.fuse(s, z, root.vars[i], fused);
+        z = fused;
+    }
+    for (size_t i = first; i < std::min(root.vars.size(), first + 2); ++i) w.gpu_blocks(s, root.vars[i]);
+    if (first + 2 < root.vars.size()) w.gpu_blocks(s, z);
     if (reduction) schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
 }
 

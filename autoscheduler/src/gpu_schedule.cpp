@@ -33,14 +33,15 @@ constexpr int64_t kMinTiledBlocks = 256;
 // some left for the reductions' partial results).
 constexpr int64_t kRowSharedBytes = 40 * 1024;
 
-// Whether a block loop per axis of `r` from `first` fits a CUDA grid: three dimensions, the
-// second and third of at most 65535 blocks.
-bool fits_grid(const RegionFunc &r, size_t first) {
-    if (r.vars.size() > first + 3) return false;
-    for (size_t i = first + 1; i < r.vars.size(); ++i) {
-        if (r.extents[i] > 65535) return false;
-    }
-    return true;
+// Threads of a block per row of `length` (GpuRows: a reduction, or a row root and its members):
+// a block's threads (kThreadsPerBlock), or for a shorter row the most whole warps it fills (a row
+// of 64: two warps, a point each, where 256 threads left three quarters of them idle).
+// A thread per output of rows of 64 (softmax's denominators in an attention of 16x8 heads of 64
+// tokens), its serial loop reading a row a warp's 32 rows apart, took 214 us on an H200.
+int64_t block_reduction_threads(int64_t length) {
+    int64_t threads = kWarp;
+    while (threads * 2 <= std::min(length, kThreadsPerBlock)) threads *= 2;
+    return threads;
 }
 
 // Whether the partitioner's row fusion (Partition: regions computed per row of a root) maps onto
@@ -51,7 +52,7 @@ bool rows_fit_blocks(const LoweredPipeline &lowered) {
     if (lowered.row_root < 0) return false;
     const RegionFunc &root = lowered.regions[lowered.row_root];
     if (root.vars.size() < 2 || root.symbolic || root.accumulator.defined() || root.library_call ||
-        !fits_grid(root, 1)) {
+        !block_loops_fit_grid(root, 1)) {
         return false;
     }
     int64_t shared = 0;
@@ -142,6 +143,8 @@ bool read_by_library_call(const LoweredPipeline &lowered, const RegionFunc &r) {
 Schedule gpu_schedule(const LoweredPipeline &lowered) {
     Schedule schedule;
     const bool rows = rows_fit_blocks(lowered);
+    // The threads of a row root's blocks, which its members' loops across the row share.
+    const int64_t row_threads = rows ? block_reduction_threads(lowered.regions[lowered.row_root].extents[0]) : 0;
     const PipelineAnalysis analysis = analyze_pipeline(lowered);
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
@@ -155,13 +158,13 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
                                 r.extents[0] >= kThreadsPerBlock * kVectorPoints && !computes_64_bit(r.func);
         if (rows && region == lowered.row_root) {
             schedule.push_back({region, Choice::ComputeRoot});
-            schedule.push_back({region, Choice::GpuRows, -1, kThreadsPerBlock});
+            schedule.push_back({region, Choice::GpuRows, -1, row_threads});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }
         if (rows && r.row_fused) {
             schedule.push_back({region, Choice::ComputeAtRow, -1, lowered.row_root});
-            schedule.push_back({region, Choice::GpuTile, -1, kThreadsPerBlock, 0});
+            schedule.push_back({region, Choice::GpuTile, -1, row_threads, 0});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }
@@ -175,9 +178,10 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
         schedule.push_back({region, Choice::ComputeRoot});
         // A cuBLAS call whose result is an output (or another call's operand): a kernel copies it.
         if (r.library_call) schedule.push_back({region, Choice::CallLibrary, 1, 1, 1});
-        if (gpu_block_reduction(r) && !r.symbolic && r.rextents[0] >= kThreadsPerBlock && fits_grid(r, 0)) {
-            // A long reduction over rows: a block per output, its threads reading the row together.
-            schedule.push_back({region, Choice::GpuRows, -1, kThreadsPerBlock});
+        if (gpu_block_reduction(r) && !r.symbolic && r.rextents[0] >= kWarp && block_loops_fit_grid(r, 0)) {
+            // A reduction over rows of a warp or more: a block per output, its threads reading the
+            // row together.
+            schedule.push_back({region, Choice::GpuRows, -1, block_reduction_threads(r.rextents[0])});
             continue;
         }
         // A stencil over rows: four rows a thread (below), a block of fewer rows of threads.

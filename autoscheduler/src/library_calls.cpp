@@ -6,14 +6,22 @@ std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, boo
     std::vector<NodeId> calls;
     if (!available) return calls;
     for (const Node &n : graph.nodes()) {
-        if (n.kind != OpKind::Matmul || n.ndim() != 2 || (n.dtype != DType::Float32 && n.dtype != DType::Float64)) {
+        const bool batched = for_gpu && n.ndim() >= 3;
+        if (n.kind != OpKind::Matmul || (n.ndim() != 2 && !batched) ||
+            (n.dtype != DType::Float32 && n.dtype != DType::Float64)) {
             continue;
         }
-        const int64_t k = graph.node(n.inputs[0]).shape[1];
-        const int64_t multiply_adds = n.shape[0] * n.shape[1] * k;
-        const bool large = for_gpu ? multiply_adds >= kMinCublasMultiplyAdds &&
-                                         (k >= kMinCublasContraction || n.shape[0] * n.shape[1] >= kMinCublasOutputs)
-                                   : multiply_adds >= kMinLibraryMultiplyAdds;
+        const Node &a = graph.node(n.inputs[0]);
+        const int64_t k = a.shape.back();
+        int64_t multiply_adds = k;
+        for (int64_t extent : n.shape) multiply_adds *= extent;
+        const int64_t outputs = n.shape[n.ndim() - 2] * n.shape[n.ndim() - 1];
+        bool large = multiply_adds >= kMinLibraryMultiplyAdds;
+        if (batched) {
+            large = multiply_adds >= kMinCublasMultiplyAdds && k >= kMinCublasBatchedContraction;
+        } else if (for_gpu) {
+            large = multiply_adds >= kMinCublasMultiplyAdds && (k >= kMinCublasContraction || outputs >= kMinCublasOutputs);
+        }
         if (large) calls.push_back(n.id);
     }
     return calls;

@@ -38,6 +38,14 @@ bool gpu_block_reduction(const RegionFunc &r) {
            !r.vars.empty() && r.rextents.size() == 1 && r.reduces_innermost && !r.staged_operand.defined();
 }
 
+bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
+    constexpr int64_t kGridLimit = 65535;
+    if (r.symbolic || r.vars.size() <= first) return false;
+    int64_t z = 1;
+    for (size_t i = first + 2; i < r.vars.size(); ++i) z *= std::max<int64_t>(r.extents[i], 1);
+    return (r.vars.size() <= first + 1 || r.extents[first + 1] <= kGridLimit) && z <= kGridLimit;
+}
+
 bool update_axis_serial(const RegionFunc &r, int axis) { return axis >= 0 && axis < 64 && ((r.serial_update_axes >> axis) & 1); }
 
 bool is_output(const LoweredPipeline &lowered, int region) {
@@ -182,11 +190,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.gpu_rows_per_thread = d.value2;
             break;
         case Choice::GpuRows:
-            need(!r.symbolic && ((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && r.vars.size() <= 4 &&
-                                  !r.accumulator.defined()) ||
-                                 (gpu_block_reduction(r) && r.vars.size() <= 3)),
-                 "only the row root (elementwise, static, two to four axes), or a reduction over its innermost axis "
-                 "alone (up to three axes), runs in blocks of rows (a block loop per axis: CUDA grids have three)");
+            need(!r.symbolic && ((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 &&
+                                  !r.accumulator.defined() && block_loops_fit_grid(r, 1)) ||
+                                 (gpu_block_reduction(r) && block_loops_fit_grid(r, 0))),
+                 "only the row root (elementwise, static, two axes or more), or a reduction over its innermost axis "
+                 "alone, runs in blocks of rows, where its block loops fit a CUDA grid");
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             break;

@@ -55,6 +55,11 @@ bool tile_member(const RegionFunc &r);
 // A reduction over its innermost axis alone, with a separate accumulator: on the GPU one block
 // per output can reduce it (GpuRows), or one block per row of a row root.
 bool gpu_block_reduction(const RegionFunc &r);
+
+// Whether a block loop per axis of `r` from `first` on fits a CUDA grid (x, y, z; y and z of at
+// most 65535 blocks), the axes past the third fused into the z loop (gpu_directives.cpp's
+// schedule_gpu_rows_root).
+bool block_loops_fit_grid(const RegionFunc &r, size_t first);
 // Whether the update of `r` must keep its loop over output `axis` serial (serial_update_axes).
 bool update_axis_serial(const RegionFunc &r, int axis);
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _C, blas, guards, logs, tuning
+from . import _C, blas, debug_dump, guards, logs, tuning
 from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
@@ -444,8 +444,9 @@ class CudaEntries:
             candidates = 2 * config.tuning_trials if schedule is None else 0
 
         def compile_with(decisions, candidates=0):
-            return _C.compile_graph(cap.graph, target, layouts=guards.layouts(stand_ins), autoscheduler=self._autoscheduler,
-                                    schedule=decisions, tuning_candidates=candidates,
+            return _C.compile_graph(cap.graph, target, layouts=guards.layouts(stand_ins),
+                                    want_lowered_stmt=debug_dump.enabled() or logs.enabled("output_code"),
+                                    autoscheduler=self._autoscheduler, schedule=decisions, tuning_candidates=candidates,
                                     autoscheduler_params=list((peer_params or {}).items()))
         try:
             kernel, report = compile_with(schedule, candidates)
@@ -457,6 +458,8 @@ class CudaEntries:
         record["report"] = report
         record["seconds"] = time.perf_counter() - start
         logs.log("schedule", "%s CUDA schedule:\n%s", self._qualname, report["schedule"])
+        logs.log("output_code", "%s lowered Halide:\n%s", self._qualname, report["lowered_stmt"])
+        debug_dump.write(self._qualname, report)
         for i in kernel.input_args:
             if cuda_device(args[i]) is None and not isinstance(stand_ins[i], np.ndarray):
                 raise Unsupported(f"argument {i} is read at run time but is not an array",

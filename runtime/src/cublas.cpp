@@ -25,6 +25,14 @@ using Dgemm = int (*)(void *, int, int, int, int, int, const double *, const dou
                       const double *, double *, int);
 using GemmEx = int (*)(void *, int, int, int, int, int, const void *, const void *, int, int, const void *, int,
                        int, const void *, void *, int, int, int, int);
+// The strided batched forms: each operand's matrices a fixed number of elements apart.
+using SgemmBatched = int (*)(void *, int, int, int, int, int, const float *, const float *, int, long long,
+                             const float *, int, long long, const float *, float *, int, long long, int);
+using DgemmBatched = int (*)(void *, int, int, int, int, int, const double *, const double *, int, long long,
+                             const double *, int, long long, const double *, double *, int, long long, int);
+using GemmBatchedEx = int (*)(void *, int, int, int, int, int, const void *, const void *, int, int, long long,
+                              const void *, int, int, long long, const void *, void *, int, int, long long, int, int,
+                              int);
 constexpr int kOpN = 0, kOpT = 1;
 // library_types.h's cudaDataType and cublas_api.h's cublasComputeType_t / cublasGemmAlgo_t.
 constexpr int kCudaR16F = 2, kCudaR32F = 0, kComputeF32 = 68, kGemmDefault = -1;
@@ -35,6 +43,9 @@ struct Library {
     Sgemm sgemm = nullptr;
     Dgemm dgemm = nullptr;
     GemmEx gemm_ex = nullptr;
+    SgemmBatched sgemm_batched = nullptr;
+    DgemmBatched dgemm_batched = nullptr;
+    GemmBatchedEx gemm_batched_ex = nullptr;
 };
 
 std::atomic<const Library *> library{nullptr};
@@ -73,9 +84,14 @@ std::string load_cublas(const std::string &path) {
     lib->sgemm = reinterpret_cast<Sgemm>(dlsym(handle, "cublasSgemm_v2"));
     lib->dgemm = reinterpret_cast<Dgemm>(dlsym(handle, "cublasDgemm_v2"));
     lib->gemm_ex = reinterpret_cast<GemmEx>(dlsym(handle, "cublasGemmEx"));
-    if (!lib->create || !lib->set_stream || !lib->sgemm || !lib->dgemm || !lib->gemm_ex) {
+    lib->sgemm_batched = reinterpret_cast<SgemmBatched>(dlsym(handle, "cublasSgemmStridedBatched"));
+    lib->dgemm_batched = reinterpret_cast<DgemmBatched>(dlsym(handle, "cublasDgemmStridedBatched"));
+    lib->gemm_batched_ex = reinterpret_cast<GemmBatchedEx>(dlsym(handle, "cublasGemmStridedBatchedEx"));
+    if (!lib->create || !lib->set_stream || !lib->sgemm || !lib->dgemm || !lib->gemm_ex || !lib->sgemm_batched ||
+        !lib->dgemm_batched || !lib->gemm_batched_ex) {
         delete lib;
-        return path + " has no cublasCreate_v2/cublasSetStream_v2/cublasSgemm_v2/cublasDgemm_v2/cublasGemmEx";
+        return path + " lacks one of cublasCreate_v2, cublasSetStream_v2, cublas{S,D}gemm_v2, cublasGemmEx and their "
+                      "StridedBatched forms";
     }
     library = lib;
     return "";
@@ -111,10 +127,19 @@ extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a, halide_buf
     }
     // cuBLAS is column-major: the row-major out (m x n) = a @ b is the column-major
     // out^T (n x m) = b^T @ a^T, so b comes first, each operand as row-major BLAS would take it.
+    // A batch (out's dims past 2) is one strided batched call.
+    const gemm::Batch batch = gemm::batch_of(a, b, out);
+    if (!batch.ok) return fail("a batch whose matrices are not a fixed stride apart");
+    if (batch.count == 0) return 0;
+    const bool batched = out->dimensions > 2;
     const int op_a = oa.transpose ? kOpT : kOpN, op_b = ob.transpose ? kOpT : kOpN;
-    auto at = [](const halide_buffer_t *buf, const gemm::Operand &o) {
-        return reinterpret_cast<const char *>(buf->device) + o.offset * buf->type.bytes();
+    const int rows = static_cast<int>(n.extent), columns = static_cast<int>(m.extent);
+    const int lead_a = static_cast<int>(oa.lead), lead_b = static_cast<int>(ob.lead), lead_c = static_cast<int>(ldc);
+    const int count = static_cast<int>(batch.count);
+    auto at = [](const halide_buffer_t *buf, int64_t offset) {
+        return reinterpret_cast<const char *>(buf->device) + offset * buf->type.bytes();
     };
+    const char *pa = at(a, oa.offset + batch.a_offset), *pb = at(b, ob.offset + batch.b_offset);
     char *c = reinterpret_cast<char *>(out->device);
     int status;
     if (a->type.bits == 16 && b->type.bits == 16 && out->type.bits == 32) {
@@ -122,24 +147,27 @@ extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a, halide_buf
         // tensor cores multiply them exactly and accumulate in float32, as NumPy's float16
         // product accumulates in float32.
         const float one = 1, zero = 0;
-        status = lib->gemm_ex(handle, op_b, op_a, static_cast<int>(n.extent), static_cast<int>(m.extent), k, &one,
-                              at(b, ob), kCudaR16F, static_cast<int>(ob.lead), at(a, oa), kCudaR16F,
-                              static_cast<int>(oa.lead), &zero, c, kCudaR32F, static_cast<int>(ldc), kComputeF32,
-                              kGemmDefault);
+        status = batched ? lib->gemm_batched_ex(handle, op_b, op_a, rows, columns, k, &one, pb, kCudaR16F, lead_b,
+                                                batch.b_stride, pa, kCudaR16F, lead_a, batch.a_stride, &zero, c,
+                                                kCudaR32F, lead_c, batch.out_stride, count, kComputeF32, kGemmDefault)
+                         : lib->gemm_ex(handle, op_b, op_a, rows, columns, k, &one, pb, kCudaR16F, lead_b, pa,
+                                        kCudaR16F, lead_a, &zero, c, kCudaR32F, lead_c, kComputeF32, kGemmDefault);
     } else if (a->type != out->type || b->type != out->type) {
         return fail("operands of another type than the product");
     } else if (out->type.bits == 32) {
         const float one = 1, zero = 0;
-        status = lib->sgemm(handle, op_b, op_a, static_cast<int>(n.extent), static_cast<int>(m.extent), k, &one,
-                            reinterpret_cast<const float *>(at(b, ob)), static_cast<int>(ob.lead),
-                            reinterpret_cast<const float *>(at(a, oa)), static_cast<int>(oa.lead), &zero,
-                            reinterpret_cast<float *>(c), static_cast<int>(ldc));
+        const auto *fa = reinterpret_cast<const float *>(pa), *fb = reinterpret_cast<const float *>(pb);
+        auto *fc = reinterpret_cast<float *>(c);
+        status = batched ? lib->sgemm_batched(handle, op_b, op_a, rows, columns, k, &one, fb, lead_b, batch.b_stride, fa,
+                                              lead_a, batch.a_stride, &zero, fc, lead_c, batch.out_stride, count)
+                         : lib->sgemm(handle, op_b, op_a, rows, columns, k, &one, fb, lead_b, fa, lead_a, &zero, fc, lead_c);
     } else {
         const double one = 1, zero = 0;
-        status = lib->dgemm(handle, op_b, op_a, static_cast<int>(n.extent), static_cast<int>(m.extent), k, &one,
-                            reinterpret_cast<const double *>(at(b, ob)), static_cast<int>(ob.lead),
-                            reinterpret_cast<const double *>(at(a, oa)), static_cast<int>(oa.lead), &zero,
-                            reinterpret_cast<double *>(c), static_cast<int>(ldc));
+        const auto *da = reinterpret_cast<const double *>(pa), *db = reinterpret_cast<const double *>(pb);
+        auto *dc = reinterpret_cast<double *>(c);
+        status = batched ? lib->dgemm_batched(handle, op_b, op_a, rows, columns, k, &one, db, lead_b, batch.b_stride, da,
+                                              lead_a, batch.a_stride, &zero, dc, lead_c, batch.out_stride, count)
+                         : lib->dgemm(handle, op_b, op_a, rows, columns, k, &one, db, lead_b, da, lead_a, &zero, dc, lead_c);
     }
     return status == 0 ? 0 : fail("cublas gemm returned " + std::to_string(status));
 }

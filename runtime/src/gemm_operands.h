@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 namespace hc::gemm {
 
@@ -49,12 +50,61 @@ inline int64_t output_lead(const halide_buffer_t *out) {
     return m.stride >= std::max<int64_t>(n.extent, 1) ? m.stride : 0;
 }
 
+// A batched product's batch (out's dims past its two matrix dims, Halide order) as one count of
+// matrices a fixed stride apart in each buffer, as cuBLAS's strided batched call takes it.
+struct Batch {
+    int64_t count = 1;
+    int64_t a_stride = 0, b_stride = 0, out_stride = 0;   // elements; 0: one matrix for every product
+    int64_t a_offset = 0, b_offset = 0;                   // elements from the buffer's first to out's first batch
+    bool ok = true;   // false: some buffer's batch dims are not one run of equal strides
+};
+
+// `buf`'s stride over out's batch, and the offset of out's first batch in it: a 2-D operand is one
+// matrix for all (stride 0); else its batch dims are out's (lowering's library call passes only
+// such operands), collapsed into one stride where each dim follows the last densely.
+inline bool batch_stride(const halide_buffer_t *buf, const halide_buffer_t *out, int64_t *stride, int64_t *offset) {
+    *stride = 0;
+    *offset = 0;
+    if (buf->dimensions == 2) return true;
+    if (buf->dimensions != out->dimensions) return false;
+    int64_t next = 0;   // the stride the next dim must have (0: not yet known)
+    for (int d = 2; d < out->dimensions; ++d) {
+        const halide_dimension_t &dim = buf->dim[d];
+        if (dim.extent != out->dim[d].extent && out->dim[d].extent > 1) return false;
+        *offset += int64_t{out->dim[d].min - dim.min} * dim.stride;
+        if (out->dim[d].extent <= 1) continue;
+        if (*stride == 0) {
+            *stride = dim.stride;
+        } else if (dim.stride != next) {
+            return false;
+        }
+        next = int64_t{dim.stride} * dim.extent;
+    }
+    return true;
+}
+
+inline Batch batch_of(const halide_buffer_t *a, const halide_buffer_t *b, const halide_buffer_t *out) {
+    Batch batch;
+    for (int d = 2; d < out->dimensions; ++d) batch.count *= out->dim[d].extent;
+    int64_t out_offset = 0;
+    batch.ok = batch_stride(a, out, &batch.a_stride, &batch.a_offset) &&
+               batch_stride(b, out, &batch.b_stride, &batch.b_offset) &&
+               batch_stride(out, out, &batch.out_stride, &out_offset);
+    return batch;
+}
+
 // Halide's bounds query (any buffer without data): what the operands must hold for the region
 // of `out` it asks for (the operands' buffers here are its query copies, even where they carry
 // data): a's rows are out's rows with all k columns; b's columns are out's columns with all k
-// rows. Returns whether the call was a query.
+// rows; an operand with batch dims, out's batches. Returns whether the call was a query.
 inline bool answer_bounds_query(halide_buffer_t *a, halide_buffer_t *b, int32_t k, const halide_buffer_t *out) {
     if (!out->is_bounds_query() && !a->is_bounds_query() && !b->is_bounds_query()) return false;
+    for (halide_buffer_t *operand : {a, b}) {
+        for (int d = 2; d < operand->dimensions && d < out->dimensions; ++d) {
+            operand->dim[d].min = out->dim[d].min;
+            operand->dim[d].extent = out->dim[d].extent;
+        }
+    }
     const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
     a->dim[0].min = 0;
     a->dim[0].extent = k;

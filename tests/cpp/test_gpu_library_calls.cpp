@@ -17,6 +17,8 @@
 #include "hcompile/passes.h"
 #include "hcompile/target.h"
 
+#include "gemm_operands.h"
+
 using namespace hc;
 
 TEST_CASE("GPU products call cuBLAS on the device; their stored operands and copies are GPU kernels") {
@@ -105,4 +107,85 @@ TEST_CASE("A product of float16 arrays calls cuBLAS on the float16 arrays themse
     std::ostringstream code;
     for (const auto &f : module.functions()) code << f.body;
     CHECK(code.str().find(kCublasGemmName) != std::string::npos);
+}
+
+TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadcast over the batch is passed alone") {
+    using Ints = std::vector<int64_t>;
+    // An attention's scores: q and k are heads split out of one (tokens, 3 x width) array, k
+    // transposed; then the scores times a weight broadcast over the batch.
+    const int64_t batch = 8, heads = 2, tokens = 64, hd = 32;   // 2^21 multiply-adds in the scores
+    Graph g;
+    NodeId qkv = g.add_input(0, DType::Float32, {batch * tokens, 2 * heads * hd});
+    NodeId w = g.add_input(1, DType::Float32, {tokens, 48});
+    auto head_view = [&](int64_t start, Ints perm) {
+        NodeId part = g.add_op(OpKind::Slice, {qkv}, Attrs{{"starts", Ints{0, start}}, {"stops", Ints{batch * tokens, start + heads * hd}},
+                                                           {"steps", Ints{1, 1}}});
+        NodeId split = g.add_op(OpKind::Reshape, {part}, Attrs{{"shape", Ints{batch, tokens, heads, hd}}});
+        return g.add_op(OpKind::Transpose, {split}, Attrs{{"perm", perm}});
+    };
+    NodeId q = head_view(0, {0, 2, 1, 3});
+    NodeId kt = head_view(heads * hd, {0, 2, 3, 1});
+    NodeId scores = g.add_op(OpKind::Matmul, {q, kt});
+    NodeId wb = g.add_op(OpKind::Broadcast, {w}, Attrs{{"shape", Ints{batch, heads, tokens, 48}}});
+    NodeId mixed = g.add_op(OpKind::Matmul, {scores, wb});
+    g.set_outputs({mixed});
+
+    // Contractions of 32 and 64: batched products on the GPU; none on the host, whose BLAS takes 2-D.
+    const std::vector<NodeId> calls = choose_library_calls(g, true, true);
+    CHECK(calls == std::vector<NodeId>{scores, mixed});
+    CHECK(choose_library_calls(g, true, false).empty());
+
+    LoweredPipeline lowered = lower_to_halide(g, partition_into_regions(g, true), {}, {}, calls, true);
+    size_t stored = 0, calls_lowered = 0;
+    for (const RegionFunc &r : lowered.regions) {
+        if (!r.library_call) continue;
+        ++calls_lowered;
+        for (const Halide::Func &operand : r.library_operands) {
+            CHECK(operand.dimensions() == 4);   // q and k^T, each a copy of its batch of matrices
+            ++stored;
+        }
+        CHECK(r.accumulator.dimensions() == 4);
+    }
+    CHECK(calls_lowered == 2);
+    CHECK(stored == 2);   // w goes as the 2-D input it is
+
+    std::vector<Halide::Argument> args;
+    for (const LoweredInput &in : lowered.inputs) args.push_back(in.param);
+    apply_schedule(lowered, gpu_schedule(lowered));
+    Halide::Module module = lowered.pipeline.compile_to_module(args, "attention", ieee_target(parse_target("host-cuda")));
+    std::ostringstream code;
+    for (const auto &f : module.functions()) code << f.body;
+    CHECK(code.str().find(kCublasGemmName) != std::string::npos);
+    CHECK(code.str().find("halide_copy_to_host") == std::string::npos);
+}
+
+TEST_CASE("A batch is one stride per buffer, or refused where its matrices are not a fixed stride apart") {
+    // Halide order: (n, m, batch0, batch1); dense buffers of 2 x 3 batches of 4 x 5 matrices.
+    halide_dimension_t out_dims[4] = {{0, 5, 1, 0}, {0, 4, 5, 0}, {0, 3, 20, 0}, {0, 2, 60, 0}};
+    halide_dimension_t a_dims[4] = {{0, 7, 1, 0}, {0, 4, 7, 0}, {0, 3, 28, 0}, {0, 2, 84, 0}};
+    halide_dimension_t matrix_dims[2] = {{0, 5, 1, 0}, {0, 7, 5, 0}};
+    halide_buffer_t out{}, a{}, b{};
+    out.dimensions = 4;
+    out.dim = out_dims;
+    a.dimensions = 4;
+    a.dim = a_dims;
+    b.dimensions = 2;
+    b.dim = matrix_dims;
+    gemm::Batch batch = gemm::batch_of(&a, &b, &out);
+    CHECK(batch.ok);
+    CHECK(batch.count == 6);
+    CHECK(batch.a_stride == 28);
+    CHECK(batch.b_stride == 0);     // one matrix for every product
+    CHECK(batch.out_stride == 20);
+    // Heads a row apart inside each batch's rows (a view): not one stride.
+    a_dims[2].stride = 7 * 4 * 2;
+    CHECK_FALSE(gemm::batch_of(&a, &b, &out).ok);
+    // A part of the batch asked for: the operand's offset to it.
+    a_dims[2].stride = 28;
+    out_dims[3].min = 1;
+    out_dims[3].extent = 1;
+    batch = gemm::batch_of(&a, &b, &out);
+    CHECK(batch.ok);
+    CHECK(batch.count == 3);
+    CHECK(batch.a_offset == 84);
 }

@@ -27,9 +27,15 @@ constexpr int64_t kMinLibraryMultiplyAdds = int64_t{1} << 22;
 constexpr int64_t kMinCublasMultiplyAdds = int64_t{1} << 21;
 constexpr int64_t kMinCublasContraction = 128;
 constexpr int64_t kMinCublasOutputs = int64_t{1} << 20;
+// A batched product (3-D or more) on a CUDA device: cuBLAS's strided batched call from
+// kMinCublasMultiplyAdds multiply-adds in all where the contraction is a warp long or more. Its
+// operands are read by views (an attention's heads split out of one product's rows): Halide's
+// thread per output read them a row apart per thread, 157 us for the 128 products of 64x64x64
+// of a transformer layer's q @ k^T on an H200.
+constexpr int64_t kMinCublasBatchedContraction = 32;
 
-// The 2-D float32/float64 matmul nodes of `graph` large enough to call BLAS (cuBLAS where
-// `for_gpu`). Empty when no such library is loaded (`available`).
+// The float32/float64 matmul nodes of `graph` large enough to call BLAS: 2-D ones, and on the GPU
+// (`for_gpu`: cuBLAS) batched ones too. Empty when no such library is loaded (`available`).
 std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, bool for_gpu = false);
 
 }  // namespace hc

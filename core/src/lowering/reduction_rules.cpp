@@ -398,16 +398,28 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
 
 namespace {
 
-// A 2-D float product through BLAS (runtime/blas.h: an extern stage), or through cuBLAS on the
+// The operand of a batched product that the call reads broadcast over the batch (a batch
+// stride of 0): `id` itself, or the matrix a Broadcast node stretches over the batch axes only.
+NodeId matrix_under_broadcast(const Graph &graph, NodeId id) {
+    const Node &n = graph.node(id);
+    if (n.kind != OpKind::Broadcast || n.ndim() < 3) return id;
+    const Node &x = graph.node(n.inputs[0]);
+    const bool matrix = x.ndim() == 2 && x.shape[0] == n.shape[n.ndim() - 2] && x.shape[1] == n.shape[n.ndim() - 1];
+    return matrix ? x.id : id;
+}
+
+// A float product through BLAS (runtime/blas.h: an extern stage, 2-D), or through cuBLAS on the
 // device for a GPU pipeline (runtime/cublas.h: the stage's buffers in device memory, the call's
-// user context first, for its stream): an operand that is an input with a unit inner stride, or
-// a region stored at the root, is passed as it is; any other (a fused expression, a strided
-// input) is first stored, in the product's dtype (the schedule computes it at root). `f` is a
-// copy of the stage: Halide then writes an output array once, through its own code.
+// user context first, for its stream; a batched product in one strided batched call): an operand
+// that is an input with a unit inner stride, or a region stored at the root, is passed as it is;
+// any other (a fused expression, a strided input) is first stored, in the product's dtype (the
+// schedule computes it at root). A matrix broadcast over a batch goes as the matrix alone. `f` is
+// a copy of the stage: Halide then writes an output array once, through its own code.
 ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const Node &n, Halide::Func &f,
                                                const std::vector<Halide::Var> &axes) {
     const Node &a = ctx.graph.node(n.inputs[0]);
     const Halide::Type t = halide_type(n.dtype);
+    const int nd = n.ndim();
     ReductionLowering out;
     std::vector<Halide::ExternFuncArgument> args;
     if (ctx.for_gpu) args.emplace_back(ctx.user_context);
@@ -419,7 +431,9 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
     const DType operand_dtype = half_operands ? DType::Float16 : n.dtype;
     for (NodeId operand : n.inputs) {
         if (half_operands) operand = widened_float16_source(ctx.graph, operand);
-        const bool same_dtype = ctx.graph.node(operand).dtype == operand_dtype;
+        operand = matrix_under_broadcast(ctx.graph, operand);
+        const Node &node = ctx.graph.node(operand);
+        const bool same_dtype = node.dtype == operand_dtype;
         if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {
             args.emplace_back(*param);
             continue;
@@ -429,21 +443,23 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
             continue;
         }
         Halide::Func stored("blas_operand_" + std::to_string(operand) + "_of_" + std::to_string(n.id));
-        Halide::Var column("c"), row("r");
-        stored(column, row) = Halide::cast(halide_type(operand_dtype), ctx.at(operand, {row, column}));
+        std::vector<Halide::Var> vars;   // Halide's order: column, row, then the batch axes
+        for (int i = 0; i < node.ndim(); ++i) vars.emplace_back(i == 0 ? "c" : i == 1 ? "r" : "b" + std::to_string(i - 2));
+        std::vector<Expr> index(vars.rbegin(), vars.rend());
+        stored(vars) = Halide::cast(halide_type(operand_dtype), ctx.at(operand, index));
         args.emplace_back(stored);
         out.library_operands.push_back(stored);
     }
-    args.emplace_back(Halide::cast(Halide::Int(32), ctx.extent(a, 1)));
+    args.emplace_back(Halide::cast(Halide::Int(32), ctx.extent(a, nd - 1)));
     Halide::Func call("blas_" + std::to_string(n.id));
     if (ctx.for_gpu) {
-        call.define_extern(kCublasGemmName, args, t, 2, Halide::NameMangling::Default, Halide::DeviceAPI::CUDA);
+        call.define_extern(kCublasGemmName, args, t, nd, Halide::NameMangling::Default, Halide::DeviceAPI::CUDA);
     } else {
-        call.define_extern(kBlasGemmName, args, t, 2);
+        call.define_extern(kBlasGemmName, args, t, nd);
     }
     std::vector<Expr> lhs = halide_vars(axes);
     f(lhs) = call(lhs);
-    out.rextents = {a.shape[1]};
+    out.rextents = {a.shape[nd - 1]};
     out.accumulator = call;
     out.library_call = true;
     return out;

@@ -22,8 +22,10 @@ bool cublas_available();
 // run_on_cuda adds it to the kernel's error.
 std::string take_cublas_error();
 
-// The extern stage (its name is lowering.h's kCublasGemmName): out[m, n] = a[m, k] @ b[k, n]
-// over the region of `out` asked for, float32 or float64 (Halide order: dim 0 is n, dim 1 is m),
+// The extern stage (its name is lowering.h's kCublasGemmName): out[..., m, n] = a[..., m, k] @
+// b[..., k, n] over the region of `out` asked for, float32 or float64 (Halide order: dim 0 is n,
+// dim 1 is m, the batch past them; a 2-D operand is one matrix for the whole batch), a batch in
+// one strided batched call,
 // on the device, context and stream of the call (`user_context` is run_on_cuda's
 // CudaCallContext). The operands must already be in device memory with a unit stride in one
 // dimension (the GPU's inputs are C-contiguous; Halide's own buffers are dense). Accumulates in
