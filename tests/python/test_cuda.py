@@ -109,7 +109,7 @@ def test_gpu_schedules_compile_for_cuda(fn, shapes, dtype):
     assert "cuda" in report["target"]
     assert "gpu_tile" in report["schedule"]
     assert "gpu_blocks" in report["schedule_source"] or "gpu_single_thread" in report["schedule_source"]
-    for forbidden in ("vectorize", "parallel", "call_library"):
+    for forbidden in ("vectorize", "parallel"):     # (call_library: cuBLAS, where loaded)
         assert forbidden not in report["schedule"]
 
 
