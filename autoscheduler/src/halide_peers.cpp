@@ -59,6 +59,17 @@ std::string apply_halide_autoscheduler(LoweredPipeline &lowered, const Halide::T
     const bool gpu = target.has_gpu_feature();
     if (gpu && name == "Adams2019") throw std::invalid_argument("Halide's Adams2019 schedules CPUs only (Anderson2021 is its GPU version)");
     if (!gpu && name == "Anderson2021") throw std::invalid_argument("Halide's Anderson2021 schedules GPUs only");
+    // A reduction to one value (a 0-d output), measured on an H200: Anderson2021's plugin crashes
+    // the process (a segmentation fault, nothing to catch), and Li2018's GPU schedule leaves the
+    // value on the host, where the call finds no host buffer. Refused here with that reason.
+    const bool scalar_output = std::any_of(lowered.outputs.begin(), lowered.outputs.end(),
+                                           [](const Halide::Func &f) { return f.dimensions() == 0; });
+    if (gpu && scalar_output && (name == "Anderson2021" || name == "Li2018")) {
+        throw std::invalid_argument("Halide's " + name + " does not schedule a GPU pipeline with a 0-d output (a "
+                                    "reduction to one value): measured, " +
+                                    (name == "Anderson2021" ? std::string("its plugin crashed the process")
+                                                            : std::string("its schedule left the value on the host")));
+    }
     load_halide_autoscheduler(name);
     for (size_t i = 0; i < lowered.inputs.size(); ++i) {
         lowered.inputs[i].param.set_estimates(region_of(estimates.input_shapes.at(i)));

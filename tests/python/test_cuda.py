@@ -936,6 +936,11 @@ def test_halide_autoschedulers_for_another_kind_of_target_are_refused_clearly():
         hc.hcompile(_softmax_rows, target=CUDA_TARGET, autoscheduler="Adams2019", fullgraph=True).compile_only(x)
     with pytest.raises(hc.CompileError, match="GPUs only"):
         hc.hcompile(_softmax_rows, autoscheduler="Anderson2021", fullgraph=True)(x)
+    # A reduction to one value: Anderson2021 crashed the process, Li2018 left it on the host.
+    for scheduler in ("Anderson2021", "Li2018"):
+        with pytest.raises(hc.CompileError, match="0-d output"):
+            hc.hcompile(_total, target=CUDA_TARGET, autoscheduler=scheduler, fullgraph=True).compile_only(x)
+    hc.hcompile(_total, target=CUDA_TARGET, autoscheduler="Mullapudi2016", fullgraph=True).compile_only(x)
 
 
 @gpu

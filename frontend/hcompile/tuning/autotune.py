@@ -53,7 +53,10 @@ class NotTuned(Exception):
 
 
 def measure(call):
-    """(median seconds per call, per-call seconds of each sample)."""
+    """(median seconds per call, per-call seconds of each sample). A ``call`` with a ``runs``
+    attribute runs the kernel that many times (a GPU runner's launches between two
+    synchronisations): the seconds are per run."""
+    runs_per_call = getattr(call, "runs", 1)
     time.sleep(IDLE_SECONDS)
     start = time.perf_counter()
     calls = 0
@@ -67,7 +70,7 @@ def measure(call):
         t0 = time.perf_counter()
         for _ in range(batch):
             call()
-        runs.append((time.perf_counter() - t0) / batch)
+        runs.append((time.perf_counter() - t0) / batch / runs_per_call)
     return float(np.median(runs)), runs
 
 
