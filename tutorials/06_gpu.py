@@ -75,8 +75,9 @@ else:
 # Matrix products on the GPU call cuBLAS (the one PyTorch or CuPy already loaded) on the caller's
 # stream, and the elementwise work around them (the bias, the GELU) runs in Halide's kernels that
 # read the product's result directly. Small products, or short contractions with few outputs,
-# stay Halide kernels: there a thread per output beats the library call's overhead. The schedule
-# says which (`call_library`).
+# stay Halide kernels: there a thread per output beats the library call's overhead. Batched
+# products (an attention's heads) are one strided batched call. The schedule says which
+# (`call_library`).
 
 # %%
 def gelu_mlp(x, w1, b1, w2, b2):

@@ -21,6 +21,21 @@
 
 using namespace hc;
 
+namespace {
+
+// The host code of `lowered` (already scheduled) compiled for CUDA: Halide's statement of each
+// function, where its extern calls and device allocations show.
+std::string cuda_host_code(LoweredPipeline &lowered, const std::string &name) {
+    std::vector<Halide::Argument> args;
+    for (const LoweredInput &in : lowered.inputs) args.push_back(in.param);
+    Halide::Module module = lowered.pipeline.compile_to_module(args, name, ieee_target(parse_target("host-cuda")));
+    std::ostringstream code;
+    for (const auto &f : module.functions()) code << f.body;
+    return code.str();
+}
+
+}  // namespace
+
 TEST_CASE("GPU products call cuBLAS on the device; their stored operands and copies are GPU kernels") {
     using Ints = std::vector<int64_t>;
     Graph g;
@@ -59,12 +74,7 @@ TEST_CASE("GPU products call cuBLAS on the device; their stored operands and cop
 
     // Halide accepts it for CUDA: the stage is called with device buffers (a device allocation
     // for its output), between the operand's kernel and the copy's.
-    std::vector<Halide::Argument> args;
-    for (const LoweredInput &in : lowered.inputs) args.push_back(in.param);
-    Halide::Module module = lowered.pipeline.compile_to_module(args, "product", ieee_target(parse_target("host-cuda")));
-    std::ostringstream code;
-    for (const auto &f : module.functions()) code << f.body;
-    const std::string text = code.str();
+    const std::string text = cuda_host_code(lowered, "product");
     CHECK(text.find(kCublasGemmName) != std::string::npos);
     CHECK(text.find("halide_device_malloc") != std::string::npos);
     CHECK(text.find("halide_copy_to_host") == std::string::npos);  // nothing crosses to the host
@@ -100,13 +110,8 @@ TEST_CASE("A product of float16 arrays calls cuBLAS on the float16 arrays themse
         const Node &root = widened.node(r.node);
         CHECK(!(root.kind == OpKind::Cast && root.dtype == DType::Float32));
     }
-    std::vector<Halide::Argument> args;
-    for (const LoweredInput &in : lowered.inputs) args.push_back(in.param);
     apply_schedule(lowered, gpu_schedule(lowered));
-    Halide::Module module = lowered.pipeline.compile_to_module(args, "half_product", ieee_target(parse_target("host-cuda")));
-    std::ostringstream code;
-    for (const auto &f : module.functions()) code << f.body;
-    CHECK(code.str().find(kCublasGemmName) != std::string::npos);
+    CHECK(cuda_host_code(lowered, "half_product").find(kCublasGemmName) != std::string::npos);
 }
 
 TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadcast over the batch is passed alone") {
@@ -149,14 +154,10 @@ TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadca
     CHECK(calls_lowered == 2);
     CHECK(stored == 2);   // w goes as the 2-D input it is
 
-    std::vector<Halide::Argument> args;
-    for (const LoweredInput &in : lowered.inputs) args.push_back(in.param);
     apply_schedule(lowered, gpu_schedule(lowered));
-    Halide::Module module = lowered.pipeline.compile_to_module(args, "attention", ieee_target(parse_target("host-cuda")));
-    std::ostringstream code;
-    for (const auto &f : module.functions()) code << f.body;
-    CHECK(code.str().find(kCublasGemmName) != std::string::npos);
-    CHECK(code.str().find("halide_copy_to_host") == std::string::npos);
+    const std::string code = cuda_host_code(lowered, "attention");
+    CHECK(code.find(kCublasGemmName) != std::string::npos);
+    CHECK(code.find("halide_copy_to_host") == std::string::npos);
 }
 
 TEST_CASE("A batch is one stride per buffer, or refused where its matrices are not a fixed stride apart") {
