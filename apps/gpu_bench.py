@@ -8,8 +8,8 @@ batches (a sync before and after each batch; jax.jit's, which runs on its own st
 batches ended by block_until_ready); bandwidth counts the bytes of the inputs read once and the
 outputs written once, against a device-to-device copy measured the same way. A second table
 times each call of the workloads at their small sizes (apps/workloads.py), where the per-call
-overhead is the time: hcompile, torch eager, torch.compile default and reduce-overhead (CUDA
-graphs), jax.jit.
+overhead is the time: hcompile default and reduce-overhead (CUDA graphs), torch eager,
+torch.compile default and reduce-overhead (CUDA graphs), jax.jit.
 Needs a CUDA GPU with PyTorch (tests/gpu/run_on_gpu_machine.sh runs it on the lent GPU machine).
 """
 from __future__ import annotations
@@ -146,14 +146,22 @@ def jax_ms(fn, args, repeat, batch=10):
 
 def small_table(torch, peers, names):
     """Per-call microseconds at the workloads' small sizes (apps/workloads.py)."""
-    rows = ["| workload (small size) | hcompile µs | torch eager µs | torch.compile µs | torch.compile "
-            "reduce-overhead µs | jax.jit µs |", "|---|---|---|---|---|---|"]
+    rows = ["| workload (small size) | hcompile µs | hcompile reduce-overhead µs | torch eager µs | torch.compile µs | "
+            "torch.compile reduce-overhead µs | jax.jit µs |", "|---|---|---|---|---|---|---|"]
     for name in names:
         if name not in peers or not hasattr(W, "inputs_" + name):
             continue
         args = [torch.from_numpy(a).cuda() for a in getattr(W, "inputs_" + name)("small")]
+        graphed = hc.hcompile(getattr(W, name), fullgraph=True, mode="reduce-overhead")
+        graphed(*args)
+        want, got = peers[name](*args), graphed(*args)   # the second call is captured, then replayed
+        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        checked = torch.allclose(got, want, rtol=rtol, atol=atol * max(1.0, want.abs().max().item()))
         cells = [overhead_us(torch, hc.hcompile(getattr(W, name), fullgraph=True), *args, calls=500),
+                 overhead_us(torch, graphed, *args, calls=500) if checked else None,
                  overhead_us(torch, peers[name], *args, calls=500)]
+        if not checked:
+            print(f"[gpu_bench] hcompile reduce-overhead: wrong answer on {name}")
         for mode in ("default", "reduce-overhead"):
             try:
                 cells.append(overhead_us(torch, torch.compile(peers[name], mode=mode), *args, calls=500))

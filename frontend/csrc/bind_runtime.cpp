@@ -11,6 +11,7 @@
 #include "hcompile/cublas.h"
 #include "hcompile/compile.h"
 #include "hcompile/cuda_call.h"
+#include "hcompile/cuda_graph_memory.h"
 #include "hcompile/dispatch.h"
 #include "hcompile/block_pool.h"
 #include "hcompile/target.h"
@@ -217,7 +218,8 @@ void bind_runtime(nb::module_ &m) {
     m.def(
         "run_cuda",
         [](const Kernel &kernel, const std::vector<std::tuple<uint64_t, std::vector<int64_t>>> &inputs,
-           const std::vector<std::tuple<uint64_t, std::vector<int64_t>>> &outputs, int device, uint64_t stream) {
+           const std::vector<std::tuple<uint64_t, std::vector<int64_t>>> &outputs, int device, uint64_t stream,
+           bool captured) {
             auto arrays = [](const auto &described) {
                 std::vector<DeviceArray> v;
                 for (const auto &[pointer, shape] : described) v.push_back({pointer, shape});
@@ -228,15 +230,22 @@ void bind_runtime(nb::module_ &m) {
             int status;
             {
                 nb::gil_scoped_release release;
-                status = run_on_cuda(kernel, in, out, device, stream, &error);
+                status = run_on_cuda(kernel, in, out, device, stream, &error, captured);
             }
             if (status != 0) {
                 throw std::runtime_error("hcompile: CUDA kernel failed (Halide error " + std::to_string(status) + "): " + error);
             }
         },
         nb::arg("kernel"), nb::arg("inputs"), nb::arg("outputs"), nb::arg("device"), nb::arg("stream"),
+        nb::arg("captured") = false,
         "Runs a kernel compiled for CUDA: C-contiguous arrays as (device pointer, shape), in the kernel's\n"
-        "input and output order, on the device's primary context and the given stream.");
+        "input and output order, on the device's primary context and the given stream. captured: the stream\n"
+        "is being captured into a CUDA graph (between cuda_graph_allocations_begin and _end): the kernel's\n"
+        "intermediates are the graph's own memory.");
+    m.def("cuda_graph_allocations_begin", &begin_graph_allocations,
+          "Halide's runtime caches no device memory until the matching _end (emptying its cache now: call it\n"
+          "before a CUDA graph capture starts).");
+    m.def("cuda_graph_allocations_end", &end_graph_allocations);
     m.def("compile_graph", &compile, nb::arg("graph"), nb::arg("target") = "host",
           nb::arg("layouts") = std::vector<int>{}, nb::arg("want_lowered_stmt") = false,
           nb::arg("writebacks") = std::vector<std::pair<int, int>>{},

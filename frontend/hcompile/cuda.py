@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _C, blas, debug_dump, guards, logs, tuning
+from . import _C, blas, cuda_graphs, debug_dump, guards, logs, tuning
 from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
@@ -322,7 +322,12 @@ class CudaEntries:
             return entry.result.build([], returned_args)
         if entry.result.writebacks:
             self._check_written(library, returned_args, entry.result.writebacks)
-        if not entry.in_dispatcher and self._dispatcher is not None and as_given:
+        if self._mode == "reduce-overhead":
+            outputs = self._run_graphed(library, device, args, entry)
+            if outputs is not None:
+                return entry.result.build(outputs, returned_args)
+        if (not entry.in_dispatcher and self._dispatcher is not None and as_given and
+                (entry.graphed is None or entry.graphed.failure is not None)):   # not a graph's first call
             entry.in_dispatcher = True   # whether or not it fits, asked once
             self._add_to_dispatcher(library, device, args, devices, entry)
         describe = library.describe
@@ -334,6 +339,20 @@ class CudaEntries:
         for arg_index, output_index in entry.result.writebacks:
             library.copy_into(returned_args[arg_index], outputs[output_index])
         return entry.result.build(outputs, returned_args)
+
+    def _run_graphed(self, library, device, args, entry):
+        """mode="reduce-overhead": this call's outputs from the entry's CUDA graph (cuda_graphs.py),
+        or None where it runs as default mode: CuPy's arrays, a call that writes into its arguments
+        or stops at a graph break, a failed capture."""
+        if entry.graphed is None:
+            entry.graphed = cuda_graphs.GraphedEntry(self._qualname)
+            if library.name != "torch":
+                entry.graphed.fail("CuPy arrays are not captured")
+            elif not entry.result.plain:
+                entry.graphed.fail("a call that writes into its arguments or stops at a graph break")
+            elif entry.launches < cuda_graphs.MIN_LAUNCHES:
+                entry.graphed.fail(f"{entry.launches} kernel launches a call: a graph's replay costs more")
+        return entry.graphed.run(library, device, entry, args)
 
     def _check_written(self, library, targets, writebacks):
         """A written argument must be an array this library (or NumPy, copied in) can write, and
@@ -464,7 +483,8 @@ class CudaEntries:
             if cuda_device(args[i]) is None and not isinstance(stand_ins[i], np.ndarray):
                 raise Unsupported(f"argument {i} is read at run time but is not an array",
                                   code.co_filename, code.co_firstlineno)
-        return _Entry(kernel, kernel.input_args, _Result(cap, kernel, continuation), cap.guards, relations=relations)
+        return _Entry(kernel, kernel.input_args, _Result(cap, kernel, continuation), cap.guards, relations=relations,
+                      launches=cuda_graphs.launches(report["decisions"]))
 
 
     def _autotune(self, cap, stand_ins, args, tune, key, kernel, report, compile_with, record):
@@ -568,6 +588,8 @@ class _Entry:
                                         # it, an entry without a kernel computes nothing before a graph break
     relations: list = None              # how the arguments relate (`a is b`), as the dispatcher checks it
     in_dispatcher: bool = False         # offered to the C++ dispatcher already
+    graphed: object = None              # mode="reduce-overhead": its CUDA graph (cuda_graphs.GraphedEntry)
+    launches: int = 0                   # the kernel's launches a call (cuda_graphs.launches)
 
 
 def _map_arrays(result, convert, keep=()):

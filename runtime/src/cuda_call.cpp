@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "hcompile/cublas.h"
+#include "hcompile/cuda_graph_memory.h"
 #include "hcompile/small_array.h"
 
 #include "cuda_call_context.h"
@@ -115,7 +116,7 @@ CurrentCudaContext::~CurrentCudaContext() {
 }
 
 int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, const std::vector<DeviceArray> &outputs,
-                int device, uint64_t stream, std::string *error) {
+                int device, uint64_t stream, std::string *error, bool captured) {
     if (!kernel.device_interface) {
         *error = "the kernel was not compiled for CUDA";
         return -1;
@@ -127,8 +128,18 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
     }
     // Halide keeps the device memory of a kernel's intermediates for the next call instead of
     // freeing it (cuMemFree waits for the device); set here, where Halide's CUDA runtime exists.
+    // Halide's allocations are routed (cuda_graph_memory.h) before its runtime first looks up the
+    // driver's entry points, at its first kernel.
     static std::once_flag reuse;
-    std::call_once(reuse, [] { Halide::Internal::JITSharedRuntime::reuse_device_allocations(true); });
+    std::call_once(reuse, [] {
+        route_cuda_allocations();
+        Halide::Internal::JITSharedRuntime::reuse_device_allocations(true);
+    });
+    if (captured && !cuda_allocations_routed()) {
+        *error = "Halide's CUDA runtime found the driver before hcompile routed its allocations (a Halide CUDA "
+                 "pipeline ran first): its device memory cannot be captured in a CUDA graph";
+        return -1;
+    }
     CudaCallContext context;
     context.context = primary_context(device, error);
     if (!context.context) return -1;
@@ -157,7 +168,12 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
         next_dim += a.shape.size();
         pointers[i] = &buffers[i];
     }
-    const int status = kernel.run(pointers.data(), error, &context);
+    int status;
+    {
+        // Under capture, intermediates are the graph's own (stream-ordered on the captured stream).
+        AllocationsOnStream on_stream(captured ? context.stream : nullptr);
+        status = kernel.run(pointers.data(), error, &context);
+    }
     if (status != 0) {
         if (std::string why = take_cublas_error(); !why.empty()) *error += (error->empty() ? "" : ": ") + why;
     }

@@ -410,10 +410,49 @@ def test_a_cuda_compile_failure_without_fullgraph_is_recorded_not_raised():
 
 
 def test_options_the_gpu_does_not_honour_yet_are_said(caplog):
-    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, mode="reduce-overhead")
+    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, dynamic=True)
     with caplog.at_level("WARNING", logger="hcompile.options"):
         f.compile_only(np.ones((4, 300), np.float32))
-    assert "behaves like 'default' on the GPU" in caplog.text
+    assert "every shape compiles its own kernel" in caplog.text
+
+
+class _FakeGraphLibrary:
+    """Enough of cuda.py's _Library for cuda_graphs.GraphedEntry's bookkeeping, without a GPU:
+    arrays are NumPy's, a pointer their data address."""
+    name = "torch"
+
+    @staticmethod
+    def pointer(a):
+        return a.ctypes.data
+
+
+def test_reduce_overhead_captures_the_second_call_and_copies_only_moved_arguments(monkeypatch):
+    """The first call of an entry runs as default mode; the second is captured, the arguments
+    that were the same array both times read where they are, the others copied in; an argument
+    read in place that moves later is recaptured as copied; past MAX_CAPTURES the entry runs as
+    default mode."""
+    from hcompile import cuda_graphs
+    captured = []
+    monkeypatch.setattr(cuda_graphs.GraphedEntry, "_capture",
+                        lambda self, library, device, entry, inputs: captured.append(list(self._copied)) or
+                        setattr(self, "_graph", object()) or setattr(self, "_read", inputs) or "captured")
+    monkeypatch.setattr(cuda_graphs.GraphedEntry, "_replay", lambda self, inputs: "replayed")
+
+    class Entry:
+        input_args = [0, 1]
+    weight, batch, other = np.ones(4), np.ones(4), np.ones(4)
+    graphed = cuda_graphs.GraphedEntry("f")
+    library = _FakeGraphLibrary()
+    assert graphed.run(library, 0, Entry, [weight, batch]) is None          # default mode
+    assert graphed.run(library, 0, Entry, [weight, other]) == "captured"
+    assert captured == [[False, True]]
+    assert graphed.run(library, 0, Entry, [weight, batch]) == "replayed"    # a copied argument may move
+    assert graphed.run(library, 0, Entry, [other, batch]) == "captured"     # the weight moved
+    assert captured[-1] == [True, True]
+    graphed.captures = cuda_graphs.MAX_CAPTURES
+    graphed._copied = [False, False]
+    assert graphed.run(library, 0, Entry, [batch, other]) is None
+    assert graphed.failure is not None and graphed.run(library, 0, Entry, [weight, batch]) is None
 
 
 def test_gpu_schedules_have_alternatives_one_region_away_for_max_autotune():
@@ -1029,3 +1068,43 @@ def test_float16_chains_compile_for_cuda():
     f = hc.hcompile(chain, target=CUDA_TARGET, fullgraph=True)
     f.compile_only(np.ones((64, 64), np.float16))
     assert f.compile_records[-1]["report"]["target"].count("cuda")
+
+
+@gpu
+def test_reduce_overhead_replays_cuda_graphs_that_match_numpy(torch_cuda, monkeypatch):
+    """mode="reduce-overhead": the second call of an entry is captured in a CUDA graph, later calls
+    replay it. A new batch at every call is copied in; weights are read where they are (a weight
+    changed in place is seen); earlier results are not overwritten by later replays; a kernel of
+    many stages (a transformer layer), cuBLAS calls and a reduction to one value capture too (all
+    captured here: an entry of fewer launches than MIN_LAUNCHES otherwise runs as default mode)."""
+    from hcompile import cuda_graphs
+    torch = torch_cuda
+    few = hc.hcompile(_softmax_rows, mode="reduce-overhead", fullgraph=True)
+    x = torch.ones((8, 300), device="cuda")
+    for _ in range(3):
+        few(x)
+    (entry,), = few._cuda._entries.values()
+    assert "launches" in entry.graphed.failure and entry.graphed.captures == 0
+    monkeypatch.setattr(cuda_graphs, "MIN_LAUNCHES", 1)
+    rng = np.random.default_rng(31)
+    cases = [(_softmax_rows, [rng.standard_normal((37, 129)).astype(np.float32)]),
+             (W.transformer_layer, list(W.inputs_transformer_layer("small"))),
+             (_gelu_mlp, _rng_inputs(rng, [(32, 512), (512, 1024), (1024,), (1024, 512), (512,)])),
+             (_total, [rng.standard_normal((300, 400)).astype(np.float32)])]
+    for fn, arrays in cases:
+        f = hc.hcompile(fn, mode="reduce-overhead", fullgraph=True)
+        tensors = [torch.from_numpy(a).cuda() for a in arrays]
+        results = []
+        for _ in range(4):
+            batch = rng.standard_normal(arrays[0].shape).astype(np.float32)
+            tensors[0] = torch.from_numpy(batch).cuda()
+            results.append((f(*tensors), fn(batch, *arrays[1:])))
+        if len(arrays) > 1:     # a weight changed in place
+            tensors[1].mul_(2)
+            arrays[1] = arrays[1] * 2
+            results.append((f(*tensors), fn(batch, *arrays[1:])))
+        for got, want in results:
+            np.testing.assert_allclose(got.cpu().numpy(), want, rtol=2e-4, atol=2e-4 * max(1, np.abs(want).max()))
+        graphed = [e.graphed for entries in f._cuda._entries.values() for e in entries]
+        assert len(graphed) == 1 and graphed[0].failure is None, graphed[0].failure
+        assert graphed[0].captures == 1 and graphed[0].replays == len(results) - 1

@@ -26,8 +26,10 @@ constexpr uint64_t kDeviceAlignment = 16;
 // Runs `kernel` (compiled for a CUDA target) on `inputs` (in Kernel::inputs order) into
 // `outputs` (Kernel::outputs order) on CUDA device `device` and stream `stream` (0: the legacy
 // default stream). Returns Halide's error code (0: success; -1 for a problem found here, said in
-// `error`). Never throws; needs no GIL.
+// `error`). Never throws; needs no GIL. `captured`: `stream` is being captured into a CUDA graph
+// (between begin_graph_allocations and end_graph_allocations, cuda_graph_memory.h): the kernel's
+// intermediates are allocated on the stream, memory the graph owns.
 int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, const std::vector<DeviceArray> &outputs,
-                int device, uint64_t stream, std::string *error);
+                int device, uint64_t stream, std::string *error, bool captured = false);
 
 }  // namespace hc

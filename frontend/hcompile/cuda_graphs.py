@@ -1,0 +1,112 @@
+"""``mode="reduce-overhead"`` on the GPU: a compiled call captured in a CUDA graph and replayed.
+
+A kernel of several stages launches each one from the host (4-5 µs a launch in Halide's CUDA
+runtime); a CUDA graph launches them all at once. The second call of an entry (its arguments'
+types, shapes and device) is captured with PyTorch's CUDA graphs and later calls replay it:
+
+* An argument that was the same array at the first two calls (a weight) is read where it is (the
+  graph keeps a reference, so its memory stays the caller's array's). One that changed (a batch)
+  is copied into an array of the graph's own before each replay; one read in place until then
+  that moves later is recaptured as copied, up to MAX_CAPTURES captures an entry.
+* The kernel's intermediates are memory the graph owns (runtime's cuda_graph_memory.h), not
+  Halide's allocation cache, which could free or hand out again the addresses a graph keeps.
+* Outputs are copied out of the graph's arrays after each replay, so a result stays the caller's
+  after the next call (PyTorch's reduce-overhead hands out the graph's own arrays instead).
+
+PyTorch tensors only (CuPy's arrays run as default mode); calls that write into their arguments
+or stop at a graph break run as default mode too (cuda.py decides). What fails to capture runs
+as default mode from then on, said in the recompile log.
+"""
+from __future__ import annotations
+
+from . import _C, logs
+
+MAX_CAPTURES = 3
+
+# Entries launching fewer kernels a call run as default mode: a replay costs the Python path,
+# the replay and the outputs' copies, about 35 µs a call on an H200, where default mode runs a
+# launch in 4-5 µs from the C++ dispatcher (measured there: softmax's one kernel 11.8 µs a call,
+# 36.3 replayed; gelu_mlp's four 25.5, 59.4; a small transformer layer's 27 launches 297, 123).
+MIN_LAUNCHES = 8
+
+
+def launches(decisions):
+    """The kernel launches of a call of a GPU schedule (a kernel per region computed at the root,
+    a cuBLAS call per product): what a CUDA graph saves."""
+    return sum(1 for d in decisions if d[1] in ("compute_root", "call_library"))
+
+
+class GraphedEntry:
+    """The CUDA graph of one compiled entry (cuda.py's _Entry) and the arrays it reads and writes."""
+
+    def __init__(self, qualname):
+        self._qualname = qualname
+        self._first_pointers = None      # the inputs' addresses at the entry's first call
+        self._copied = None              # per kernel input: copied into the graph's array before each replay
+        self._read = None                # per kernel input: the array the graph reads
+        self._outputs = None             # the arrays the graph writes
+        self._graph = None
+        self.captures = 0
+        self.replays = 0
+        self.failure = None              # why this entry runs as default mode
+
+    def run(self, library, device, entry, args):
+        """The outputs of this call (new arrays), or None: run it as default mode."""
+        if self.failure is not None:
+            return None
+        inputs = [args[i] for i in entry.input_args]
+        pointers = [library.pointer(x) for x in inputs]
+        if self._first_pointers is None:
+            self._first_pointers = pointers      # the first call runs as default mode: Halide's
+            return None                          # runtime loads the kernel's module then
+        if self._graph is not None:
+            moved = [i for i, (p, read) in enumerate(zip(pointers, self._read))
+                     if not self._copied[i] and p != library.pointer(read)]
+            if not moved:
+                return self._replay(inputs)
+            self._copied = [c or i in moved for i, c in enumerate(self._copied)]
+        else:
+            self._copied = [p != q for p, q in zip(pointers, self._first_pointers)]
+        if self.captures >= MAX_CAPTURES:
+            self.fail(f"its arguments moved after {MAX_CAPTURES} captures")
+            return None
+        return self._capture(library, device, entry, inputs)
+
+    def _capture(self, library, device, entry, inputs):
+        torch = library.module
+        self._read = [torch.empty_like(x).copy_(x) if copied else x for x, copied in zip(inputs, self._copied)]
+        self._outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs]
+        describe = library.describe
+        graph = torch.cuda.CUDAGraph()
+        self.captures += 1
+        _C.cuda_graph_allocations_begin()
+        try:
+            # Relaxed: the capture may meet a first cuBLAS call's workspace allocation.
+            with torch.cuda.graph(graph, capture_error_mode="relaxed"):
+                _C.run_cuda(entry.kernel, [describe(x) for x in self._read], [describe(o) for o in self._outputs],
+                            device, library.stream(device), captured=True)
+        except Exception as e:   # noqa: BLE001 (any failure to capture: default mode, said)
+            self._graph = None
+            self.fail(f"{type(e).__name__}: {e}")
+            return None
+        finally:
+            _C.cuda_graph_allocations_end()
+        self._graph = graph
+        logs.log("recompiles", "%s: captured a CUDA graph (%d of its %d inputs copied in before each replay)",
+                 self._qualname, sum(self._copied), len(self._copied))
+        return self._replay(None)
+
+    def _replay(self, inputs):
+        if inputs is not None:
+            for i, copied in enumerate(self._copied):
+                if copied:
+                    self._read[i].copy_(inputs[i])
+        self._graph.replay()
+        self.replays += 1
+        return [o.clone() for o in self._outputs]
+
+    def fail(self, why):
+        """From now on this entry runs as default mode, for the reason `why` (said in the log)."""
+        self.failure = why
+        self._graph = self._read = self._outputs = None
+        logs.log("recompiles", "%s: mode='reduce-overhead' runs this entry as default mode: %s", self._qualname, why)
