@@ -161,12 +161,21 @@ class CompiledFunction:
             return self._cuda_entries()(args)
         except Unsupported as e:
             self._record_break(e, once=True)
-            return self._fn(*args, **kwargs)
+            return self._python_on_cuda_arrays(e, args, kwargs)
         except CompileError as e:
             if self.options["fullgraph"]:
                 raise
             logs.log("graph_breaks", "%s: CUDA compile failed, running as Python: %s", self.__qualname__, e)
+            return self._python_on_cuda_arrays(e, args, kwargs)
+
+    def _python_on_cuda_arrays(self, why, args, kwargs):
+        """The function as plain Python on the CUDA arrays, where the GPU path cannot run it. NumPy
+        cannot read a CUDA array: its TypeError then also says that, and why, the call ran as Python."""
+        try:
             return self._fn(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"hcompile: {self.__qualname__} ran as plain Python on CUDA arrays ({why}), and "
+                            f"NumPy functions cannot read CUDA arrays: {e}") from e
 
     def _cuda_positional(self, args, kwargs):
         """Every parameter of a GPU call, in order, the defaults filled in. Positional arguments

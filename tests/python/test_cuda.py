@@ -1108,3 +1108,26 @@ def test_reduce_overhead_replays_cuda_graphs_that_match_numpy(torch_cuda, monkey
         graphed = [e.graphed for entries in f._cuda._entries.values() for e in entries]
         assert len(graphed) == 1 and graphed[0].failure is None, graphed[0].failure
         assert graphed[0].captures == 1 and graphed[0].replays == len(results) - 1
+
+
+class _FakeCudaArray:
+    """Says it lives on CUDA device 0 (DLPack) and refuses NumPy as a PyTorch CUDA tensor does."""
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("can't convert cuda:0 device type tensor to numpy")
+
+
+def test_python_on_cuda_arrays_says_why_it_ran_as_python(monkeypatch):
+    """Where the GPU path cannot run a call (here: past the recompile limit), the function runs as
+    Python on the CUDA arrays; NumPy's refusal then says so, and why."""
+    from hcompile import cuda
+
+    def refuse(self, args):
+        raise hc.Unsupported("more than 8 CUDA argument types, shapes and outside values")
+    monkeypatch.setattr(cuda.CudaEntries, "__call__", refuse)
+    f = hc.hcompile(lambda x: np.exp(x) + 1)
+    with pytest.raises(TypeError, match="ran as plain Python on CUDA arrays .*more than 8 CUDA.*cannot read"):
+        f(_FakeCudaArray())
