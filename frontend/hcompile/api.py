@@ -169,13 +169,14 @@ class CompiledFunction:
             return self._python_on_cuda_arrays(e, args, kwargs)
 
     def _python_on_cuda_arrays(self, why, args, kwargs):
-        """The function as plain Python on the CUDA arrays, where the GPU path cannot run it. NumPy
-        cannot read a CUDA array: its TypeError then also says that, and why, the call ran as Python."""
+        """The function as plain Python on the CUDA arrays, where the GPU path cannot run it. A
+        TypeError there (most often NumPy refusing a CUDA array) also says that, and why, the call
+        ran as Python."""
         try:
             return self._fn(*args, **kwargs)
         except TypeError as e:
-            raise TypeError(f"hcompile: {self.__qualname__} ran as plain Python on CUDA arrays ({why}), and "
-                            f"NumPy functions cannot read CUDA arrays: {e}") from e
+            raise TypeError(f"hcompile: {self.__qualname__} ran as plain Python on CUDA arrays ({why}), where it "
+                            f"raised: {e}") from e
 
     def _cuda_positional(self, args, kwargs):
         """Every parameter of a GPU call, in order, the defaults filled in. Positional arguments

@@ -22,7 +22,7 @@ std::atomic<MemAlloc> driver_alloc{nullptr};
 std::atomic<MemFree> driver_free{nullptr};
 std::atomic<MemAllocAsync> driver_alloc_async{nullptr};
 std::atomic<MemFreeAsync> driver_free_async{nullptr};
-std::atomic<bool> routed{false};
+std::atomic<bool> alloc_routed{false}, free_routed{false};
 std::mutex graph_mutex;
 int graphs_open = 0;
 
@@ -57,11 +57,12 @@ void *library_symbol(void *library, const char *name) {
         driver_alloc = reinterpret_cast<MemAlloc>(symbol);
         driver_alloc_async = reinterpret_cast<MemAllocAsync>(dlsym(library, "cuMemAllocAsync"));
         driver_free_async = reinterpret_cast<MemFreeAsync>(dlsym(library, "cuMemFreeAsync"));
-        routed = true;
+        alloc_routed = true;
         return reinterpret_cast<void *>(&routed_alloc);
     }
     if (std::strcmp(name, "cuMemFree_v2") == 0) {
         driver_free = reinterpret_cast<MemFree>(symbol);
+        free_routed = true;
         return reinterpret_cast<void *>(&routed_free);
     }
     return symbol;
@@ -78,7 +79,8 @@ void route_cuda_allocations() {
     });
 }
 
-bool cuda_allocations_routed() { return routed.load(); }
+// Both: graph memory allocated on the stream must also be freed on it.
+bool cuda_allocations_routed() { return alloc_routed.load() && free_routed.load(); }
 
 void begin_graph_allocations() {
     std::lock_guard<std::mutex> lock(graph_mutex);

@@ -60,8 +60,9 @@ struct Batch {
 };
 
 // `buf`'s stride over out's batch, and the offset of out's first batch in it: a 2-D operand is one
-// matrix for all (stride 0); else its batch dims are out's (lowering's library call passes only
-// such operands), collapsed into one stride where each dim follows the last densely.
+// matrix for all (stride 0); else its batch dims hold out's range of them (lowering's library call
+// passes only such operands), and out's batches in it collapse into one stride where each dim
+// steps past the last dim's whole range.
 inline bool batch_stride(const halide_buffer_t *buf, const halide_buffer_t *out, int64_t *stride, int64_t *offset) {
     *stride = 0;
     *offset = 0;
@@ -69,16 +70,17 @@ inline bool batch_stride(const halide_buffer_t *buf, const halide_buffer_t *out,
     if (buf->dimensions != out->dimensions) return false;
     int64_t next = 0;   // the stride the next dim must have (0: not yet known)
     for (int d = 2; d < out->dimensions; ++d) {
-        const halide_dimension_t &dim = buf->dim[d];
-        if (dim.extent != out->dim[d].extent && out->dim[d].extent > 1) return false;
-        *offset += int64_t{out->dim[d].min - dim.min} * dim.stride;
-        if (out->dim[d].extent <= 1) continue;
+        const halide_dimension_t &dim = buf->dim[d], &range = out->dim[d];
+        if (range.extent <= 0) continue;   // an empty batch: no call
+        if (range.min < dim.min || range.min + range.extent > dim.min + dim.extent) return false;
+        *offset += int64_t{range.min - dim.min} * dim.stride;
+        if (range.extent == 1) continue;
         if (*stride == 0) {
             *stride = dim.stride;
         } else if (dim.stride != next) {
             return false;
         }
-        next = int64_t{dim.stride} * dim.extent;
+        next = int64_t{dim.stride} * range.extent;
     }
     return true;
 }

@@ -189,4 +189,20 @@ TEST_CASE("A batch is one stride per buffer, or refused where its matrices are n
     CHECK(batch.ok);
     CHECK(batch.count == 3);
     CHECK(batch.a_offset == 84);
+    // Part of an inner batch dim asked for: its outer dim does not step past that part alone.
+    out_dims[2] = {1, 2, 20, 0};
+    out_dims[3] = {0, 2, 40, 0};
+    CHECK_FALSE(gemm::batch_of(&a, &b, &out).ok);
+    // Part of the outer batch dim only: still one stride, from the operand's second batch.
+    a_dims[3].extent = 4;
+    out_dims[2] = {0, 3, 20, 0};
+    out_dims[3] = {1, 2, 60, 0};
+    batch = gemm::batch_of(&a, &b, &out);
+    CHECK(batch.ok);
+    CHECK(batch.count == 6);
+    CHECK(batch.a_stride == 28);
+    CHECK(batch.a_offset == 84);
+    // A batch the operand does not hold is refused.
+    out_dims[3] = {3, 2, 60, 0};
+    CHECK_FALSE(gemm::batch_of(&a, &b, &out).ok);
 }

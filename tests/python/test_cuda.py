@@ -1129,5 +1129,5 @@ def test_python_on_cuda_arrays_says_why_it_ran_as_python(monkeypatch):
         raise hc.Unsupported("more than 8 CUDA argument types, shapes and outside values")
     monkeypatch.setattr(cuda.CudaEntries, "__call__", refuse)
     f = hc.hcompile(lambda x: np.exp(x) + 1)
-    with pytest.raises(TypeError, match="ran as plain Python on CUDA arrays .*more than 8 CUDA.*cannot read"):
+    with pytest.raises(TypeError, match="ran as plain Python on CUDA arrays .*more than 8 CUDA.*raised: can't convert cuda"):
         f(_FakeCudaArray())
