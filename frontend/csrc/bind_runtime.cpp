@@ -209,11 +209,21 @@ void bind_runtime(nb::module_ &m) {
                          for (const auto &in : k.inputs) v.push_back(in.arg_index);
                          return v;
                      })
-        .def_prop_ro("output_shapes", [](const Kernel &k) {
-            std::vector<std::vector<int64_t>> v;
-            for (const auto &out : k.outputs) v.push_back(out.shape);
-            return v;
-        });
+        .def_prop_ro("output_shapes",
+                     [](const Kernel &k) {
+                         std::vector<std::vector<int64_t>> v;
+                         for (const auto &out : k.outputs) v.push_back(out.shape);
+                         return v;
+                     },
+                     "Per output, its extents: static, or -1 - k for symbol k (plus output_offsets).")
+        .def_prop_ro("output_offsets",
+                     [](const Kernel &k) {
+                         std::vector<std::vector<int64_t>> v;
+                         for (const auto &out : k.outputs) v.push_back(out.offsets);
+                         return v;
+                     })
+        .def_prop_ro("symbol_sources", [](const Kernel &k) { return k.symbol_sources; },
+                     "(argument, axis) whose size each symbol is.");
 
     m.def(
         "run_cuda",

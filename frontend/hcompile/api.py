@@ -138,7 +138,6 @@ class CompiledFunction:
 
     def _cuda_entries(self):
         if self._cuda is None:
-            _warn_gpu_options(self.options)
             # "auto" (the target of the arrays' device), or the CUDA target the function names.
             target = self._target() if cuda.is_cuda_target(self._target()) else "auto"
             self._cuda = cuda.CudaEntries(self._fn, self.__qualname__, target, self.options["autoscheduler"],
@@ -169,9 +168,14 @@ class CompiledFunction:
             return self._python_on_cuda_arrays(e, args, kwargs)
 
     def _python_on_cuda_arrays(self, why, args, kwargs):
-        """The function as plain Python on the CUDA arrays, where the GPU path cannot run it. A
-        TypeError there (most often NumPy refusing a CUDA array) also says that, and why, the call
-        ran as Python."""
+        """The function as plain Python where the GPU path cannot run it: on host copies of the
+        CUDA arrays, the NumPy arrays it was written for (cuda.run_on_host_copies), or, where
+        arguments share memory (copies would part them) or cannot be copied, on the CUDA arrays
+        themselves. A TypeError there (most often NumPy refusing a CUDA array) also says that, and
+        why, the call ran as Python."""
+        result = cuda.run_on_host_copies(self._fn, args, kwargs, self.__qualname__, why)
+        if result is not cuda.NOT_COPIED:
+            return result
         try:
             return self._fn(*args, **kwargs)
         except TypeError as e:
@@ -781,13 +785,6 @@ def _warn_once(note):
     if note not in _warned_options:
         _warned_options.add(note)
         logs.warn(note)
-
-
-def _warn_gpu_options(options):
-    """Options the GPU path (cuda.py) does not honour yet: said once each, when a function first
-    runs there."""
-    if options["dynamic"]:
-        _warn_once("dynamic=True: on the GPU every shape compiles its own kernel for now")
 
 
 def hcompile(fn=None, *, mode="default", fullgraph=False, dynamic=None, backend="halide", target="auto",

@@ -24,8 +24,11 @@ as 0-d arrays (such calls stay on this path).
 
 A graph break resumes as on the CPU (resume.py): the graph before it runs here, the instruction
 runs as Python on the library's arrays, and the code after it is a resume function compiled in
-turn (a branch on an array's value reads it from the device). Not done yet: dynamic shapes (each
-new shape compiles its own entry, up to the recompile limit).
+turn (a branch on an array's value reads it from the device).
+
+Dynamic shapes as on the CPU (cuda_shapes.py): an axis whose size alone changed between calls
+(every axis, under ``dynamic=True``) gets an entry compiled for any size, its outputs sized from
+the call's arrays. Such entries run through here, not the C++ dispatcher.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _C, blas, cuda_graphs, debug_dump, guards, logs, tuning
+from . import _C, blas, cuda_graphs, cuda_shapes, debug_dump, dynamic_shapes, guards, logs, tuning
 from .capture import assemble, capture, returns_outputs
 from .config import config
 from .errors import CompileError, Unsupported
@@ -173,7 +176,7 @@ class _Library:
             return self.module.asarray(array)
 
     def to_host(self, a):
-        return a.cpu().numpy() if self.name == "torch" else self.module.asnumpy(a)
+        return a.detach().cpu().numpy() if self.name == "torch" else self.module.asnumpy(a)
 
     def byte_range(self, a):
         """[first, last) device addresses of the bytes ``a`` covers (any strides; empty: (0, 0))."""
@@ -244,7 +247,11 @@ class CudaEntries:
         self._qualname = qualname
         self._target = target            # "auto", "cuda" or a CUDA target string
         self._autoscheduler = autoscheduler
-        self._entries = {}
+        self._entries = {}               # exact (types, shapes, devices) -> entries, each under its value guards
+        self._generic = []               # cuda_shapes.GenericEntry: entries for any size of some axes
+        self._compiles = 0               # entries compiled (the recompile limit counts them)
+        self._seen_specs = []            # each compile's argument specs (which axes changed)
+        self._dynamic_axes = set()       # (argument, axis) compiled for any size (dynamic_shapes.py)
         self.host_copies = 0             # NumPy arrays copied to the device and back
 
     def __call__(self, args):
@@ -301,21 +308,26 @@ class CudaEntries:
         same = tuple((i, j) for i in range(len(args)) for j in range(i + 1, len(args)) if args[i] is args[j])
         args = [library.readable(a) if d is not None else a for a, d in zip(args, devices)]
         as_given = returned_args is given and all(a is b for a, b in zip(args, given))
-        key = (library.name, device, same) + tuple(
-            (type(a), a.dtype, tuple(a.shape)) if d is not None else guards.arg_guard(a) for a, d in zip(args, devices))
+        specs = cuda_shapes.specs_of(args, devices)
+        head = (library.name, device, same)
+        key = head + tuple(specs)
         # Each entry also holds while the outside values its graph read (globals, closure cells)
         # are what they were.
         candidates = self._entries.setdefault(key, [])
         entry = next((e for e in candidates if all(g.holds() for g in e.guards)), None)
         if entry is None:
-            if sum(map(len, self._entries.values())) >= config.recompile_limit:
+            entry = next((g.entry for g in self._generic
+                          if g.accepts(head, specs, args) and all(v.holds() for v in g.entry.guards)), None)
+        if entry is None:
+            if self._compiles >= config.recompile_limit:
                 raise Unsupported(f"more than {config.recompile_limit} CUDA argument types, shapes and outside values",
                                   self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
+            self._compiles += 1
             try:
-                entry = self._compile(library, device, args)
+                entry = self._compile(library, device, args, self._axes_to_generalise(specs, args))
             except (Unsupported, CompileError) as e:
                 entry = _Entry(None, [], None, [], e)   # these arguments run as Python from now on
-            candidates.append(entry)
+            self._keep(head, candidates, entry)
         if entry.unsupported is not None:
             raise entry.unsupported
         if entry.kernel is None:          # nothing to compute before a graph break
@@ -331,7 +343,7 @@ class CudaEntries:
             entry.in_dispatcher = True   # whether or not it fits, asked once
             self._add_to_dispatcher(library, device, args, devices, entry)
         describe = library.describe
-        outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs]
+        outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs_for(args)]
         _C.run_cuda(entry.kernel, [describe(args[i]) for i in entry.input_args], [describe(o) for o in outputs],
                     device, library.stream(device))
         # Written arguments get their final contents once the kernel has run (as on the CPU), into
@@ -343,16 +355,28 @@ class CudaEntries:
     def _run_graphed(self, library, device, args, entry):
         """mode="reduce-overhead": this call's outputs from the entry's CUDA graph (cuda_graphs.py),
         or None where it runs as default mode: CuPy's arrays, a call that writes into its arguments
-        or stops at a graph break, a failed capture."""
-        if entry.graphed is None:
-            entry.graphed = cuda_graphs.GraphedEntry(self._qualname)
+        or stops at a graph break, a failed capture. An entry for any size has a graph per shape
+        (a graph's launches are for one), up to the recompile limit's number of them."""
+        graphed = entry.graphed
+        if entry.generic is not None:
+            shapes = tuple(tuple(args[i].shape) for i in entry.input_args)
+            entry.graphs = entry.graphs or {}
+            graphed = entry.graphs.get(shapes)
+            if graphed is None and len(entry.graphs) >= config.recompile_limit:
+                return None
+        if graphed is None:
+            graphed = cuda_graphs.GraphedEntry(self._qualname)
             if library.name != "torch":
-                entry.graphed.fail("CuPy arrays are not captured")
+                graphed.fail("CuPy arrays are not captured")
             elif not entry.result.plain:
-                entry.graphed.fail("a call that writes into its arguments or stops at a graph break")
+                graphed.fail("a call that writes into its arguments or stops at a graph break")
             elif entry.launches < cuda_graphs.MIN_LAUNCHES:
-                entry.graphed.fail(f"{entry.launches} kernel launches a call: a graph's replay costs more")
-        return entry.graphed.run(library, device, entry, args)
+                graphed.fail(f"{entry.launches} kernel launches a call: a graph's replay costs more")
+            if entry.generic is None:
+                entry.graphed = graphed
+            else:
+                entry.graphs[shapes] = graphed
+        return graphed.run(library, device, entry, args)
 
     def _check_written(self, library, targets, writebacks):
         """A written argument must be an array this library (or NumPy, copied in) can write, and
@@ -384,6 +408,8 @@ class CudaEntries:
         if library.name != "torch" or not all(d is None or type(a) is library.module.Tensor
                                               for a, d in zip(args, devices)):
             return
+        if entry.generic is not None:
+            return                       # the dispatcher's CUDA entries have static shapes
         if entry.result.writebacks:
             return   # the dispatcher's overlap and writeable guards read NumPy arrays only: this path checks
         torch = library.module
@@ -405,25 +431,53 @@ class CudaEntries:
     def compile_only(self, args):
         """Captures and compiles for these arguments without running anything (no GPU needed
         for NumPy arguments: the target then is this function's, "cuda" meaning capability 7.0)."""
-        devices = {cuda_device(a) for a in args} - {None}
-        if devices:
-            library = _Library.of(next(a for a in args if cuda_device(a) is not None)) or _host_library()
-            return self._compile(library, devices.pop(), args)
-        stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None)
-        return self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda")
+        devices = [cuda_device(a) for a in args]
+        specs = cuda_shapes.specs_of(args, devices)
+        axes = self._axes_to_generalise(specs, args)
+        if any(d is not None for d in devices):
+            library = _Library.of(next(a for a, d in zip(args, devices) if d is not None)) or _host_library()
+            device = next(d for d in devices if d is not None)
+            entry = self._compile(library, device, args, axes)
+            head = (library.name, device)
+        else:
+            stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None)
+            entry = self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda", axes=axes)
+            head = ("numpy", None)
+        same = tuple((i, j) for i in range(len(args)) for j in range(i + 1, len(args)) if args[i] is args[j])
+        self._keep(head + (same,), self._entries.setdefault(head + (same,) + tuple(specs), []), entry)
+        return entry
 
-    def _compile(self, library, device, args):
+    def _keep(self, head, candidates, entry):
+        """A new entry: among ``candidates`` (those of its exact key), or one for any size."""
+        if entry.generic is None:
+            candidates.append(entry)
+        else:
+            self._generic.append(cuda_shapes.GenericEntry(head, *entry.generic, entry))
+
+    def _axes_to_generalise(self, specs, args):
+        """The (argument, axis) pairs this call's entry is compiled for any size of
+        (dynamic_shapes.dynamic_axes: under dynamic=None, those whose size alone changed since an
+        earlier compile)."""
+        axes = dynamic_shapes.dynamic_axes(specs, args, self._seen_specs, self._owner.options["dynamic"],
+                                           self._dynamic_axes)
+        self._seen_specs.append(specs)
+        return axes
+
+    def _compile(self, library, device, args, axes=frozenset()):
         stand_ins = _stand_ins(args, lambda a: library.dtype(a) if cuda_device(a) is not None else None)
         target = self._target if self._target not in ("auto", "cuda") else cuda_target(library.capability(device))
         tune = ((library, device) if self._mode == "max-autotune" and self._schedule is None
                 and self._autoscheduler == "hcompile" else None)
-        return self._compile_stand_ins(stand_ins, args, target, tune, {"parallelism": str(library.multiprocessors(device))})
+        return self._compile_stand_ins(stand_ins, args, target, tune, {"parallelism": str(library.multiprocessors(device))},
+                                       axes)
 
-    def _compile_stand_ins(self, stand_ins, args, target, tune=None, peer_params=None):
+    def _compile_stand_ins(self, stand_ins, args, target, tune=None, peer_params=None, axes=frozenset()):
         """The entry for arguments captured as NumPy ``stand_ins`` (the arrays' shapes and
         dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run.
         ``tune``: (library, device) of the real ``args`` where max-autotune measures schedules;
-        ``peer_params``: the device's parameters for a Halide autoscheduler (its SM count)."""
+        ``peer_params``: the device's parameters for a Halide autoscheduler (its SM count);
+        ``axes``: (argument, axis) pairs to compile for any size where the capture allows
+        (the entry's ``generic`` then says how it is guarded)."""
         code = self._fn.__code__
         _warn_if_rounding_may_be_fused()
         blas.load_cublas()
@@ -431,8 +485,10 @@ class CudaEntries:
         record = {"graph": None, "report": None, "break": None, "seconds": 0.0, "resumes": [], "started": start}
         self._records.append(record)
         owner = self._owner
-        cap = capture(self._fn, tuple(stand_ins), outline_loops=not owner.options["fullgraph"],
-                      opaque_arguments=owner._generated)
+        def capture_at(shapes=None, watch_sizes=()):
+            return capture(self._fn, tuple(stand_ins), outline_loops=not owner.options["fullgraph"],
+                           opaque_arguments=owner._generated, shapes=shapes, watch_sizes=watch_sizes)
+        cap = capture_at()
         record["graph"] = str(cap.graph)
         relations = [("same", a, b, same) for (a, b), same in cap.identities.items()] + list(cap.relations)
         continuation = None
@@ -449,6 +505,13 @@ class CudaEntries:
         elif not cap.graph.outputs:
             raise Unsupported("with CUDA arrays, hcompile runs functions that compute an array, and this one computes "
                               "none", code.co_filename, code.co_firstlineno)
+        base = cap
+        cap, symbols, extent_relations, smallest = owner._generic_over_axes(cap, capture_at, stand_ins, axes, record)
+        if symbols is not None:
+            record["graph"] = str(cap.graph)
+            if tune is not None:
+                record["tuning"] = "not tuned: compiled for any size (tuning records are per shape)"
+            tune = None
         schedule, candidates, key = self._schedule, 0, None
         if tune is not None:
             # Records per graph, arguments, target and GPU model (the host's fingerprint is the
@@ -463,12 +526,24 @@ class CudaEntries:
             candidates = 2 * config.tuning_trials if schedule is None else 0
 
         def compile_with(decisions, candidates=0):
+            compiled_symbols, extent_values = symbols or ([], [])
             return _C.compile_graph(cap.graph, target, layouts=guards.layouts(stand_ins),
                                     want_lowered_stmt=debug_dump.enabled() or logs.enabled("output_code"),
+                                    symbols=compiled_symbols, extent_values=extent_values,
                                     autoscheduler=self._autoscheduler, schedule=decisions, tuning_candidates=candidates,
                                     autoscheduler_params=list((peer_params or {}).items()))
         try:
-            kernel, report = compile_with(schedule, candidates)
+            try:
+                kernel, report = compile_with(schedule, candidates)
+            except (RuntimeError, ValueError) as e:
+                if symbols is None:
+                    raise
+                # The compiler refused the symbolic extents (its check runs on the optimized
+                # graph too): these shapes, then, compile as they are.
+                logs.log("recompiles", "%s: compiling for any size failed, so for these shapes: %s", self._qualname, e)
+                record["dynamic"] = f"static shapes ({dynamic_shapes.describe(axes)} changed, but {e})"
+                cap, symbols, record["graph"] = base, None, str(base.graph)
+                kernel, report = compile_with(schedule, candidates)
         except (RuntimeError, ValueError) as e:
             record["compile_failure"] = str(e)
             raise CompileError(f"{self._qualname}: {e}") from e
@@ -483,8 +558,12 @@ class CudaEntries:
             if cuda_device(args[i]) is None and not isinstance(stand_ins[i], np.ndarray):
                 raise Unsupported(f"argument {i} is read at run time but is not an array",
                                   code.co_filename, code.co_firstlineno)
+        generic = None
+        if symbols is not None:
+            generic = (dynamic_shapes.guard_specs(cuda_shapes.specs_of(args, [cuda_device(a) for a in args]), axes,
+                                                  smallest), extent_relations)
         return _Entry(kernel, kernel.input_args, _Result(cap, kernel, continuation), cap.guards, relations=relations,
-                      launches=cuda_graphs.launches(report["decisions"]))
+                      launches=cuda_graphs.launches(report["decisions"]), generic=generic)
 
 
     def _autotune(self, cap, stand_ins, args, tune, key, kernel, report, compile_with, record):
@@ -547,6 +626,62 @@ def _warn_if_rounding_may_be_fused():
                   "(last-bit differences from NumPy); import hcompile first")
 
 
+# run_on_host_copies: the call was not run (its arrays share memory, or cannot be copied).
+NOT_COPIED = object()
+
+
+def run_on_host_copies(fn, args, kwargs, qualname, why):
+    """``fn`` run as plain Python on NumPy copies of the CUDA arrays among ``args`` and ``kwargs``
+    (at any depth of lists, tuples and dicts), where the GPU path cannot run the call (``why``):
+    the NumPy semantics the GPU path compiles, where NumPy itself refuses CUDA arrays. Arrays
+    it wrote are copied back into the caller's; arrays it returns are moved to the device as
+    the first CUDA argument's kind (a returned argument is the caller's own). NOT_COPIED, having
+    run nothing, where two CUDA arguments share memory (copies would part them) or a copy fails."""
+    flat = []
+    _map_arrays((args, kwargs), lambda a: flat.append(a) or a)
+    if not flat:
+        return NOT_COPIED
+    first = flat[0]
+    library = _Library.of(first)
+    try:
+        carrier = library or _host_library()
+        ranges = [carrier.byte_range(a if _Library.of(a) else carrier.from_dlpack(a)) for a in flat]
+        if any(_ranges_meet(x, y) for i, x in enumerate(ranges) for y in ranges[i + 1:]):
+            return NOT_COPIED
+        copies = {}                        # id(caller's array) -> (caller's array, its library, host copy, snapshot)
+
+        def to_host(a):
+            if id(a) not in copies:
+                own = _Library.of(a)
+                host = (own or carrier).to_host(a if own else carrier.from_dlpack(a))
+                host = np.array(host, copy=True)        # writable, the caller's layout kept
+                copies[id(a)] = (a, own, host, host.copy())
+            return copies[id(a)][2]
+        host_args, host_kwargs = _map_arrays((args, kwargs), to_host)
+    except Exception:          # noqa: BLE001 (no library or driver to copy with: Python as given)
+        return NOT_COPIED
+    logs.log("graph_breaks", "%s: ran as Python on host copies of its %d CUDA arrays (%s)", qualname, len(copies), why)
+    result = fn(*host_args, **host_kwargs)
+    device = cuda_device(first)
+    for a, own, host, before in copies.values():
+        if own is not None and host.tobytes() != before.tobytes():
+            own.copy_into(a, own.to_device(host, device))
+    by_host = {id(host): a for a, _, host, _ in copies.values()}
+
+    def to_device(r):
+        if id(r) in by_host:
+            return by_host[id(r)]
+        if isinstance(r, (np.ndarray, np.generic)):
+            moved = carrier.to_device(np.asarray(r), device)
+            if library is None:        # another producer's kind, through its array namespace
+                namespace = getattr(first, "__array_namespace__", None)
+                if namespace is not None and hasattr(namespace(), "from_dlpack"):
+                    return namespace().from_dlpack(moved)
+            return moved
+        return r
+    return _map_leaves(result, to_device)
+
+
 def _ranges_meet(x, y):
     """Whether two [first, last) address ranges share a byte (an empty one meets none)."""
     return x[0] < x[1] and y[0] < y[1] and x[0] < y[1] and y[0] < x[1]
@@ -590,20 +725,26 @@ class _Entry:
     in_dispatcher: bool = False         # offered to the C++ dispatcher already
     graphed: object = None              # mode="reduce-overhead": its CUDA graph (cuda_graphs.GraphedEntry)
     launches: int = 0                   # the kernel's launches a call (cuda_graphs.launches)
+    generic: tuple = None               # compiled for any size of some axes: (guard specs, relations),
+                                        # cuda_shapes.GenericEntry's
+    graphs: dict = None                 # reduce-overhead of a generic entry: a CUDA graph per input shapes
 
 
 def _map_arrays(result, convert, keep=()):
     """``result`` with its CUDA arrays converted, but for the caller's own arguments (``keep``),
     returned as they are."""
+    return _map_leaves(result, lambda r: r if any(r is a for a in keep) or cuda_device(r) is None else convert(r))
+
+
+def _map_leaves(result, convert):
+    """``result`` with each leaf converted, through tuples, lists and dicts."""
     if isinstance(result, tuple):
-        return tuple(_map_arrays(r, convert, keep) for r in result)
+        return tuple(_map_leaves(r, convert) for r in result)
     if isinstance(result, list):
-        return [_map_arrays(r, convert, keep) for r in result]
+        return [_map_leaves(r, convert) for r in result]
     if isinstance(result, dict):
-        return {k: _map_arrays(v, convert, keep) for k, v in result.items()}
-    if any(result is a for a in keep):
-        return result
-    return convert(result) if cuda_device(result) is not None else result
+        return {k: _map_leaves(v, convert) for k, v in result.items()}
+    return convert(result)
 
 
 class _Result:
@@ -613,12 +754,20 @@ class _Result:
     def __init__(self, cap, kernel, continuation=None):
         graph = cap.graph
         shapes = kernel.output_shapes if kernel is not None else []
+        # A kernel for any size has its outputs' shapes per call (outputs_for).
+        self._kernel = kernel if kernel is not None and cuda_shapes.is_symbolic(kernel) else None
         self.outputs = [(tuple(shape), np.dtype(graph.dtype(node))) for shape, node in zip(shapes, graph.outputs)]
         self._result = cap.result
         self._continuation = continuation
         self.writebacks = list(cap.writebacks)   # (argument index, output index), copied in after the kernel
         self.plain = (continuation is None and not self.writebacks and
                       returns_outputs(cap.result, len(self.outputs)))
+
+    def outputs_for(self, args):
+        """(shape, dtype) of each output of a call with ``args``."""
+        if self._kernel is None:
+            return self.outputs
+        return [(shape, dtype) for shape, (_, dtype) in zip(cuda_shapes.output_shapes(self._kernel, args), self.outputs)]
 
     def build(self, outputs, args):
         if self._continuation is not None:

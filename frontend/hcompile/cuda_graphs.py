@@ -70,12 +70,13 @@ class GraphedEntry:
         if self.captures >= MAX_CAPTURES:
             self.fail(f"its arguments moved after {MAX_CAPTURES} captures")
             return None
-        return self._capture(library, device, entry, inputs)
+        return self._capture(library, device, entry, args)
 
-    def _capture(self, library, device, entry, inputs):
+    def _capture(self, library, device, entry, args):
         torch = library.module
+        inputs = [args[i] for i in entry.input_args]
         self._read = [torch.empty_like(x).copy_(x) if copied else x for x, copied in zip(inputs, self._copied)]
-        self._outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs]
+        self._outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs_for(args)]
         describe = library.describe
         graph = torch.cuda.CUDAGraph()
         self.captures += 1

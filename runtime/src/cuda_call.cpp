@@ -126,6 +126,20 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
                  std::to_string(kernel.outputs.size()) + " outputs";
         return -1;
     }
+    // A kernel compiled for any size (dynamic shapes) checks this call's arrays against Halide's
+    // 2 GiB buffer limit; a symbol is read from the input it is an axis of.
+    const bool fits = kernel.fits_buffer_limit([&](int arg, int axis) -> int64_t {
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            if (kernel.inputs[i].arg_index == arg && axis < static_cast<int>(inputs[i].shape.size())) {
+                return inputs[i].shape[axis];
+            }
+        }
+        return 0;  // not an input (only empty arrays have it): no bytes
+    });
+    if (!fits) {
+        *error = "an array of this call is 2 GiB or more, past Halide's buffer limit";
+        return -1;
+    }
     // Halide keeps the device memory of a kernel's intermediates for the next call instead of
     // freeing it (cuMemFree waits for the device); set here, where Halide's CUDA runtime exists.
     // Halide's allocations are routed (cuda_graph_memory.h) before its runtime first looks up the

@@ -409,13 +409,6 @@ def test_a_cuda_compile_failure_without_fullgraph_is_recorded_not_raised():
     assert "wholly on the GPU" in g.compile_records[-1]["compile_failure"]
 
 
-def test_options_the_gpu_does_not_honour_yet_are_said(caplog):
-    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, dynamic=True)
-    with caplog.at_level("WARNING", logger="hcompile.options"):
-        f.compile_only(np.ones((4, 300), np.float32))
-    assert "every shape compiles its own kernel" in caplog.text
-
-
 class _FakeGraphLibrary:
     """Enough of cuda.py's _Library for cuda_graphs.GraphedEntry's bookkeeping, without a GPU:
     arrays are NumPy's, a pointer their data address."""

@@ -1,0 +1,163 @@
+"""Dynamic shapes on the GPU (frontend/hcompile/cuda_shapes.py), and calls the GPU path cannot
+run, which run as Python on host copies of the CUDA arrays (cuda.run_on_host_copies).
+
+The compile checks run everywhere (Halide generates CUDA code without a GPU); the calls need a
+CUDA GPU with PyTorch (marked gpu, skipped without one)."""
+import numpy as np
+import pytest
+
+import hcompile as hc
+from hcompile import cuda_shapes
+
+CUDA_TARGET = "host-cuda-cuda_capability_86"
+gpu = pytest.mark.gpu
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _blur_rows(x):
+    return (x[1:-1, :-2] + x[1:-1, 1:-1] + x[1:-1, 2:]) / 3
+
+
+def _centred_layer(x, w, b):
+    h = np.maximum(x @ w + b, 0)
+    return h - h.mean(axis=0)
+
+
+def _head(x):
+    return x[:5] * 2
+
+
+# -- compiling, without a GPU ------------------------------------------------------------------
+
+def test_dynamic_true_compiles_a_cuda_kernel_for_any_size():
+    f = hc.hcompile(_blur_rows, target=CUDA_TARGET, dynamic=True)
+    f.compile_only(np.ones((40, 70), np.float32))
+    record = f.compile_records[-1]
+    assert record["report"] is not None and record["dynamic"].startswith("dynamic:"), record.get("dynamic")
+    entry = f._cuda._generic[0].entry
+    assert cuda_shapes.is_symbolic(entry.kernel)
+    # The guard takes any size from 3 (the slices keep an element); the outputs' shapes are
+    # read from the call's array.
+    assert f._cuda._generic[0].specs[0][3] == (-3, -3)
+    assert entry.result.outputs_for([np.empty((9, 1000))]) == [((7, 998), np.dtype(np.float32))]
+
+
+def test_a_size_that_alone_changed_makes_the_cuda_entry_generic():
+    f = hc.hcompile(_centred_layer, target=CUDA_TARGET)
+    w, b = np.ones((16, 24), np.float32), np.ones(24, np.float32)
+    f.compile_only(np.ones((8, 16), np.float32), w, b)
+    assert "dynamic" not in f.compile_records[-1] and not f._cuda._generic
+    f.compile_only(np.ones((12, 16), np.float32), w, b)
+    assert f.compile_records[-1]["dynamic"].startswith("dynamic: argument 0 axis 0")
+    generic = f._cuda._generic[0]
+    assert generic.specs[0][3] == (-2, 16) and generic.specs[1][3] == (16, 24)
+    head = generic.head
+    accepts = lambda *arrays: generic.accepts(head, cuda_shapes.specs_of(arrays, [None] * 3), arrays)  # noqa: E731
+    assert accepts(np.ones((1000, 16), np.float32), w, b)
+    assert not accepts(np.ones((1, 16), np.float32), w, b)     # sizes 0 and 1 stay specialised
+    assert not accepts(np.ones((1000, 17), np.float32), w, b)  # a static axis
+    assert not accepts(np.ones((1000, 16), np.float64), w, b)
+
+
+def test_what_cannot_be_generic_keeps_its_shapes_on_the_gpu():
+    f = hc.hcompile(_head, target=CUDA_TARGET, dynamic=True)
+    f.compile_only(np.ones((40, 7), np.float32))
+    record = f.compile_records[-1]
+    assert record["report"] is not None
+    assert record["dynamic"].startswith("static shapes") or "axis 0" not in record["dynamic"]
+
+
+def test_dynamic_false_keeps_every_gpu_shape():
+    f = hc.hcompile(_softmax, target=CUDA_TARGET, dynamic=False)
+    f.compile_only(np.ones((8, 40), np.float32))
+    f.compile_only(np.ones((9, 40), np.float32))
+    assert not f._cuda._generic and "dynamic" not in f.compile_records[-1]
+
+
+# -- calls on a GPU ----------------------------------------------------------------------------
+
+@pytest.fixture
+def torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("no PyTorch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU with PyTorch")
+    return torch
+
+
+def _close(got, want, rtol=2e-5):
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * max(1.0, float(np.abs(want).max(initial=0))))
+
+
+@gpu
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize("fn,make", [
+    (_softmax, lambda rng, n: (rng.standard_normal((n, 3 * n // 2 + 1)),)),
+    (_blur_rows, lambda rng, n: (rng.standard_normal((n + 2, 2 * n + 5)),)),
+    (_centred_layer, lambda rng, n: (rng.standard_normal((4 * n, 96)), rng.standard_normal((96, 2 * n + 64)),
+                                      rng.standard_normal(2 * n + 64))),
+], ids=["softmax", "blur", "layer"])
+def test_many_sizes_run_one_generic_kernel(fn, make, dynamic, torch_cuda):
+    """Twelve sizes (past the recompile limit of 8) on one or two compiled entries, each result
+    NumPy's; the same for float64."""
+    torch = torch_cuda
+    rng = np.random.default_rng(3)
+    f = hc.hcompile(fn, dynamic=dynamic, fullgraph=True)
+    for dtype in (np.float32, np.float64):
+        for n in (16, 40, 2, 3, 77, 130, 8, 512, 33, 250, 5, 1000):
+            args = [a.astype(dtype) for a in make(rng, n)]
+            got = f(*[torch.from_numpy(a).cuda() for a in args])
+            assert isinstance(got, torch.Tensor) and got.is_cuda
+            _close(got.cpu().numpy(), fn(*args), 2e-5 if dtype == np.float32 else 1e-11)
+    assert f._cuda._compiles <= 4 and len(f._cuda._generic) >= 1
+
+
+@gpu
+def test_reduce_overhead_captures_a_graph_per_shape_of_a_generic_entry(torch_cuda):
+    torch = torch_cuda
+    rng = np.random.default_rng(4)
+
+    def deep(x):
+        for _ in range(8):
+            x = np.tanh(x - x.mean(axis=-1, keepdims=True)) * 1.5
+        return x
+    f = hc.hcompile(deep, mode="reduce-overhead", dynamic=True)
+    for n in (64, 64, 64, 96, 96, 96, 64):
+        x = rng.standard_normal((n, 200)).astype(np.float32)
+        _close(f(torch.from_numpy(x).cuda()).cpu().numpy(), deep(x), 1e-4)
+    (generic,) = f._cuda._generic
+    if generic.entry.launches >= hc.cuda_graphs.MIN_LAUNCHES:
+        graphs = generic.entry.graphs
+        assert sorted(s[0][0] for s in graphs) == [64, 96]
+        assert all(g.failure is None and g.replays >= 1 for g in graphs.values())
+
+
+@gpu
+def test_past_the_recompile_limit_a_call_runs_on_host_copies(torch_cuda, caplog):
+    """A function that cannot be generic over its sizes compiles each shape; past the limit its
+    calls run as Python on host copies: NumPy's answer, back on the device as tensors, and the
+    arrays it writes copied into the caller's."""
+    torch = torch_cuda
+    rng = np.random.default_rng(5)
+
+    def head_into(x, out):
+        out[...] = x[:5] * 2
+        return out.sum()
+    f = hc.hcompile(head_into)
+    for n in range(6, 20):
+        x = rng.standard_normal((n, 3)).astype(np.float32)
+        out = torch.zeros((5, 3), device="cuda")
+        with caplog.at_level("WARNING"):
+            total = f(torch.from_numpy(x).cuda(), out)
+        np.testing.assert_allclose(out.cpu().numpy(), x[:5] * 2, rtol=1e-6)
+        assert isinstance(total, torch.Tensor) and total.is_cuda
+        np.testing.assert_allclose(float(total), float((x[:5] * 2).sum()), rtol=1e-5)
+    assert "ran as Python on host copies" in caplog.text
