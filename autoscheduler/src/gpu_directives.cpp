@@ -33,10 +33,20 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
     for (int u = 0; u < f.num_update_definitions(); ++u) w.gpu_single_thread(ScheduleWriter::update(f, u));
 }
 
+// A GpuRows reduction of symbolic extents (gpu_rows_reduction): its block loops fused into one,
+// named so, the grid's x (its y and z stop at 65535 blocks; the sizes are known only at run time).
+constexpr const char *kFusedRows = "gpu_rows_fused";
+bool fuses_block_loops(const RegionFunc &root) {
+    return root.accumulator.defined() && root.symbolic && root.vars.size() > 1;
+}
+
 // The loop over rows of a GpuRows root: the innermost of its block loops (an elementwise root's
 // axes past the innermost, a reduction's every axis: one block per output), where the regions
 // computed per row are computed.
-Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) { return root.vars[root.accumulator.defined() ? 0 : 1]; }
+Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) {
+    if (fuses_block_loops(root)) return Halide::Var(kFusedRows);
+    return root.vars[root.accumulator.defined() ? 0 : 1];
+}
 
 // The points of axis 0 a GPU thread computes as one vector (GpuVector; one without it).
 int thread_vector(const RegionPlan &p) { return static_cast<int>(std::max<int64_t>(p.gpu_vector, 1)); }
@@ -218,6 +228,17 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     // A block loop per axis, those past the third fused into the grid's z (CUDA grids have three;
     // block_loops_fit_grid checks the sizes). Not all fused into one: the rows' footprints in
     // Halide's bounds grew to whole axes (526 KB of shared memory).
+    if (fuses_block_loops(root)) {
+        Halide::VarOrRVar fused = root.vars[0];
+        for (size_t i = 1; i < root.vars.size(); ++i) {
+            Halide::Var next(i + 1 == root.vars.size() ? std::string(kFusedRows) : "gpu_rows_" + std::to_string(i));
+            w.fuse(s, fused, root.vars[i], next);
+            fused = next;
+        }
+        w.gpu_blocks(s, fused);
+        schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
+        return;
+    }
     Halide::VarOrRVar z = first + 2 < root.vars.size() ? root.vars[first + 2] : Halide::VarOrRVar(Halide::Var());
     for (size_t i = first + 3; i < root.vars.size(); ++i) {
         Halide::Var fused("gpu_outer_" + std::to_string(i));

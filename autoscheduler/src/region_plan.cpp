@@ -46,6 +46,10 @@ bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
     return (r.vars.size() <= first + 1 || r.extents[first + 1] <= kGridLimit) && z <= kGridLimit;
 }
 
+bool gpu_rows_reduction(const RegionFunc &r) {
+    return gpu_block_reduction(r) && (r.symbolic || block_loops_fit_grid(r, 0));
+}
+
 bool update_axis_serial(const RegionFunc &r, int axis) { return axis >= 0 && axis < 64 && ((r.serial_update_axes >> axis) & 1); }
 
 bool is_output(const LoweredPipeline &lowered, int region) {
@@ -190,9 +194,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.gpu_rows_per_thread = d.value2;
             break;
         case Choice::GpuRows:
-            need(!r.symbolic && ((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 &&
-                                  !r.accumulator.defined() && block_loops_fit_grid(r, 1)) ||
-                                 (gpu_block_reduction(r) && block_loops_fit_grid(r, 0))),
+            need((!r.symbolic && static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 &&
+                  !r.accumulator.defined() && block_loops_fit_grid(r, 1)) ||
+                     gpu_rows_reduction(r),
                  "only the row root (elementwise, static, two axes or more), or a reduction over its innermost axis "
                  "alone, runs in blocks of rows, where its block loops fit a CUDA grid");
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");

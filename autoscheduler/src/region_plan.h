@@ -60,6 +60,11 @@ bool gpu_block_reduction(const RegionFunc &r);
 // most 65535 blocks), the axes past the third fused into the z loop (gpu_directives.cpp's
 // schedule_gpu_rows_root).
 bool block_loops_fit_grid(const RegionFunc &r, size_t first);
+
+// Whether reduction `r` runs as one block per output (GpuRows, not a row root's member): over its
+// innermost axis alone, its block loops fitting a grid, or, where its extents are symbolic (any
+// size), all fused into the grid's x (2^31 - 1 blocks).
+bool gpu_rows_reduction(const RegionFunc &r);
 // Whether the update of `r` must keep its loop over output `axis` serial (serial_update_axes).
 bool update_axis_serial(const RegionFunc &r, int axis);
 

@@ -503,8 +503,10 @@ class CudaEntries:
                 record["graph"] = None
                 return _Entry(None, [], _Result(cap, None, continuation), cap.guards, relations=relations)
         elif not cap.graph.outputs:
-            raise Unsupported("with CUDA arrays, hcompile runs functions that compute an array, and this one computes "
-                              "none", code.co_filename, code.co_firstlineno)
+            # Nothing computed (a resume function handing back what it was given, a function
+            # returning an argument or a constant): the result is built from the arguments.
+            record["graph"] = None
+            return _Entry(None, [], _Result(cap, None), cap.guards, relations=relations)
         base = cap
         cap, symbols, extent_relations, smallest = owner._generic_over_axes(cap, capture_at, stand_ins, axes, record)
         if symbols is not None:

@@ -129,7 +129,7 @@ def test_reduce_overhead_captures_a_graph_per_shape_of_a_generic_entry(torch_cud
         for _ in range(8):
             x = np.tanh(x - x.mean(axis=-1, keepdims=True)) * 1.5
         return x
-    f = hc.hcompile(deep, mode="reduce-overhead", dynamic=True)
+    f = hc.hcompile(deep, mode="reduce-overhead", dynamic=True, fullgraph=True)
     for n in (64, 64, 64, 96, 96, 96, 64):
         x = rng.standard_normal((n, 200)).astype(np.float32)
         _close(f(torch.from_numpy(x).cuda()).cpu().numpy(), deep(x), 1e-4)
