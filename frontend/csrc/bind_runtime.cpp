@@ -343,11 +343,6 @@ void bind_runtime(nb::module_ &m) {
                nb::object result_builder, nb::list relations, int device, nb::object empty, nb::list output_args,
                nb::list output_options, nb::object current_stream) {
                 if (!kernel->device_interface) throw std::invalid_argument("the kernel was not compiled for CUDA");
-                for (const KernelOutput &out : kernel->outputs) {
-                    for (int64_t extent : out.shape) {
-                        if (extent < 0) throw std::invalid_argument("CUDA entries have static output shapes");
-                    }
-                }
                 if (output_args.size() != kernel->outputs.size() || output_options.size() != kernel->outputs.size()) {
                     throw std::invalid_argument("one shape tuple and one options dict per kernel output");
                 }
@@ -381,8 +376,9 @@ void bind_runtime(nb::module_ &m) {
             nb::arg("relations"), nb::arg("device"), nb::arg("empty"), nb::arg("output_args"),
             nb::arg("output_options"), nb::arg("current_stream"),
             "An entry whose kernel runs on CUDA device `device`: arguments guarded as ('cuda_tensor', type, dtype,\n"
-            "shape, device); each output made by empty(*output_args[j], **output_options[j]); the stream is\n"
-            "current_stream(device). Goes ahead of the entries already there.")
+            "shape, device), an extent -m any size from m (a kernel for any size); each output made by\n"
+            "empty(*output_args[j], **output_options[j]) (an output of symbolic extents: its shape and strides\n"
+            "computed per call); the stream is current_stream(device). Goes ahead of the entries already there.")
         .def(
             "matches",
             [](Dispatcher &d, nb::args args) {

@@ -408,13 +408,17 @@ class CudaEntries:
         if library.name != "torch" or not all(d is None or type(a) is library.module.Tensor
                                               for a, d in zip(args, devices)):
             return
-        if entry.generic is not None:
-            return                       # the dispatcher's CUDA entries have static shapes
+        if entry.generic is not None and self._mode == "reduce-overhead":
+            return                       # a graph per shape (_run_graphed): this path decides
         if entry.result.writebacks:
             return   # the dispatcher's overlap and writeable guards read NumPy arrays only: this path checks
         torch = library.module
-        specs = [("cuda_tensor", type(a), a.dtype, tuple(a.shape), device) if d is not None else guards.arg_guard(a)
-                 for a, d in zip(args, devices)]
+        # A generic entry's guards take its dynamic axes at any size from their least (-m).
+        shapes = ([s[3] if s[0] == "array" else None for s in entry.generic[0]] if entry.generic is not None else
+                  [tuple(a.shape) if d is not None else None for a, d in zip(args, devices)])
+        relations = entry.relations + (entry.generic[1] if entry.generic is not None else [])
+        specs = [("cuda_tensor", type(a), a.dtype, shape, device) if d is not None else guards.arg_guard(a)
+                 for a, d, shape in zip(args, devices, shapes)]
         if any(s[0] == "type" for s in specs):
             return                       # an object the guards cannot describe: this path decides
         options = []
@@ -423,7 +427,7 @@ class CudaEntries:
             options.append({"dtype": torch_dtype, "device": torch_device})
         # torch.empty_strided: 2.0 µs a call on an H200 where torch.empty took 3.5.
         self._dispatcher.add_cuda_entry(specs, [g.spec() for g in entry.guards], entry.kernel,
-                                        None if entry.result.plain else entry.result.build, entry.relations, device,
+                                        None if entry.result.plain else entry.result.build, relations, device,
                                         torch.empty_strided,
                                         [(shape, _contiguous_strides(shape)) for shape, _ in entry.result.outputs],
                                         options, torch._C._cuda_getCurrentRawStream)

@@ -144,10 +144,22 @@ bool arrays_overlap(PyObject *x, PyObject *y) {
     return x_lo < x_hi && y_lo < y_hi && x_lo < y_hi && y_lo < x_hi;
 }
 
+// Axis `axis`'s size of an array argument: a NumPy array's, or another library's (a PyTorch
+// tensor's `shape`, guarded to have that axis); -1 where it cannot be read (the guard then fails).
+int64_t argument_extent(PyObject *arg, int axis) {
+    if (PyArray_Check(arg)) return PyArray_DIM(reinterpret_cast<PyArrayObject *>(arg), axis);
+    PyObject *shape = PyObject_GetAttrString(arg, "shape");
+    int64_t extent = -1;
+    if (shape && PyTuple_Check(shape) && axis < PyTuple_GET_SIZE(shape)) {
+        extent = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, axis));
+    }
+    Py_XDECREF(shape);
+    if (PyErr_Occurred()) PyErr_Clear();
+    return extent;
+}
+
 bool fits_buffer_limit(const Kernel &k, PyObject *const *args) {
-    return k.fits_buffer_limit([&](int arg, int axis) {
-        return static_cast<int64_t>(PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[arg]), axis));
-    });
+    return k.fits_buffer_limit([&](int arg, int axis) { return argument_extent(args[arg], axis); });
 }
 
 bool relations_hold(const std::vector<ArgRelationGuard> &guards, PyObject *const *args) {
@@ -161,8 +173,7 @@ bool relations_hold(const std::vector<ArgRelationGuard> &guards, PyObject *const
             actual = arrays_overlap(args[g.a], args[g.b]);
             break;
         case ArgRelationGuard::SameExtent:
-            actual = PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[g.a]), g.a_axis) ==
-                     PyArray_DIM(reinterpret_cast<PyArrayObject *>(args[g.b]), g.b_axis);
+            actual = argument_extent(args[g.a], g.a_axis) == argument_extent(args[g.b], g.b_axis);
             break;
         case ArgRelationGuard::Writeable:
             actual = PyArray_Check(args[g.a]) && PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(args[g.a]));

@@ -1,5 +1,6 @@
 #include "dispatch_cuda.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,66 @@ int64_t call_for_int(PyObject *object, PyObject *method, bool *failed) {
     return v;
 }
 
+// The shape of tensor `t` (a torch.Size: a tuple) into `shape`; false with a Python error set.
+bool read_shape(PyObject *t, std::vector<int64_t> &shape) {
+    PyObject *s = PyObject_GetAttr(t, names().shape);
+    if (!s) return false;
+    const bool tuple = PyTuple_Check(s);
+    shape.resize(tuple ? PyTuple_GET_SIZE(s) : 0);
+    for (size_t i = 0; i < shape.size(); ++i) shape[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(s, i));
+    Py_DECREF(s);
+    if (!tuple && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a tensor's shape is not a tuple");
+    return !PyErr_Occurred();
+}
+
+bool symbolic(const std::vector<int64_t> &shape) {
+    for (int64_t extent : shape) {
+        if (extent < 0) return true;
+    }
+    return false;
+}
+
+// The shape of an output of symbolic extents in this call: each symbol's size read from the
+// input it is an axis of. False with a Python error set where none is.
+bool symbolic_output_shape(const Kernel &k, const KernelOutput &out, const std::vector<DeviceArray> &inputs,
+                           std::vector<int64_t> &shape) {
+    shape = out.shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+        if (out.shape[d] >= 0) continue;
+        const auto &[arg, axis] = k.symbol_sources[-1 - out.shape[d]];
+        shape[d] = -1;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+            if (k.inputs[i].arg_index == arg) shape[d] = inputs[i].shape[axis] + out.offsets[d];
+        }
+        if (shape[d] < 0) {
+            PyErr_SetString(PyExc_RuntimeError, "hcompile: a symbolic output extent is read from no input");
+            return false;
+        }
+    }
+    return true;
+}
+
+// (shape, C-contiguous strides), as torch.empty_strided takes them; a new reference or null.
+PyObject *shape_and_strides(const std::vector<int64_t> &shape) {
+    const Py_ssize_t nd = static_cast<Py_ssize_t>(shape.size());
+    PyObject *extents = PyTuple_New(nd), *strides = PyTuple_New(nd);
+    if (!extents || !strides) {
+        Py_XDECREF(extents);
+        Py_XDECREF(strides);
+        return nullptr;
+    }
+    int64_t step = 1;
+    for (Py_ssize_t d = nd; d-- > 0;) {
+        PyTuple_SET_ITEM(extents, d, PyLong_FromLongLong(shape[d]));
+        PyTuple_SET_ITEM(strides, d, PyLong_FromLongLong(step));
+        step *= std::max<int64_t>(shape[d], 1);
+    }
+    PyObject *both = PyErr_Occurred() ? nullptr : PyTuple_Pack(2, extents, strides);
+    Py_DECREF(extents);
+    Py_DECREF(strides);
+    return both;
+}
+
 }  // namespace
 
 int check_cuda_tensor(const ArgGuard &g, PyObject *arg) {
@@ -47,7 +108,8 @@ int check_cuda_tensor(const ArgGuard &g, PyObject *arg) {
     if (!shape) return -1;
     bool same_shape = PyTuple_Check(shape) && PyTuple_GET_SIZE(shape) == static_cast<Py_ssize_t>(g.shape.size());
     for (size_t i = 0; same_shape && i < g.shape.size(); ++i) {
-        same_shape = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i)) == g.shape[i];
+        const int64_t extent = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        same_shape = g.shape[i] >= 0 ? extent == g.shape[i] : extent >= -g.shape[i];  // -m: any size from m
     }
     Py_DECREF(shape);
     if (PyErr_Occurred()) return -1;
@@ -69,20 +131,31 @@ PyObject *run_cuda_entry(const Entry &entry, PyObject *const *args) {
     for (size_t i = 0; i < k.inputs.size(); ++i) {
         const ArgGuard &g = entry.args[k.inputs[i].arg_index];  // a CudaTensor (add_cuda_entry checks)
         inputs[i].pointer = static_cast<uint64_t>(call_for_int(args[k.inputs[i].arg_index], n.data_ptr, &failed));
-        inputs[i].shape = g.shape;
+        if (!symbolic(g.shape)) {
+            inputs[i].shape = g.shape;
+        } else if (!failed && !read_shape(args[k.inputs[i].arg_index], inputs[i].shape)) {  // any size: this call's
+            return nullptr;
+        }
     }
     if (failed) return nullptr;
     PyObject *made = PyTuple_New(static_cast<Py_ssize_t>(k.outputs.size()));
     if (!made) return nullptr;
     for (size_t j = 0; j < k.outputs.size(); ++j) {
-        PyObject *o = PyObject_Call(c.empty, c.output_args[j], c.output_options[j]);
+        PyObject *o = nullptr;
+        if (!symbolic(k.outputs[j].shape)) {
+            outputs[j].shape = k.outputs[j].shape;
+            o = PyObject_Call(c.empty, c.output_args[j], c.output_options[j]);
+        } else if (symbolic_output_shape(k, k.outputs[j], inputs, outputs[j].shape)) {
+            PyObject *shape = shape_and_strides(outputs[j].shape);
+            o = shape ? PyObject_Call(c.empty, shape, c.output_options[j]) : nullptr;
+            Py_XDECREF(shape);
+        }
         if (!o) {
             Py_DECREF(made);
             return nullptr;
         }
         PyTuple_SET_ITEM(made, j, o);  // steals
         outputs[j].pointer = static_cast<uint64_t>(call_for_int(o, n.data_ptr, &failed));
-        outputs[j].shape = k.outputs[j].shape;
     }
     PyObject *stream_object = failed ? nullptr : PyObject_CallOneArg(c.current_stream, c.device_index);
     const uint64_t stream = stream_object ? PyLong_AsUnsignedLongLong(stream_object) : 0;

@@ -161,3 +161,27 @@ def test_past_the_recompile_limit_a_call_runs_on_host_copies(torch_cuda, caplog)
         assert isinstance(total, torch.Tensor) and total.is_cuda
         np.testing.assert_allclose(float(total), float((x[:5] * 2).sum()), rtol=1e-5)
     assert "ran as Python on host copies" in caplog.text
+
+
+@gpu
+def test_the_cpp_dispatcher_runs_a_generic_entry_at_new_sizes(torch_cuda, monkeypatch):
+    """Once compiled for any size, PyTorch calls at sizes never seen run from the C++ dispatcher
+    (its guards take any size from the least; outputs sized per call), not cuda.py."""
+    from hcompile import cuda
+    torch = torch_cuda
+    rng = np.random.default_rng(6)
+    f = hc.hcompile(_blur_rows, fullgraph=True)
+    for n in (16, 40):
+        x = rng.standard_normal((n, n + 9)).astype(np.float32)
+        _close(f(torch.from_numpy(x).cuda()).cpu().numpy(), _blur_rows(x))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the call came through cuda.py")
+    monkeypatch.setattr(cuda.CudaEntries, "_run", refuse)
+    for n in (3, 77, 1000):
+        x = rng.standard_normal((n, 2 * n + 1)).astype(np.float32)
+        _close(f(torch.from_numpy(x).cuda()).cpu().numpy(), _blur_rows(x))
+    monkeypatch.undo()
+    # Below the least size (a slice would be empty) the guard refuses: compiled for that shape.
+    x = rng.standard_normal((2, 5)).astype(np.float32)
+    _close(f(torch.from_numpy(x).cuda()).cpu().numpy(), _blur_rows(x))
