@@ -20,7 +20,7 @@ import numpy as np
 import hcompile as hc
 from apps import workloads as W
 from apps.bench import heading, publish
-from apps.gpu_bench import TOLERANCE, bench_inputs, cuda_ms, torch_versions
+from apps.gpu_bench import TOLERANCE, bench_inputs, cuda_ms, overhead_us, torch_versions
 
 WORKLOADS = "softmax_rows,layernorm_rows,tinyops,blur3x3,gelu_mlp"
 
@@ -85,11 +85,16 @@ def main(argv=None) -> int:
         rows.append(f"| {name} | {ms[0]} | {ms[1]} | {ratio} | {ms[2]} | {first[0]:.2f} ({compiles}) | {first[1]:.2f} | "
                     f"{second[0]:.2f} | {second[1]:.2f} |")
         print(rows[-1], flush=True)
+    tiny = torch.ones(16, device="cuda")
+    per_call = [overhead_us(torch, hc.hcompile(W.add_one, dynamic=dynamic), tiny) for dynamic in (False, True)]
+    overhead = (f"Per-call host time on a 16-element tensor: {per_call[0]:.1f} µs for the static entry, "
+                f"{per_call[1]:.1f} µs for the one compiled for any size.")
+    print(overhead)
     device = torch.cuda.get_device_name()
     section = (heading("hcompile's dynamic shapes on a CUDA GPU") + f"`python -m apps.gpu_dynamic_bench` on {device}: "
                "a kernel compiled for any size against the one for the exact size (CUDA-event medians), and a loop "
                "over ten sizes of the first argument's first axis, compiles included (first pass) and cached "
-               "(second pass).\n\n" + "\n".join(rows) + "\n")
+               "(second pass).\n\n" + "\n".join(rows) + "\n\n" + overhead + "\n")
     publish(section, a.write, "gpu_dynamic")
     return 0
 
