@@ -196,3 +196,21 @@ def test_a_generic_row_reduction_runs_a_block_per_row():
     assert f._cuda._generic and schedule.count("gpu_rows: a block of 256 threads per row") == 2, schedule
     source = f.compile_records[-1]["report"]["schedule_source"]
     assert source.count(".gpu_blocks(gpu_rows_fused)") == 2, source
+
+
+@gpu
+def test_cupy_arrays_of_many_sizes_run_one_generic_kernel():
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("no CUDA GPU with CuPy")
+    except Exception:
+        pytest.skip("no CUDA GPU with CuPy")
+    rng = np.random.default_rng(7)
+    f = hc.hcompile(_softmax, fullgraph=True)
+    for n in (20, 33, 2, 300, 64, 5, 1000, 17, 90, 4):
+        x = rng.standard_normal((n, n // 2 + 3)).astype(np.float32)
+        got = f(cupy.asarray(x))
+        assert isinstance(got, cupy.ndarray)
+        _close(cupy.asnumpy(got), _softmax(x))
+    assert f._cuda._compiles <= 3 and f._cuda._generic
