@@ -37,7 +37,7 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
 // named so, the grid's x (its y and z stop at 65535 blocks; the sizes are known only at run time).
 constexpr const char *kFusedRows = "gpu_rows_fused";
 bool fuses_block_loops(const RegionFunc &root) {
-    return root.accumulator.defined() && root.symbolic && root.vars.size() > 1;
+    return root.accumulator.defined() && !block_loops_fit_grid(root, 0);
 }
 
 // The loop over rows of a GpuRows root: the innermost of its block loops (an elementwise root's
@@ -223,7 +223,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         w.gpu_threads(s, lane);
     } else {
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
-                       steps_of(root.extents[0], root.symbolic, p.gpu_rows * thread_vector(p)));
+                       steps_of(root.extents[0], root.symbolic_axis(0), p.gpu_rows * thread_vector(p)));
     }
     // A block loop per axis, those past the third fused into the grid's z (CUDA grids have three;
     // block_loops_fit_grid checks the sizes). Not all fused into one: the rows' footprints in
@@ -256,7 +256,7 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
     w.compute_at(r.func, root.func, &row);
     if (!r.accumulator.defined()) {
         threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x, thread_vector(p),
-                       steps_of(r.extents[0], r.symbolic, p.gpu_threads_x * thread_vector(p)));
+                       steps_of(r.extents[0], r.symbolic_axis(0), p.gpu_threads_x * thread_vector(p)));
         return;
     }
     // The reduction's value: one point per block (its row), one thread.

@@ -51,7 +51,9 @@ int64_t block_reduction_threads(int64_t length) {
 bool rows_fit_blocks(const LoweredPipeline &lowered) {
     if (lowered.row_root < 0) return false;
     const RegionFunc &root = lowered.regions[lowered.row_root];
-    if (root.vars.size() < 2 || root.symbolic || root.accumulator.defined() || root.library_call ||
+    // Rows of a static length (shared memory holds one); the rows themselves may be any number
+    // (the grid's x), as a batch of varying size is.
+    if (root.vars.size() < 2 || root.symbolic_axis(0) || root.accumulator.defined() || root.library_call ||
         !block_loops_fit_grid(root, 1)) {
         return false;
     }
@@ -60,7 +62,7 @@ bool rows_fit_blocks(const LoweredPipeline &lowered) {
     for (const RegionFunc &r : lowered.regions) {
         if (!r.row_fused || (r.optional && !r.stored_by_default)) continue;
         members = true;
-        if (r.symbolic || r.library_call || r.op_class == OpClass::Matmul || own_accumulator(r) ||
+        if (r.symbolic_axis(0) || r.library_call || r.op_class == OpClass::Matmul || own_accumulator(r) ||
             r.staged_operand.defined()) {
             return false;
         }

@@ -40,7 +40,8 @@ bool gpu_block_reduction(const RegionFunc &r) {
 
 bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
     constexpr int64_t kGridLimit = 65535;
-    if (r.symbolic || r.vars.size() <= first) return false;
+    // The grid's x (axis `first`) holds 2^31 - 1 blocks: any size there; y and z need static sizes.
+    if (r.vars.size() <= first || (first + 1 < 64 && (r.symbolic_axes >> (first + 1)) != 0)) return false;
     int64_t z = 1;
     for (size_t i = first + 2; i < r.vars.size(); ++i) z *= std::max<int64_t>(r.extents[i], 1);
     return (r.vars.size() <= first + 1 || r.extents[first + 1] <= kGridLimit) && z <= kGridLimit;
@@ -194,10 +195,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.gpu_rows_per_thread = d.value2;
             break;
         case Choice::GpuRows:
-            need((!r.symbolic && static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 &&
+            need((!r.symbolic_axis(0) && static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 &&
                   !r.accumulator.defined() && block_loops_fit_grid(r, 1)) ||
                      gpu_rows_reduction(r),
-                 "only the row root (elementwise, static, two axes or more), or a reduction over its innermost axis "
+                 "only the row root (elementwise, rows of a static length, two axes or more), or a reduction over its "
+                 "innermost axis "
                  "alone, runs in blocks of rows, where its block loops fit a CUDA grid");
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);

@@ -57,8 +57,8 @@ bool tile_member(const RegionFunc &r);
 bool gpu_block_reduction(const RegionFunc &r);
 
 // Whether a block loop per axis of `r` from `first` on fits a CUDA grid (x, y, z; y and z of at
-// most 65535 blocks), the axes past the third fused into the z loop (gpu_directives.cpp's
-// schedule_gpu_rows_root).
+// most 65535 blocks, so of static sizes; x may be symbolic), the axes past the third fused into
+// the z loop (gpu_directives.cpp's schedule_gpu_rows_root).
 bool block_loops_fit_grid(const RegionFunc &r, size_t first);
 
 // Whether reduction `r` runs as one block per output (GpuRows, not a row root's member): over its

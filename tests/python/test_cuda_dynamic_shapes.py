@@ -27,6 +27,12 @@ def _centred_layer(x, w, b):
     return h - h.mean(axis=0)
 
 
+def _layernorm(x, g, b):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + 1e-5) * g + b
+
+
 def _head(x):
     return x[:5] * 2
 
@@ -104,7 +110,9 @@ def _close(got, want, rtol=2e-5):
     (_blur_rows, lambda rng, n: (rng.standard_normal((n + 2, 2 * n + 5)),)),
     (_centred_layer, lambda rng, n: (rng.standard_normal((4 * n, 96)), rng.standard_normal((96, 2 * n + 64)),
                                       rng.standard_normal(2 * n + 64))),
-], ids=["softmax", "blur", "layer"])
+    (_softmax, lambda rng, n: (rng.standard_normal((n, 300)),)),
+    (_layernorm, lambda rng, n: (rng.standard_normal((n, 1000)), rng.standard_normal(1000), rng.standard_normal(1000))),
+], ids=["softmax", "blur", "layer", "softmax_batch", "layernorm_batch"])
 def test_many_sizes_run_one_generic_kernel(fn, make, dynamic, torch_cuda):
     """Twelve sizes (past the recompile limit of 8) on one or two compiled entries, each result
     NumPy's; the same for float64."""
@@ -214,3 +222,16 @@ def test_cupy_arrays_of_many_sizes_run_one_generic_kernel():
         assert isinstance(got, cupy.ndarray)
         _close(cupy.asnumpy(got), _softmax(x))
     assert f._cuda._compiles <= 3 and f._cuda._generic
+
+
+def test_a_batch_of_any_size_keeps_rows_fused_in_one_block():
+    """Where only the number of rows is dynamic (a batch), a row still fits shared memory: softmax
+    and layer norm keep one block per row with their members in it (the grid's x takes any
+    number of rows)."""
+    for fn, rest in ((_softmax, ()), (_layernorm, (np.ones(512, np.float32), np.ones(512, np.float32)))):
+        f = hc.hcompile(fn, target=CUDA_TARGET)
+        f.compile_only(np.ones((300, 512), np.float32), *rest)
+        f.compile_only(np.ones((200, 512), np.float32), *rest)
+        record = f.compile_records[-1]
+        assert record["dynamic"].startswith("dynamic: argument 0 axis 0 ("), record["dynamic"]
+        assert "compute_at_row" in record["report"]["schedule"] and "gpu_rows" in record["report"]["schedule"]

@@ -63,6 +63,8 @@ struct RegionFunc {
     std::vector<int64_t> extents;       // static; a symbolic one (symbols.h) kScheduledSymbolicExtent
     std::vector<Halide::Expr> extent_exprs;  // the same as Exprs, symbolic ones read from the call
     bool symbolic = false;              // some extent is symbolic
+    uint64_t symbolic_axes = 0;         // bit i: extents[i] is symbolic
+    bool symbolic_axis(size_t i) const { return i < 64 && ((symbolic_axes >> i) & 1); }
     bool estimated = false;             // the extents are estimates (a Halide pipeline's,
                                         // halide_pipeline.h): the schedule must fit any size
     Halide::RDom rdom;                  // reductions and matmul: the reduction domain

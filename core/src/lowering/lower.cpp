@@ -328,6 +328,7 @@ RegionFunc region_of(const LowerContext &ctx, const Node &n, Halide::Func f, con
         region.extents.push_back(symbolic ? kScheduledSymbolicExtent : n.shape[d]);
         region.extent_exprs.push_back(ctx.extent(n, d));
         region.symbolic = region.symbolic || symbolic;
+        if (symbolic && region.extents.size() <= 64) region.symbolic_axes |= uint64_t{1} << (region.extents.size() - 1);
     }
     return region;
 }
