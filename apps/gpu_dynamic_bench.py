@@ -4,7 +4,8 @@ specialised to the size, and what a loop over changing batch sizes costs, compil
     python -m apps.gpu_dynamic_bench [--workloads softmax_rows,gelu_mlp] [--repeat 20] [--write apps/RESULTS.md]
 
 Per workload (apps/gpu_bench.py's inputs at its GPU sizes), in one process: hcompile's static
-entry and its generic one (``dynamic=True``) at that size, and torch.compile's ``dynamic=True``
+entry and its generic one (``dynamic=True``) and the one for any batch (a call at half the batch first) at that size, and
+torch.compile's ``dynamic=True``
 (CUDA-event medians, every result checked against torch's); then a loop over ten sizes of the
 first argument's first axis, the second pass too (every kernel then cached): hcompile with its
 default ``dynamic=None`` (the second size compiles for every size) against torch.compile's
@@ -51,17 +52,21 @@ def main(argv=None) -> int:
         print("[gpu_dynamic_bench] no CUDA GPU: nothing to measure")
         return 0
     peers = torch_versions(torch)
-    rows = ["| workload | hcompile static ms | hcompile any size ms | any size / static (time) | torch.compile dynamic ms | "
-            "10 sizes, first pass: hcompile s (compiles) | torch.compile s | second pass: hcompile ms | torch.compile ms |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| workload | hcompile static ms | hcompile any batch ms | hcompile any size ms | any size / static (time) | "
+            "torch.compile dynamic ms | 10 sizes, first pass: hcompile s (compiles) | torch.compile s | "
+            "second pass: hcompile ms | torch.compile ms |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     rng = np.random.default_rng(0)
     for name in a.workloads.split(","):
         fn = getattr(W, name)
         args = [torch.from_numpy(x).cuda() for x in bench_inputs(name, rng)]
         want = peers[name](*args)
         static, generic = hc.hcompile(fn, fullgraph=True), hc.hcompile(fn, fullgraph=True, dynamic=True)
+        # Any batch: a call at half the batch first, so that only the first axis is dynamic.
+        batch = hc.hcompile(fn, fullgraph=True)
+        batch(args[0][: max(2, args[0].shape[0] // 2)].contiguous(), *args[1:])
         cells = []
-        for compiled in (static, generic):
+        for compiled in (static, batch, generic):
             got = compiled(*args)
             cells.append(cuda_ms(torch, compiled, args, a.repeat) if _checked(torch, name, got, want) else None)
         if not generic._cuda._generic:
@@ -80,9 +85,9 @@ def main(argv=None) -> int:
         if wrong:
             print(f"[gpu_dynamic_bench] {name}: wrong answers at sizes {wrong}")
         ms = ["wrong" if c is None else f"{c:.3f}" for c in cells]
-        ratio = f"{cells[1] / cells[0]:.2f}×" if None not in cells[:2] else "—"
+        ratio = f"{cells[2] / cells[0]:.2f}×" if cells[0] is not None and cells[2] is not None else "—"
         compiles = loop_hc._cuda._compiles if loop_hc._cuda is not None else 0
-        rows.append(f"| {name} | {ms[0]} | {ms[1]} | {ratio} | {ms[2]} | {first[0]:.2f} ({compiles}) | {first[1]:.2f} | "
+        rows.append(f"| {name} | {ms[0]} | {ms[1]} | {ms[2]} | {ratio} | {ms[3]} | {first[0]:.2f} ({compiles}) | {first[1]:.2f} | "
                     f"{second[0]:.2f} | {second[1]:.2f} |")
         print(rows[-1], flush=True)
     tiny = torch.ones(16, device="cuda")
@@ -92,7 +97,8 @@ def main(argv=None) -> int:
     print(overhead)
     device = torch.cuda.get_device_name()
     section = (heading("hcompile's dynamic shapes on a CUDA GPU") + f"`python -m apps.gpu_dynamic_bench` on {device}: "
-               "a kernel compiled for any size against the one for the exact size (CUDA-event medians), and a loop "
+               "a kernel compiled for any size of the first axis (any batch) and of every axis against the one for the "
+               "exact size (CUDA-event medians), and a loop "
                "over ten sizes of the first argument's first axis, compiles included (first pass) and cached "
                "(second pass).\n\n" + "\n".join(rows) + "\n\n" + overhead + "\n")
     publish(section, a.write, "gpu_dynamic")
