@@ -321,7 +321,14 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
             outer_blocks *= std::max<int64_t>(r.extents[i], 1);
         }
         const int64_t y_blocks = two_axes ? (r.extents[1] + p.gpu_threads_y - 1) / p.gpu_threads_y : 1;
-        const bool one_dimension = r.symbolic || y_blocks > kGridLimit || outer_blocks > kGridLimit;
+        // Rows of any number under static columns (a batch): axis 1's tiles are the grid's x,
+        // which holds 2^31 - 1 blocks, and axis 0's its y. Fused instead, tinyops for any batch
+        // took 0.321 ms on an H200 against the static kernel's 0.273 (a division and a remainder
+        // by the block count, a run-time value, per thread).
+        const int64_t x_blocks = (r.extents[0] + p.gpu_threads_x * vector - 1) / (p.gpu_threads_x * vector);
+        const bool any_rows = two_axes && r.symbolic_axis(1) && !r.symbolic_axis(0) && (r.symbolic_axes >> 2) == 0 &&
+                              x_blocks <= kGridLimit && outer_blocks <= kGridLimit;
+        const bool one_dimension = !any_rows && (r.symbolic || y_blocks > kGridLimit || outer_blocks > kGridLimit);
         std::vector<Halide::VarOrRVar> loops{bx};
         if (two_axes) loops.push_back(by);
         if (one_dimension) loops.insert(loops.end(), outer.begin(), outer.end());
@@ -336,6 +343,7 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
         };
         w.gpu_threads(s, tx);
         if (two_axes) w.gpu_threads(s, ty);
+        if (any_rows) w.reorder(s, {by, bx});   // the innermost block loop is the grid's x
         if (one_dimension) {
             w.gpu_blocks(s, fuse_all(loops, "gpu_blocks_"));
         } else {

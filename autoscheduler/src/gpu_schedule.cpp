@@ -188,7 +188,7 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             continue;
         }
         // A stencil over rows: four rows a thread (below), a block of fewer rows of threads.
-        const bool stencil_rows = r.vars.size() >= 2 && !r.accumulator.defined() && !r.symbolic &&
+        const bool stencil_rows = r.vars.size() >= 2 && !r.accumulator.defined() && (r.symbolic_axes & ~uint64_t{2}) == 0 &&
                                   r.extents[1] >= kStencilRowsPerBlock * kRowsPerThread &&
                                   reads_row_window(analysis.stages[i]);
         if (r.vars.empty()) {

@@ -33,6 +33,16 @@ def _layernorm(x, g, b):
     return (x - m) / np.sqrt(v + 1e-5) * g + b
 
 
+def _blur3x3(x):
+    h = (x[:, :-2] + x[:, 1:-1] + x[:, 2:]) / 3
+    return (h[:-2] + h[1:-1] + h[2:]) / 3
+
+
+def _tiny(x):
+    y = 1 / (1 + np.exp(-(x * 2 + 1)))
+    return np.tanh(y * y) / (np.abs(y) + 1)
+
+
 def _head(x):
     return x[:5] * 2
 
@@ -112,7 +122,10 @@ def _close(got, want, rtol=2e-5):
                                       rng.standard_normal(2 * n + 64))),
     (_softmax, lambda rng, n: (rng.standard_normal((n, 300)),)),
     (_layernorm, lambda rng, n: (rng.standard_normal((n, 1000)), rng.standard_normal(1000), rng.standard_normal(1000))),
-], ids=["softmax", "blur", "layer", "softmax_batch", "layernorm_batch"])
+    (_blur_rows, lambda rng, n: (rng.standard_normal((n + 2, 517)),)),
+    (_tiny, lambda rng, n: (rng.standard_normal((n, 1000)),)),
+    (_blur3x3, lambda rng, n: (rng.standard_normal((n + 2, 301)),)),
+], ids=["softmax", "blur", "layer", "softmax_batch", "layernorm_batch", "blur_batch", "tiny_batch", "blur3x3_batch"])
 def test_many_sizes_run_one_generic_kernel(fn, make, dynamic, torch_cuda):
     """Twelve sizes (past the recompile limit of 8) on one or two compiled entries, each result
     NumPy's; the same for float64."""
@@ -235,3 +248,18 @@ def test_a_batch_of_any_size_keeps_rows_fused_in_one_block():
         record = f.compile_records[-1]
         assert record["dynamic"].startswith("dynamic: argument 0 axis 0 ("), record["dynamic"]
         assert "compute_at_row" in record["report"]["schedule"] and "gpu_rows" in record["report"]["schedule"]
+
+
+def test_a_batch_of_any_size_keeps_a_two_dimensional_grid():
+    """Elementwise and stencil tiles of any number of rows under static columns: the row tiles
+    are the grid's x (any number of blocks), the column tiles its y, no block loop fused."""
+    for fn in (_tiny, _blur_rows, _blur3x3):
+        f = hc.hcompile(fn, target=CUDA_TARGET)
+        f.compile_only(np.ones((300, 1000), np.float32))
+        f.compile_only(np.ones((200, 1000), np.float32))
+        report = f.compile_records[-1]["report"]
+        assert f.compile_records[-1]["dynamic"].startswith("dynamic: argument 0 axis 0 (")
+        assert ".reorder(gpu_block_y, gpu_block_x)" in report["schedule_source"], report["schedule_source"]
+        assert ".fuse(" not in report["schedule_source"]
+    # The 3x3 blur keeps its stencil rows: four a thread, each row's window loaded once.
+    assert "4 points x 4 rows per thread" in report["schedule"], report["schedule"]
