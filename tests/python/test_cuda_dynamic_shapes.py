@@ -263,3 +263,33 @@ def test_a_batch_of_any_size_keeps_a_two_dimensional_grid():
         assert ".fuse(" not in report["schedule_source"]
     # The 3x3 blur keeps its stencil rows: four a thread, each row's window loaded once.
     assert "4 points x 4 rows per thread" in report["schedule"], report["schedule"]
+
+
+def _normalise_into(x, out):
+    out[...] = (x - x.mean(axis=-1, keepdims=True)) * 2
+    return out
+
+
+def _branchy(x):
+    s = x.sum()
+    if s > 0:               # a graph break: the sum is read back from the device
+        return x * 2
+    return x - 1
+
+
+@gpu
+def test_generic_entries_that_write_or_break_on_the_gpu(torch_cuda):
+    """Sizes changing under a function that writes into its argument, and under one with a graph
+    break: every result NumPy's, the written tensor the caller's, on a few compiles."""
+    torch = torch_cuda
+    rng = np.random.default_rng(8)
+    writer, breaker = hc.hcompile(_normalise_into), hc.hcompile(_branchy)
+    for n in (8, 12, 3, 100, 47, 2, 64, 9, 30, 5):
+        x = rng.standard_normal((n, 40)).astype(np.float32)
+        out = torch.empty((n, 40), device="cuda")
+        assert writer(torch.from_numpy(x).cuda(), out) is out
+        _close(out.cpu().numpy(), _normalise_into(x, np.empty_like(x)), 1e-5)
+        for sign in (1, -1):
+            y = sign * np.abs(x)
+            _close(breaker(torch.from_numpy(y).cuda()).cpu().numpy(), _branchy(y), 1e-6)
+    assert writer._cuda._compiles <= 3 and writer._cuda._generic
