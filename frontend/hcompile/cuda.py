@@ -193,6 +193,34 @@ class _Library:
                 hi += (n - 1) * stride
         return lo, hi + item
 
+    def clone(self, a):
+        return a.clone() if self.name == "torch" else a.copy()
+
+    def capture_graph(self, device, run):
+        """A CUDA graph of the work ``run()`` puts on the library's current stream (a capturing
+        one meanwhile), in relaxed mode (a first cuBLAS call may allocate its workspace); returns
+        a function that replays it on the current stream."""
+        if self.name == "torch":
+            graph = self.module.cuda.CUDAGraph()
+            with self.module.cuda.graph(graph, capture_error_mode="relaxed"):
+                run()
+            return graph.replay
+        cupy = self.module
+        relaxed = getattr(cupy.cuda.runtime, "streamCaptureModeRelaxed", None)
+        with cupy.cuda.Device(device):
+            stream = cupy.cuda.Stream(non_blocking=True)
+            stream.wait_event(cupy.cuda.get_current_stream().record())   # after the work before it
+            with stream:
+                if relaxed is None:
+                    stream.begin_capture()
+                else:
+                    stream.begin_capture(mode=relaxed)
+                try:
+                    run()
+                finally:
+                    graph = stream.end_capture()
+        return lambda: graph.launch(stream=cupy.cuda.get_current_stream())
+
     def copy_into(self, destination, source):
         """``source``'s values into the caller's array ``destination``, on the current stream
         (after the kernel that made them)."""
@@ -366,9 +394,7 @@ class CudaEntries:
                 return None
         if graphed is None:
             graphed = cuda_graphs.GraphedEntry(self._qualname)
-            if library.name != "torch":
-                graphed.fail("CuPy arrays are not captured")
-            elif not entry.result.plain:
+            if not entry.result.plain:
                 graphed.fail("a call that writes into its arguments or stops at a graph break")
             elif entry.launches < cuda_graphs.MIN_LAUNCHES:
                 graphed.fail(f"{entry.launches} kernel launches a call: a graph's replay costs more")

@@ -2,7 +2,8 @@
 
 A kernel of several stages launches each one from the host (4-5 µs a launch in Halide's CUDA
 runtime); a CUDA graph launches them all at once. The second call of an entry (its arguments'
-types, shapes and device) is captured with PyTorch's CUDA graphs and later calls replay it:
+types, shapes and device) is captured with PyTorch's CUDA graphs (CuPy's for CuPy arrays) and
+later calls replay it:
 
 * An argument that was the same array at the first two calls (a weight) is read where it is (the
   graph keeps a reference, so its memory stays the caller's array's). One that changed (a batch)
@@ -13,8 +14,8 @@ types, shapes and device) is captured with PyTorch's CUDA graphs and later calls
 * Outputs are copied out of the graph's arrays after each replay, so a result stays the caller's
   after the next call (PyTorch's reduce-overhead hands out the graph's own arrays instead).
 
-PyTorch tensors only (CuPy's arrays run as default mode); calls that write into their arguments
-or stop at a graph break run as default mode too (cuda.py decides). What fails to capture runs
+Calls that write into their arguments or stop at a graph break run as default mode (cuda.py
+decides). What fails to capture runs
 as default mode from then on, said in the recompile log.
 """
 from __future__ import annotations
@@ -45,7 +46,8 @@ class GraphedEntry:
         self._copied = None              # per kernel input: copied into the graph's array before each replay
         self._read = None                # per kernel input: the array the graph reads
         self._outputs = None             # the arrays the graph writes
-        self._graph = None
+        self._graph = None               # replays the captured graph (_Library.capture_graph)
+        self._library = None
         self.captures = 0
         self.replays = 0
         self.failure = None              # why this entry runs as default mode
@@ -73,38 +75,36 @@ class GraphedEntry:
         return self._capture(library, device, entry, args)
 
     def _capture(self, library, device, entry, args):
-        torch = library.module
         inputs = [args[i] for i in entry.input_args]
-        self._read = [torch.empty_like(x).copy_(x) if copied else x for x, copied in zip(inputs, self._copied)]
+        self._library = library
+        self._read = [library.clone(x) if copied else x for x, copied in zip(inputs, self._copied)]
         self._outputs = [library.empty(shape, dtype, device) for shape, dtype in entry.result.outputs_for(args)]
         describe = library.describe
-        graph = torch.cuda.CUDAGraph()
         self.captures += 1
         _C.cuda_graph_allocations_begin()
         try:
-            # Relaxed: the capture may meet a first cuBLAS call's workspace allocation.
-            with torch.cuda.graph(graph, capture_error_mode="relaxed"):
-                _C.run_cuda(entry.kernel, [describe(x) for x in self._read], [describe(o) for o in self._outputs],
-                            device, library.stream(device), captured=True)
+            self._graph = library.capture_graph(device, lambda: _C.run_cuda(
+                entry.kernel, [describe(x) for x in self._read], [describe(o) for o in self._outputs], device,
+                library.stream(device), captured=True))
         except Exception as e:   # noqa: BLE001 (any failure to capture: default mode, said)
             self._graph = None
             self.fail(f"{type(e).__name__}: {e}")
             return None
         finally:
             _C.cuda_graph_allocations_end()
-        self._graph = graph
         logs.log("recompiles", "%s: captured a CUDA graph (%d of its %d inputs copied in before each replay)",
                  self._qualname, sum(self._copied), len(self._copied))
         return self._replay(None)
 
     def _replay(self, inputs):
+        library = self._library
         if inputs is not None:
             for i, copied in enumerate(self._copied):
                 if copied:
-                    self._read[i].copy_(inputs[i])
-        self._graph.replay()
+                    library.copy_into(self._read[i], inputs[i])
+        self._graph()            # the graph's replay, on the library's current stream
         self.replays += 1
-        return [o.clone() for o in self._outputs]
+        return [library.clone(o) for o in self._outputs]
 
     def fail(self, why):
         """From now on this entry runs as default mode, for the reason `why` (said in the log)."""

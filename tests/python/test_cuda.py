@@ -1103,6 +1103,32 @@ def test_reduce_overhead_replays_cuda_graphs_that_match_numpy(torch_cuda, monkey
         assert graphed[0].captures == 1 and graphed[0].replays == len(results) - 1
 
 
+@gpu
+def test_reduce_overhead_replays_cupy_graphs_that_match_numpy(monkeypatch):
+    """CuPy arrays are captured too (CuPy's stream capture): a new batch copied in at every call,
+    the weight read in place, earlier results kept."""
+    cupy = _cupy_cuda()
+    if cupy is None:
+        pytest.skip("no CUDA GPU with CuPy")
+    from hcompile import cuda_graphs
+    monkeypatch.setattr(cuda_graphs, "MIN_LAUNCHES", 1)
+    rng = np.random.default_rng(32)
+    arrays = _rng_inputs(rng, [(32, 512), (512, 1024), (1024,), (1024, 512), (512,)])
+    f = hc.hcompile(_gelu_mlp, mode="reduce-overhead", fullgraph=True)
+    weights = [cupy.asarray(a) for a in arrays[1:]]
+    results = []
+    for _ in range(4):
+        batch = rng.standard_normal(arrays[0].shape).astype(np.float32)
+        got = f(cupy.asarray(batch), *weights)
+        assert isinstance(got, cupy.ndarray)
+        results.append((got, _gelu_mlp(batch, *arrays[1:])))
+    for got, want in results:
+        np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=2e-4, atol=2e-4 * max(1, np.abs(want).max()))
+    (entry,), = f._cuda._entries.values()
+    assert entry.graphed.failure is None, entry.graphed.failure
+    assert entry.graphed.captures == 1 and entry.graphed.replays == 3
+
+
 class _FakeCudaArray:
     """Says it lives on CUDA device 0 (DLPack) and refuses NumPy as a PyTorch CUDA tensor does."""
 
