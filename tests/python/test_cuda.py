@@ -1116,10 +1116,11 @@ def test_reduce_overhead_replays_cupy_graphs_that_match_numpy(monkeypatch):
     arrays = _rng_inputs(rng, [(32, 512), (512, 1024), (1024,), (1024, 512), (512,)])
     f = hc.hcompile(_gelu_mlp, mode="reduce-overhead", fullgraph=True)
     weights = [cupy.asarray(a) for a in arrays[1:]]
-    results = []
+    results, batches = [], []      # batches kept alive: CuPy's pool would hand a new one the last one's address
     for _ in range(4):
         batch = rng.standard_normal(arrays[0].shape).astype(np.float32)
-        got = f(cupy.asarray(batch), *weights)
+        batches.append(cupy.asarray(batch))
+        got = f(batches[-1], *weights)
         assert isinstance(got, cupy.ndarray)
         results.append((got, _gelu_mlp(batch, *arrays[1:])))
     for got, want in results:
