@@ -170,7 +170,8 @@ class CompiledFunction:
     def _python_on_cuda_arrays(self, why, args, kwargs):
         """The function as plain Python where the GPU path cannot run it: on host copies of the
         CUDA arrays, the NumPy arrays it was written for (cuda.run_on_host_copies), or, where
-        arguments share memory (copies would part them) or cannot be copied, on the CUDA arrays
+        arguments share memory (copies would part them), cannot be copied, or the code needs the
+        library's own arrays (an AttributeError or TypeError on the copies), on the CUDA arrays
         themselves. A TypeError there (most often NumPy refusing a CUDA array) also says that, and
         why, the call ran as Python."""
         result = cuda.run_on_host_copies(self._fn, args, kwargs, self.__qualname__, why)

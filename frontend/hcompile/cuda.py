@@ -668,7 +668,9 @@ def run_on_host_copies(fn, args, kwargs, qualname, why):
     the NumPy semantics the GPU path compiles, where NumPy itself refuses CUDA arrays. Arrays
     it wrote are copied back into the caller's; arrays it returns are moved to the device as
     the first CUDA argument's kind (a returned argument is the caller's own). NOT_COPIED, having
-    run nothing, where two CUDA arguments share memory (copies would part them) or a copy fails."""
+    changed none of the caller's arrays, where two CUDA arguments share memory (copies would part
+    them), a copy fails, or the code raises AttributeError or TypeError on the copies (it was
+    written for the library's arrays)."""
     flat = []
     _map_arrays((args, kwargs), lambda a: flat.append(a) or a)
     if not flat:
@@ -692,8 +694,13 @@ def run_on_host_copies(fn, args, kwargs, qualname, why):
         host_args, host_kwargs = _map_arrays((args, kwargs), to_host)
     except Exception:          # noqa: BLE001 (no library or driver to copy with: Python as given)
         return NOT_COPIED
+    try:
+        result = fn(*host_args, **host_kwargs)
+    except (AttributeError, TypeError):
+        # Code written for the library's arrays (`x.clone()`, a torch function): nothing of the
+        # caller's was written (the copies are private), so it runs on the CUDA arrays instead.
+        return NOT_COPIED
     logs.log("graph_breaks", "%s: ran as Python on host copies of its %d CUDA arrays (%s)", qualname, len(copies), why)
-    result = fn(*host_args, **host_kwargs)
     device = cuda_device(first)
     for a, own, host, before in copies.values():
         if own is not None and host.tobytes() != before.tobytes():

@@ -293,3 +293,78 @@ def test_generic_entries_that_write_or_break_on_the_gpu(torch_cuda):
             y = sign * np.abs(x)
             _close(breaker(torch.from_numpy(y).cuda()).cpu().numpy(), _branchy(y), 1e-6)
     assert writer._cuda._compiles <= 3 and writer._cuda._generic
+
+
+class _FakeDeviceArray:
+    """Stands for a CUDA array without a GPU (DLPack device 2, CUDA): its values a NumPy array."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    @property
+    def shape(self):
+        return self.values.shape
+
+    def clone(self):                       # a method NumPy's arrays lack (PyTorch's)
+        return _FakeDeviceArray(self.values.copy())
+
+
+class _FakeLibrary:
+    name = "fake"
+
+    def to_host(self, a):
+        return a.values.copy()
+
+    def to_device(self, host, device):
+        return _FakeDeviceArray(np.array(host))
+
+    def copy_into(self, destination, source):
+        destination.values[...] = source.values
+
+    def byte_range(self, a):
+        start = a.values.__array_interface__["data"][0]
+        return start, start + a.values.nbytes
+
+
+def test_calls_the_gpu_path_refuses_run_on_host_copies(monkeypatch):
+    """Past the recompile limit (here: every call refused) a call runs as Python on host copies of
+    its CUDA arrays: NumPy's answer, written arrays copied back, results moved to the device, an
+    argument returned as the caller's own; arrays sharing memory, or code that needs the
+    library's own arrays, run on the CUDA arrays themselves."""
+    from hcompile import cuda
+    library = _FakeLibrary()
+    monkeypatch.setattr(cuda._Library, "of", staticmethod(lambda a: library if isinstance(a, _FakeDeviceArray) else None))
+
+    def refuse(self, args):
+        raise hc.Unsupported("more than 8 CUDA argument types, shapes and outside values")
+    monkeypatch.setattr(cuda.CudaEntries, "__call__", refuse)
+
+    def scale_into(x, out):
+        out[...] = np.exp(x) * 2
+        return out, x.sum()
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    out = _FakeDeviceArray(np.zeros((3, 4), np.float32))
+    returned, total = hc.hcompile(scale_into)(_FakeDeviceArray(x), out)
+    assert returned is out and np.allclose(out.values, np.exp(x) * 2)
+    assert isinstance(total, _FakeDeviceArray) and np.isclose(total.values, x.sum())
+
+    def twice(x):
+        return x.clone()                 # AttributeError on a NumPy copy: run on the arrays given
+    got = hc.hcompile(twice)(_FakeDeviceArray(x))
+    assert isinstance(got, _FakeDeviceArray) and np.array_equal(got.values, x)
+
+    def add_into(a, b):
+        a += b
+    whole = np.arange(8.0)
+    halves = (_FakeDeviceArray(whole[:6]), _FakeDeviceArray(whole[2:]))
+    assert cuda.run_on_host_copies(add_into, halves, {}, "add_into", "test") is cuda.NOT_COPIED   # they overlap
+    assert np.array_equal(whole, np.arange(8.0))
+    apart = (_FakeDeviceArray(np.arange(4.0)), _FakeDeviceArray(np.ones(4)))
+    assert cuda.run_on_host_copies(add_into, apart, {}, "add_into", "test") is None
+    assert np.array_equal(apart[0].values, np.arange(4.0) + 1)
+    # Python on the arrays given: in-place addition on these stand-ins fails as NumPy refuses them.
+    with pytest.raises(TypeError, match="ran as plain Python on CUDA arrays"):
+        hc.hcompile(add_into)(*halves)
