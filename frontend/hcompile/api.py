@@ -108,7 +108,6 @@ class CompiledFunction:
         self._target_option = target
         self._cuda = None
         _live_functions.add(self)
-        _warn_partial_options(self.options)
 
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -338,6 +337,7 @@ class CompiledFunction:
                 for i, spec in enumerate(arg_specs)]
 
     def _add_entry(self, args):
+        _warn_partial_options(self.options)     # at a CPU compile: a GPU-only function never sees it
         exact_specs = self._float_arguments_read_at_run_time([guards.arg_guard(a) for a in args])
         axes = dynamic_shapes.dynamic_axes(exact_specs, args, self._guard_sets, self.options["dynamic"],
                                            self._dynamic_axes)
@@ -774,7 +774,8 @@ _warned_options = set()
 
 
 def _warn_partial_options(options):
-    """Options accepted now whose behaviour arrives with later issues: say so, once each."""
+    """Options that act only on the GPU, said once each when a CPU entry compiles (it was said
+    at decoration, to functions that ran only on the GPU too)."""
     notes = []
     if options["mode"] == "reduce-overhead":
         notes.append("mode='reduce-overhead' behaves like 'default' on the CPU (it captures CUDA graphs, a GPU feature)")
