@@ -332,8 +332,7 @@ class CudaEntries:
         given = args
         if returned_args is None:
             returned_args = args
-        # Which arguments are one object (the capture may have specialised on `a is b`).
-        same = tuple((i, j) for i in range(len(args)) for j in range(i + 1, len(args)) if args[i] is args[j])
+        same = _same_objects(args)
         args = [library.readable(a) if d is not None else a for a, d in zip(args, devices)]
         as_given = returned_args is given and all(a is b for a, b in zip(args, given))
         specs = cuda_shapes.specs_of(args, devices)
@@ -341,8 +340,8 @@ class CudaEntries:
         key = head + tuple(specs)
         # Each entry also holds while the outside values its graph read (globals, closure cells)
         # are what they were.
-        candidates = self._entries.setdefault(key, [])
-        entry = next((e for e in candidates if all(g.holds() for g in e.guards)), None)
+        # (A shape a generic entry serves adds no key: a loop over batch sizes would grow the dict.)
+        entry = next((e for e in self._entries.get(key, ()) if all(g.holds() for g in e.guards)), None)
         if entry is None:
             entry = next((g.entry for g in self._generic
                           if g.accepts(head, specs, args) and all(v.holds() for v in g.entry.guards)), None)
@@ -355,7 +354,7 @@ class CudaEntries:
                 entry = self._compile(library, device, args, self._axes_to_generalise(specs, args))
             except (Unsupported, CompileError) as e:
                 entry = _Entry(None, [], None, [], e)   # these arguments run as Python from now on
-            self._keep(head, candidates, entry)
+            self._keep(head, key, entry)
         if entry.unsupported is not None:
             raise entry.unsupported
         if entry.kernel is None:          # nothing to compute before a graph break
@@ -473,14 +472,14 @@ class CudaEntries:
             stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None)
             entry = self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda", axes=axes)
             head = ("numpy", None)
-        same = tuple((i, j) for i in range(len(args)) for j in range(i + 1, len(args)) if args[i] is args[j])
-        self._keep(head + (same,), self._entries.setdefault(head + (same,) + tuple(specs), []), entry)
+        head += (_same_objects(args),)
+        self._keep(head, head + tuple(specs), entry)
         return entry
 
-    def _keep(self, head, candidates, entry):
-        """A new entry: among ``candidates`` (those of its exact key), or one for any size."""
+    def _keep(self, head, key, entry):
+        """A new entry: among those of its exact ``key``, or one for any size."""
         if entry.generic is None:
-            candidates.append(entry)
+            self._entries.setdefault(key, []).append(entry)
         else:
             self._generic.append(cuda_shapes.GenericEntry(head, *entry.generic, entry))
 
@@ -719,6 +718,11 @@ def run_on_host_copies(fn, args, kwargs, qualname, why):
             return moved
         return r
     return _map_leaves(result, to_device)
+
+
+def _same_objects(args):
+    """The pairs of arguments that are one object (the capture may have specialised on `a is b`)."""
+    return tuple((i, j) for i in range(len(args)) for j in range(i + 1, len(args)) if args[i] is args[j])
 
 
 def _ranges_meet(x, y):

@@ -104,6 +104,15 @@ void describe(const DeviceArray &a, DType dtype, const halide_device_interface_t
 
 }  // namespace
 
+int64_t input_extent(const Kernel &kernel, const std::vector<DeviceArray> &inputs, int arg, int axis) {
+    for (size_t i = 0; i < inputs.size() && i < kernel.inputs.size(); ++i) {
+        if (kernel.inputs[i].arg_index == arg && axis >= 0 && axis < static_cast<int>(inputs[i].shape.size())) {
+            return inputs[i].shape[axis];
+        }
+    }
+    return -1;
+}
+
 CurrentCudaContext::CurrentCudaContext(void *context) {
     static const auto push = driver_entry<CuCtxPushCurrent>("cuCtxPushCurrent_v2");
     ok_ = push && push(context) == 0;
@@ -128,13 +137,9 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
     }
     // A kernel compiled for any size (dynamic shapes) checks this call's arrays against Halide's
     // 2 GiB buffer limit; a symbol is read from the input it is an axis of.
-    const bool fits = kernel.fits_buffer_limit([&](int arg, int axis) -> int64_t {
-        for (size_t i = 0; i < inputs.size(); ++i) {
-            if (kernel.inputs[i].arg_index == arg && axis < static_cast<int>(inputs[i].shape.size())) {
-                return inputs[i].shape[axis];
-            }
-        }
-        return 0;  // not an input (only empty arrays have it): no bytes
+    // A symbol no input has (only empty arrays have it) counts no bytes.
+    const bool fits = kernel.fits_buffer_limit([&](int arg, int axis) {
+        return std::max<int64_t>(input_extent(kernel, inputs, arg, axis), 0);
     });
     if (!fits) {
         *error = "an array of this call is 2 GiB or more, past Halide's buffer limit";

@@ -62,10 +62,8 @@ bool symbolic_output_shape(const Kernel &k, const KernelOutput &out, const std::
     for (size_t d = 0; d < shape.size(); ++d) {
         if (out.shape[d] >= 0) continue;
         const auto &[arg, axis] = k.symbol_sources[-1 - out.shape[d]];
-        shape[d] = -1;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-            if (k.inputs[i].arg_index == arg) shape[d] = inputs[i].shape[axis] + out.offsets[d];
-        }
+        const int64_t extent = input_extent(k, inputs, arg, axis);
+        shape[d] = extent < 0 ? -1 : extent + out.offsets[d];
         if (shape[d] < 0) {
             PyErr_SetString(PyExc_RuntimeError, "hcompile: a symbolic output extent is read from no input");
             return false;

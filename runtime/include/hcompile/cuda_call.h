@@ -23,6 +23,10 @@ struct DeviceArray {
 
 constexpr uint64_t kDeviceAlignment = 16;
 
+// Axis `axis`'s size of call argument `arg` among a kernel's `inputs` (Kernel::inputs order): where
+// a symbolic extent (Kernel::symbol_sources) is read from. -1 where no input is that argument.
+int64_t input_extent(const Kernel &kernel, const std::vector<DeviceArray> &inputs, int arg, int axis);
+
 // Runs `kernel` (compiled for a CUDA target) on `inputs` (in Kernel::inputs order) into
 // `outputs` (Kernel::outputs order) on CUDA device `device` and stream `stream` (0: the legacy
 // default stream). Returns Halide's error code (0: success; -1 for a problem found here, said in
