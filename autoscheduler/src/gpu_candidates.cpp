@@ -1,7 +1,10 @@
 #include "hcompile/gpu_schedule.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
+
+#include "hcompile/gpu_cost_model.h"
 
 #include "region_plan.h"
 
@@ -64,25 +67,28 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
 }  // namespace
 
 std::vector<std::pair<Schedule, double>> gpu_schedule_candidates(const LoweredPipeline &lowered, const Schedule &base,
-                                                                 int limit) {
+                                                                 int limit, const PipelineAnalysis &analysis,
+                                                                 const GpuDevice &device) {
     std::vector<std::pair<Schedule, double>> out;
-    for (size_t i = 0; i < lowered.regions.size() && static_cast<int>(out.size()) < limit; ++i) {
+    for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const int region = static_cast<int>(i);
         Schedule own;
         for (const Decision &d : base) {
             if (d.region == region) own.push_back(d);
         }
         for (const Schedule &alternative : region_alternatives(lowered, region, own)) {
-            if (static_cast<int>(out.size()) >= limit) break;
             Schedule candidate = with_region(base, region, alternative);
             try {
-                plan_regions(lowered, candidate);   // a list the directives accept, or none
+                const double seconds = predict_gpu(lowered, analysis, candidate, device).seconds;  // plan_regions' check too
+                out.emplace_back(std::move(candidate), seconds);
             } catch (const std::invalid_argument &) {
-                continue;
+                continue;   // a list the directives refuse
             }
-            out.emplace_back(std::move(candidate), 0.0);   // no GPU cost model: not ranked
         }
     }
+    // The model's favourites first (stable: region order among equals).
+    std::stable_sort(out.begin(), out.end(), [](const auto &a, const auto &b) { return a.second < b.second; });
+    if (static_cast<int>(out.size()) > limit) out.resize(std::max(limit, 0));
     return out;
 }
 

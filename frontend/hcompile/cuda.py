@@ -498,15 +498,16 @@ class CudaEntries:
         tune = ((library, device) if self._mode == "max-autotune" and self._schedule is None
                 and self._autoscheduler == "hcompile" else None)
         return self._compile_stand_ins(stand_ins, args, target, tune, {"parallelism": str(library.multiprocessors(device))},
-                                       axes)
+                                       axes, device)
 
-    def _compile_stand_ins(self, stand_ins, args, target, tune=None, peer_params=None, axes=frozenset()):
+    def _compile_stand_ins(self, stand_ins, args, target, tune=None, peer_params=None, axes=frozenset(), device=-1):
         """The entry for arguments captured as NumPy ``stand_ins`` (the arrays' shapes and
         dtypes), compiled for ``target``; raises Unsupported for what the GPU path cannot run.
         ``tune``: (library, device) of the real ``args`` where max-autotune measures schedules;
         ``peer_params``: the device's parameters for a Halide autoscheduler (its SM count);
         ``axes``: (argument, axis) pairs to compile for any size where the capture allows
-        (the entry's ``generic`` then says how it is guarded)."""
+        (the entry's ``generic`` then says how it is guarded); ``device``: the CUDA device whose
+        measured parameters the GPU cost model predicts for (-1: a reference H100)."""
         code = self._fn.__code__
         _warn_if_rounding_may_be_fused()
         blas.load_cublas()
@@ -562,7 +563,7 @@ class CudaEntries:
                                     want_lowered_stmt=debug_dump.enabled() or logs.enabled("output_code"),
                                     symbols=compiled_symbols, extent_values=extent_values,
                                     autoscheduler=self._autoscheduler, schedule=decisions, tuning_candidates=candidates,
-                                    autoscheduler_params=list((peer_params or {}).items()))
+                                    autoscheduler_params=list((peer_params or {}).items()), cuda_device=device)
         try:
             try:
                 kernel, report = compile_with(schedule, candidates)

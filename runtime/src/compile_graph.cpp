@@ -17,7 +17,9 @@
 #include "hcompile/baseline_schedule.h"
 #include "hcompile/blas.h"
 #include "hcompile/cublas.h"
+#include "hcompile/cuda_device_probe.h"
 #include "hcompile/fusion.h"
+#include "hcompile/gpu_cost_model.h"
 #include "hcompile/gpu_schedule.h"
 #include "hcompile/halide_peers.h"
 #include "hcompile/in_place.h"
@@ -134,6 +136,37 @@ void check_region_budget(const Graph &graph, const Partition &partition) {
 
 // Variants of the chosen schedule the report lists (apps/cost_model_ranking.py times them).
 constexpr int kReportedVariants = 24;
+// The GPU cost model replaces the GPU rule's list with an alternative only where it predicts it
+// this much faster (its ranking of near-equal lists is noise: apps/gpu_cost_model_ranking.py).
+constexpr double kGpuModelMargin = 0.9;
+
+// `fixed` (the GPU rule's list, or the one given) predicted by the GPU cost model on the caller's
+// device, its alternatives one region away ranked (report.variants; report.candidates for
+// max-autotune to measure); the model's favourite replaces the rule's list where it predicts it
+// kGpuModelMargin faster. Throws std::invalid_argument for a list that does not fit.
+Schedule predicted_gpu_schedule(const LoweredPipeline &lowered, const Schedule &fixed, const CompileOptions &options,
+                                CompileReport &report) {
+    const PipelineAnalysis analysis = analyze_pipeline(lowered);
+    std::string probe_failure;
+    const GpuDevice device = cuda_device_model(options.cuda_device, &probe_failure);
+    const GpuPrediction predicted = predict_gpu(lowered, analysis, fixed, device);
+    report.analysis += "device: " + device.print() + "\n" + (probe_failure.empty() ? "" : "(" + probe_failure + ")\n") +
+                       predicted.print(lowered);
+    report.predicted_seconds = predicted.seconds;
+    if (options.schedule) return fixed;
+    report.variants = gpu_schedule_candidates(lowered, fixed, kReportedVariants, analysis, device);
+    Schedule chosen = fixed;
+    if (!report.variants.empty() && report.variants[0].second < kGpuModelMargin * predicted.seconds) {
+        chosen = report.variants[0].first;
+        report.predicted_seconds = report.variants[0].second;
+        report.analysis += "the model's favourite alternative replaces the rule's list: " +
+                           predict_gpu(lowered, analysis, chosen, device).print(lowered);
+    }
+    if (options.tuning_candidates > 0) {
+        report.candidates = gpu_schedule_candidates(lowered, chosen, options.tuning_candidates, analysis, device);
+    }
+    return chosen;
+}
 
 void check_compile_budget(const Graph &graph) {
     int64_t units = 0;
@@ -255,15 +288,21 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         });
     } else {
         report.decisions = step("choose_schedule", [&] {
-            if (options.schedule) return *options.schedule;
             if (gpu) {
-                report.analysis = "GPU target: the fixed GPU rule (gpu_schedule.h), no cost model yet\n";
-                Schedule fixed = gpu_schedule(lowered);
-                if (options.tuning_candidates > 0) {
-                    report.candidates = gpu_schedule_candidates(lowered, fixed, options.tuning_candidates);
+                // The rule's list (or the one given), predicted by the GPU cost model on the
+                // caller's device, with the alternatives one region away ranked by it
+                // (max-autotune measures them).
+                Schedule fixed = options.schedule ? *options.schedule : gpu_schedule(lowered);
+                report.analysis = options.schedule ? "GPU target: the list given\n" : "GPU target: the GPU rule (gpu_schedule.h)\n";
+                try {
+                    return predicted_gpu_schedule(lowered, fixed, options, report);
+                } catch (const std::invalid_argument &e) {
+                    // A list the directives refuse: apply_schedule says why, below.
+                    report.analysis += std::string("GPU cost model: no prediction (") + e.what() + ")\n";
+                    return fixed;
                 }
-                return fixed;
             }
+            if (options.schedule) return *options.schedule;
             if (options.autoscheduler == "baseline") return baseline_schedule(lowered, target);
             PipelineAnalysis analysis = analyze_pipeline(lowered);
             MachineModel machine = machine_model(target);

@@ -25,21 +25,13 @@ using CuPrimaryCtxRetain = int (*)(void **, int);
 using CuCtxPushCurrent = int (*)(void *);
 using CuCtxPopCurrent = int (*)(void **);
 
-// The CUDA driver library, opened once (null where it is not installed).
+}  // namespace
+
 void *cuda_driver() {
     static void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     return driver;
 }
 
-// One of its entry points, or null without a driver.
-template <typename Function>
-Function driver_entry(const char *name) {
-    void *driver = cuda_driver();
-    return driver ? reinterpret_cast<Function>(dlsym(driver, name)) : nullptr;
-}
-
-// The primary context of CUDA device `ordinal`, retained once for the life of the process, or
-// null with `error` set (no driver, no such device).
 void *primary_context(int ordinal, std::string *error) {
     static std::mutex mutex;
     static std::unordered_map<int, void *> contexts;
@@ -65,6 +57,8 @@ void *primary_context(int ordinal, std::string *error) {
     contexts[ordinal] = context;
     return context;
 }
+
+namespace {
 
 int32_t acquire_context(Halide::JITUserContext *user_context, void **cuda_context, bool) {
     *cuda_context = static_cast<CudaCallContext *>(user_context)->context;

@@ -5,7 +5,25 @@
 
 #include <Halide.h>
 
+#include <dlfcn.h>
+
+#include <string>
+
 namespace hc {
+
+// The CUDA driver library, opened once (null where it is not installed).
+void *cuda_driver();
+
+// One of its entry points, or null without a driver.
+template <typename Function>
+Function driver_entry(const char *name) {
+    void *driver = cuda_driver();
+    return driver ? reinterpret_cast<Function>(dlsym(driver, name)) : nullptr;
+}
+
+// The primary context of CUDA device `ordinal`, retained once for the life of the process, or
+// null with `error` set (no driver, no such device).
+void *primary_context(int ordinal, std::string *error);
 
 struct CudaCallContext : Halide::JITUserContext {
     void *context = nullptr;  // a CUcontext: the device's primary context

@@ -3,11 +3,13 @@
 // axes, one thread per output point; optional regions are inlined as the baseline inlines them.
 // Where the partitioner fused regions per row of a root (softmax, layer norm), each row is one
 // block instead (Choice::GpuRows): its members in shared memory, its reductions by the block's
-// threads. A fixed rule, no GPU cost model yet; other reductions reduce serially inside their
-// output's thread (a reduction to one value runs as one thread).
+// threads; other reductions over rows a block per output. A fixed rule: the GPU cost model
+// (gpu_cost_model.h) predicts it and ranks the alternatives below.
 #pragma once
 
+#include "hcompile/analysis.h"
 #include "hcompile/decisions.h"
+#include "hcompile/gpu_device.h"
 #include "hcompile/lowering.h"
 
 #include <utility>
@@ -19,9 +21,10 @@ Schedule gpu_schedule(const LoweredPipeline &lowered);
 
 // max-autotune on the device: up to `limit` alternatives to `base` (gpu_schedule's), each one
 // region's decisions away from it (a row member recomputed instead of stored per row, 128 or 512
-// threads a row, other block shapes, fewer points or rows a thread), in region order, for
-// measuring on the real arguments (no GPU cost model ranks them: the seconds are 0).
+// threads a row, other block shapes, fewer points or rows a thread), each with the GPU cost
+// model's predicted seconds on `device`, the fastest predicted first.
 std::vector<std::pair<Schedule, double>> gpu_schedule_candidates(const LoweredPipeline &lowered, const Schedule &base,
-                                                                 int limit);
+                                                                 int limit, const PipelineAnalysis &analysis,
+                                                                 const GpuDevice &device);
 
 }  // namespace hc

@@ -43,6 +43,9 @@ struct CompileOptions {
     // How many alternatives to the search's list to report for max-autotune to measure
     // (CompileReport::candidates); 0: none.
     int tuning_candidates = 0;
+    // The CUDA device whose measured parameters the GPU cost model predicts for (gpu_device.h);
+    // -1: the reference device (compiling without one).
+    int cuda_device = -1;
     // The learned correction the search ranks with (MachineModel::choice_weights), by choice name.
     std::vector<std::pair<std::string, double>> choice_weights;
 };

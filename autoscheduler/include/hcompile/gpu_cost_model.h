@@ -1,0 +1,39 @@
+// The GPU cost model: predicted seconds of a GPU schedule (gpu_schedule.h's decision lists) from
+// the pipeline analysis and the device (gpu_device.h). Per kernel (a stored region with its row
+// members and the regions inlined into them): DRAM bytes (each stored array once; its further
+// reads in the same kernel from cache), arithmetic, blocks, threads and shared memory per block
+// from the decisions; occupancy from the device's limits; memory efficiency from the bytes each
+// multiprocessor keeps in flight against bandwidth x latency, the last wave's idle share and
+// uncoalesced reads; the larger of memory and arithmetic time, a DRAM latency per dependent pass
+// of a row block per wave, and a launch. cuBLAS calls: their products at the device's rate.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hcompile/analysis.h"
+#include "hcompile/decisions.h"
+#include "hcompile/gpu_device.h"
+
+namespace hc {
+
+struct GpuKernelPrediction {
+    int region = -1;                 // the kernel's stored region
+    int64_t blocks = 0, threads = 0, shared_bytes = 0;
+    double dram_bytes = 0, cache_bytes = 0, ops = 0;
+    double blocks_per_multiprocessor = 0;
+    double memory_efficiency = 0;    // of the copy bandwidth, in (0, 1]
+    double memory_seconds = 0, arithmetic_seconds = 0, latency_seconds = 0, seconds = 0;
+};
+
+struct GpuPrediction {
+    double seconds = 0;
+    std::vector<GpuKernelPrediction> kernels;
+    std::string print(const LoweredPipeline &lowered) const;
+};
+
+// Throws std::invalid_argument for a list that does not fit the pipeline (plan_regions).
+GpuPrediction predict_gpu(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &schedule,
+                          const GpuDevice &device);
+
+}  // namespace hc

@@ -1,0 +1,74 @@
+"""The GPU cost model (autoscheduler gpu_cost_model.h), compile-only on the reference device: what
+it predicts moves the way the device would, its alternatives come ranked, and a list it cannot
+predict still compiles. Its ranking against measured times is apps/gpu_cost_model_ranking.py's
+(on the GPU machine)."""
+import numpy as np
+import pytest
+
+import hcompile as hc
+
+CUDA_TARGET = "host-cuda-cuda_capability_86"
+
+
+def _report(fn, *args, schedule=None):
+    f = hc.hcompile(fn, target=CUDA_TARGET, schedule=schedule, fullgraph=True)
+    f.compile_only(*args)
+    return f.compile_records[-1]["report"]
+
+
+def _tinyops(x):
+    y = 1 / (1 + np.exp(-(x * 2 + 1)))
+    y = np.tanh(y * y)
+    return y / (np.abs(y) + 1)
+
+
+def _row_sums(x):
+    return x.sum(axis=-1)
+
+
+def _softmax_rows(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_the_prediction_and_the_device_are_reported():
+    report = _report(_softmax_rows, np.ones((1024, 2048), np.float32))
+    assert "device: reference H100 (not measured)" in report["analysis"]
+    assert "GPU cost model:" in report["analysis"] and "blocks of 256 threads" in report["analysis"]
+    assert report["predicted_seconds"] > 0
+
+
+def test_more_data_takes_longer_and_memory_bound_work_runs_near_the_copy_bandwidth():
+    small = _report(lambda x: x * 2 + 1, np.ones((256, 256), np.float32))["predicted_seconds"]
+    big = _report(lambda x: x * 2 + 1, np.ones((8192, 8192), np.float32))["predicted_seconds"]
+    assert big > 20 * small
+    # 8192² float32 read and written once at the reference's 3 TB/s copy, plus a launch.
+    assert 2 * 8192 * 8192 * 4 / 3e12 < big < 1.3 * 2 * 8192 * 8192 * 4 / 3e12 + 5e-6
+
+
+def test_float64_arithmetic_costs_more_than_float32():
+    f32 = _report(_tinyops, np.ones((4096, 4096), np.float32))["predicted_seconds"]
+    f64 = _report(_tinyops, np.ones((4096, 4096), np.float64))["predicted_seconds"]
+    assert f64 > 1.5 * f32
+
+
+def test_a_thread_per_row_reads_uncoalesced_and_is_predicted_slower_than_a_block_per_row():
+    x = np.ones((8192, 8192), np.float32)
+    rule = _report(_row_sums, x)
+    assert any(d[1] == "gpu_rows" for d in rule["decisions"])
+    thread_per_row = [tuple(d) for d in rule["decisions"] if d[1] != "gpu_rows"] + [(0, "gpu_tile", -1, 256, 0)]
+    slow = _report(_row_sums, x, schedule=thread_per_row)
+    assert "the list given" in slow["analysis"]
+    assert slow["predicted_seconds"] > 3 * rule["predicted_seconds"]
+
+
+def test_alternatives_come_ranked_by_the_prediction():
+    report = _report(_row_sums, np.ones((8192, 8192), np.float32))
+    predicted = [p for _, p in report["variants"]]
+    assert predicted and predicted == sorted(predicted)
+
+
+@pytest.mark.parametrize("shape", [(0, 8), (1,), (3, 1, 5), ()])
+def test_odd_shapes_are_predicted_without_failing(shape):
+    report = _report(lambda x: np.exp(x).sum(axis=-1) if x.ndim else x + 1, np.ones(shape, np.float32))
+    assert np.isfinite(report["predicted_seconds"]) and report["predicted_seconds"] >= 0
