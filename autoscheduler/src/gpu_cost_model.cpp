@@ -158,7 +158,7 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     }
 
     if (k.blocks <= 0 || s.points <= 0) {
-        k.seconds = device.launch_seconds;   // an empty array: nothing but the call
+        k.seconds = device.kernel_gap_seconds;   // an empty array: nothing but the launch
         return k;
     }
     // Occupancy: blocks resident on a multiprocessor, within its thread, block and shared limits.
@@ -196,26 +196,30 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     // A row block's passes wait on each other (each reduction ends in a barrier): a DRAM round
     // trip per pass per wave of blocks.
     k.latency_seconds = plan.gpu_rows > 0 ? waves * reductions * device.memory_latency_seconds : 0;
-    k.seconds = device.launch_seconds + std::max(k.memory_seconds, k.arithmetic_seconds) + k.latency_seconds;
+    k.seconds = device.kernel_gap_seconds + std::max(k.memory_seconds, k.arithmetic_seconds) + k.latency_seconds;
     return k;
 }
 
 // A cuBLAS product: its multiply-adds at the device's rate (fused multiply-adds of float32
-// lanes; tensor cores for 16-bit types), or its operands' and result's bytes, the longer.
-GpuKernelPrediction predict_library_call(const PipelineAnalysis &analysis, int region, const GpuDevice &device) {
-    const StageAnalysis &s = analysis.stages[region];
+// lanes; tensor cores for 16-bit types), or its operands' and result's bytes, the longer. The
+// result is (batch..., M, N) in NumPy's order, the contraction K long; the second operand counted
+// per batch (an attention's), an upper bound for a shared weight.
+GpuKernelPrediction predict_library_call(const RegionFunc &r, const StageAnalysis &s, const GpuDevice &device) {
     GpuKernelPrediction k;
-    k.region = region;
-    k.ops = 2.0 * static_cast<double>(s.points) * static_cast<double>(s.reduction_points);
+    k.region = s.region;
+    const double n = r.extents.empty() ? 1 : static_cast<double>(std::max<int64_t>(r.extents[0], 1));
+    const double m = r.extents.size() < 2 ? 1 : static_cast<double>(std::max<int64_t>(r.extents[1], 1));
+    const double batch = static_cast<double>(s.points) / (n * m);
+    const double depth = static_cast<double>(s.reduction_points);
+    k.ops = 2.0 * static_cast<double>(s.points) * depth;
     double rate = 2 * device.lane_ops_per_second();
     if (s.type_bits <= 16) rate *= 8;
     if (s.widest_bits >= 64) rate /= std::max(device.single_to_double_ratio, 1);
-    k.dram_bytes = stored_bytes(s) + static_cast<double>(s.points) * s.load_bytes_per_point;
-    for (double b : s.producer_reduction_bytes) k.dram_bytes += b * static_cast<double>(s.reduction_points);
+    k.dram_bytes = batch * (m * depth + depth * n + m * n) * s.store_bytes_per_point;
     k.memory_efficiency = 1;
     k.memory_seconds = k.dram_bytes / device.copy_bandwidth;
     k.arithmetic_seconds = k.ops / rate;
-    k.seconds = device.launch_seconds + std::max(k.memory_seconds, k.arithmetic_seconds);
+    k.seconds = std::max(k.memory_seconds, k.arithmetic_seconds);
     return k;
 }
 
@@ -227,10 +231,12 @@ GpuPrediction predict_gpu(const LoweredPipeline &lowered, const PipelineAnalysis
     std::vector<Role> roles;
     for (size_t i = 0; i < lowered.regions.size(); ++i) roles.push_back(role_of(lowered.regions[i], plans[i]));
     GpuPrediction out;
+    int launches = 0, library_calls = 0;
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const int region = static_cast<int>(i);
         if (roles[i] == Role::Library) {
-            out.kernels.push_back(predict_library_call(analysis, region, device));
+            out.kernels.push_back(predict_library_call(lowered.regions[i], analysis.stages[i], device));
+            ++library_calls;
             // A stored call's result is copied into its region's Func by a kernel of its own.
             if (!plans[i].inlined) {
                 GpuKernelPrediction copy;
@@ -238,23 +244,30 @@ GpuPrediction predict_gpu(const LoweredPipeline &lowered, const PipelineAnalysis
                 copy.dram_bytes = 2 * stored_bytes(analysis.stages[i]);
                 copy.memory_efficiency = 1;
                 copy.memory_seconds = copy.dram_bytes / device.copy_bandwidth;
-                copy.seconds = device.launch_seconds + copy.memory_seconds;
+                copy.seconds = device.kernel_gap_seconds + copy.memory_seconds;
                 out.kernels.push_back(copy);
+                ++launches;
             }
         } else if (roles[i] == Role::Kernel) {
             out.kernels.push_back(predict_kernel(lowered, analysis, plans, roles, region, device));
+            ++launches;
         }
     }
-    for (const GpuKernelPrediction &k : out.kernels) out.seconds += k.seconds;
+    // The host's work per call (the dispatcher, Halide's runtime, each launch) overlaps the
+    // device's: a call takes the longer of the two.
+    out.host_seconds = device.call_seconds + launches * device.launch_seconds + library_calls * device.library_call_seconds;
+    for (const GpuKernelPrediction &k : out.kernels) out.device_seconds += k.seconds;
+    out.seconds = std::max(out.host_seconds, out.device_seconds);
     return out;
 }
 
 std::string GpuPrediction::print(const LoweredPipeline &lowered) const {
     std::ostringstream os;
-    os << "GPU cost model: " << seconds * 1e6 << " us predicted\n";
+    os << "GPU cost model: " << seconds * 1e6 << " us predicted (device " << device_seconds * 1e6 << " us, host "
+       << host_seconds * 1e6 << " us)\n";
     for (const GpuKernelPrediction &k : kernels) {
-        os << "  kernel of region " << k.region << " (" << lowered.regions[k.region].func.name() << "): " << k.blocks
-           << " blocks of " << k.threads << " threads";
+        os << "  " << (lowered.regions[k.region].library_call ? "cuBLAS call" : "kernel") << " of region " << k.region
+           << " (" << lowered.regions[k.region].func.name() << "): " << k.blocks << " blocks of " << k.threads << " threads";
         if (k.shared_bytes > 0) os << ", " << k.shared_bytes << " B shared";
         os << ", " << k.blocks_per_multiprocessor << " blocks/SM; " << k.dram_bytes / 1e6 << " MB DRAM + "
            << k.cache_bytes / 1e6 << " MB cache at " << static_cast<int>(100 * k.memory_efficiency)

@@ -41,7 +41,7 @@ def test_the_prediction_and_the_device_are_reported():
 def test_more_data_takes_longer_and_memory_bound_work_runs_near_the_copy_bandwidth():
     small = _report(lambda x: x * 2 + 1, np.ones((256, 256), np.float32))["predicted_seconds"]
     big = _report(lambda x: x * 2 + 1, np.ones((8192, 8192), np.float32))["predicted_seconds"]
-    assert big > 20 * small
+    assert big > 10 * small
     # 8192² float32 read and written once at the reference's 3 TB/s copy, plus a launch.
     assert 2 * 8192 * 8192 * 4 / 3e12 < big < 1.3 * 2 * 8192 * 8192 * 4 / 3e12 + 5e-6
 

@@ -5,7 +5,9 @@
 // from the decisions; occupancy from the device's limits; memory efficiency from the bytes each
 // multiprocessor keeps in flight against bandwidth x latency, the last wave's idle share and
 // uncoalesced reads; the larger of memory and arithmetic time, a DRAM latency per dependent pass
-// of a row block per wave, and a launch. cuBLAS calls: their products at the device's rate.
+// of a row block per wave, and the gap between kernels. cuBLAS calls: their products at the
+// device's rate or their operands' bytes. A call takes the longer of the device's time and the
+// host's (the dispatcher, a launch per kernel and per cuBLAS call), which overlap.
 #pragma once
 
 #include <string>
@@ -27,7 +29,9 @@ struct GpuKernelPrediction {
 };
 
 struct GpuPrediction {
-    double seconds = 0;
+    double seconds = 0;              // the longer of the two below
+    double device_seconds = 0;       // the kernels' and cuBLAS calls' times, one after another
+    double host_seconds = 0;         // the host's work per call: the dispatcher and each launch
     std::vector<GpuKernelPrediction> kernels;
     std::string print(const LoweredPipeline &lowered) const;
 };

@@ -20,10 +20,16 @@ struct GpuDevice {
     // Bytes per second a device-to-device copy moves (read + write counted), measured.
     double copy_bandwidth = 3.0e12;
     // Not measured (constants of Hopper-class GPUs): a DRAM round trip, what a cache read costs
-    // against a DRAM read, one kernel launch through Halide's runtime.
+    // against a DRAM read, the device's idle time between two kernels.
     double memory_latency_seconds = 7e-7;
     double cache_bandwidth_factor = 2.5;
+    double kernel_gap_seconds = 1e-6;
+    // The host's side of a call (calibrated on an H200 host, apps/gpu_cost_model_ranking.py):
+    // hcompile's dispatcher (7.8-9.0 us a call of one kernel in apps/gpu_bench.py's small table),
+    // each kernel launch through Halide's runtime, each cuBLAS call through hcompile's extern.
+    double call_seconds = 6e-6;
     double launch_seconds = 3e-6;
+    double library_call_seconds = 12e-6;
     bool measured = false;
 
     // float32 lanes of arithmetic per second (128 per multiprocessor per clock: Volta and later).
