@@ -5,10 +5,13 @@ device, and the predicted seconds are compared with the measured ones.
 
     python -m apps.gpu_cost_model_ranking [--repeat 20] [--write apps/RESULTS.md]
 
-Per workload: the Spearman rank correlation between predicted and measured times, the measured
-time of the default choice (the rule's list, or the model's pick where it predicts a list 10%
-faster: gpu_cost_model.h) against the best list measured, the model's own favourite against the
-best, and the predicted against measured seconds of the rule's list (the model's scale error).
+Per workload: how many distinct predictions the model made, the Spearman rank correlation
+between predicted and measured times (ties at their mean rank; NaN where the model predicts all
+lists equal), the measured time of the default list (the rule's, or the model's pick where it
+predicts a list 10% faster: gpu_cost_model.h) against the best list measured, the model's own
+favourite (the default's list where tied) against the best, and the predicted against measured
+seconds of the default list (the model's scale error). Each list's time is its best of several
+rounds over all the lists in turn.
 Needs a CUDA GPU with PyTorch (tests/gpu/run_on_gpu_machine.sh runs it on the lent GPU machine).
 """
 from __future__ import annotations
@@ -21,7 +24,29 @@ import hcompile as hc
 from apps import gpu_bench as G
 from apps import workloads as W
 from apps.bench import heading, publish
-from apps.cost_model_ranking import _spearman
+
+
+def _average_ranks(values):
+    """Ranks from 0, equal values sharing their mean rank."""
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2
+        i = j + 1
+    return ranks
+
+
+def _spearman_with_ties(a, b):
+    """Spearman's rank correlation with tied values at their mean rank; NaN where either side is
+    all ties (a model that predicts the lists equal ranks nothing)."""
+    ra, rb = _average_ranks(list(a)), _average_ranks(list(b))
+    if len(a) < 3 or ra.std() == 0 or rb.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(ra, rb)[0, 1])
 
 
 def _cases(rng):
@@ -35,6 +60,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--variants", type=int, default=24)
+    ap.add_argument("--rounds", type=int, default=3, help="passes over all lists; each list's best pass is kept")
     ap.add_argument("--workloads", help="comma-separated names (as the table's first column) to run; default all")
     ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
     a = ap.parse_args(argv)
@@ -42,8 +68,8 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("[gpu_cost_model_ranking] no CUDA GPU: nothing to measure")
         return 0
-    rows = ["| workload | lists timed | rank correlation | default / best measured | model's favourite / best | "
-            "rule predicted / measured |", "|---|---|---|---|---|---|"]
+    rows = ["| workload | lists timed | distinct predictions | rank correlation | default / best measured | "
+            "model's favourite / best | default predicted / measured |", "|---|---|---|---|---|---|---|"]
     correlations, device_line = [], ""
     for name, fn, host_args in _cases(np.random.default_rng(0)):
         if a.workloads and name not in a.workloads.split(","):
@@ -51,39 +77,44 @@ def main(argv=None) -> int:
         args = [torch.from_numpy(x).cuda() for x in host_args]
         default = hc.hcompile(fn, fullgraph=True)
         want = default(*args)
-        records = [r for r in default.compile_records if r.get("report")]
-        report = records[-1]["report"]
+        report = [r for r in default.compile_records if r.get("report")][-1]["report"]
         device_line = next((line for line in report["analysis"].splitlines() if line.startswith("device:")), device_line)
-        rule = [tuple(d) for d in report["decisions"]]
-        lists = [(rule, report["predicted_seconds"])] + [([tuple(d) for d in s], p)
-                                                          for s, p in report["variants"][: a.variants]]
-        measured = []
-        for schedule, _ in lists:
-            f = hc.hcompile(fn, fullgraph=True, schedule=schedule)
+        chosen = [tuple(d) for d in report["decisions"]]
+        # The default's own list first (the rule's, or the model's pick where it replaced it).
+        lists = [(chosen, report["predicted_seconds"], default)]
+        for schedule, predicted in report["variants"][: a.variants]:
+            f = hc.hcompile(fn, fullgraph=True, schedule=[tuple(d) for d in schedule])
             try:
                 got = f(*args)
                 ok = torch.allclose(got, want, rtol=1e-3, atol=1e-4 * max(1.0, want.abs().max().item()))
-                measured.append(G.cuda_ms(torch, f, args, a.repeat) / 1e3 if ok else float("inf"))
             except Exception as e:   # noqa: BLE001 (a list that fails counts as unusable)
                 print(f"[gpu_cost_model_ranking] {name}: a list failed: {type(e).__name__}: {e}")
-                measured.append(float("inf"))
-        default_measured = G.cuda_ms(torch, default, args, a.repeat) / 1e3
-        for (schedule, p), m in zip(lists, measured):
-            change = [d for d in schedule if d not in rule] or ["the rule's list"]
+                ok = False
+            if ok:
+                lists.append(([tuple(d) for d in schedule], predicted, f))
+        # Rounds over all lists in turn, each list's best round kept: drift between lists (the
+        # host's load, clocks) does not rank them.
+        measured = [float("inf")] * len(lists)
+        for _ in range(a.rounds):
+            for i, (_, _, f) in enumerate(lists):
+                measured[i] = min(measured[i], G.cuda_ms(torch, f, args, a.repeat) / 1e3)
+        for (schedule, p, _), m in zip(lists, measured):
+            change = [d for d in schedule if d not in chosen] or ["the default's list"]
             print(f"[gpu_cost_model_ranking] {name}: predicted {p * 1e3:.4f} ms, measured {m * 1e3:.4f} ms: {change}")
-        predicted = [p for _, p in lists]
-        finite = [i for i, m in enumerate(measured) if np.isfinite(m)]
-        rho = _spearman([predicted[i] for i in finite], [measured[i] for i in finite])
+        predicted = [p for _, p, _ in lists]
+        rho = _spearman_with_ties(predicted, measured)
         if not np.isnan(rho):
             correlations.append(rho)
-        best = min(min(measured), default_measured)
-        favourite = measured[int(np.argmin(predicted))]
-        rows.append(f"| {name} | {len(lists)} | {rho:.2f} | {default_measured / best:.2f} | {favourite / best:.2f} | "
-                    f"{lists[0][1] * 1e3:.3f} / {measured[0] * 1e3:.3f} ms |")
+        best = min(measured)
+        favourite = measured[int(np.argmin(predicted))]   # ties: the default's list (first)
+        rows.append(f"| {name} | {len(lists)} | {len(set(round(p, 9) for p in predicted))} | {rho:.2f} | "
+                    f"{measured[0] / best:.2f} | {favourite / best:.2f} | "
+                    f"{predicted[0] * 1e3:.3f} / {measured[0] * 1e3:.3f} ms |")
         print(rows[-1], flush=True)
     section = (heading("GPU cost model ranking (apps/gpu_cost_model_ranking.py)") +
-               f"Command: `python -m apps.gpu_cost_model_ranking --repeat {a.repeat}`. {device_line}. "
-               "Each workload's rule list and its alternatives one region away, compiled and timed with CUDA events. "
+               f"Command: `python -m apps.gpu_cost_model_ranking --repeat {a.repeat} --rounds {a.rounds}`. {device_line}. "
+               "Each workload's default list and its alternatives one region away, compiled and timed with CUDA events "
+               "(each list's best of the rounds over all lists in turn); rank correlation with ties at their mean rank. "
                f"Mean rank correlation: {np.mean(correlations) if correlations else float('nan'):.2f}.\n\n" +
                "\n".join(rows) + "\n")
     publish(section, a.write, "gpu-cost-model-ranking")

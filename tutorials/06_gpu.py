@@ -7,8 +7,9 @@
 # order with its own work. `target="cuda"` runs NumPy arguments there too (copied in and out).
 #
 # The GPU schedule is a fixed rule (every stored region a kernel, 32x8 threads a block, four
-# points a thread; a block per row where regions are fused per row, as in softmax), no GPU cost
-# model yet. After the first call, calls with PyTorch tensors like these run from the C++
+# points a thread; a block per row where regions are fused per row, as in softmax), which a GPU
+# cost model predicts on the device (its limits read from the CUDA driver, its copy bandwidth
+# measured) and max-autotune's alternatives are ranked by. After the first call, calls with PyTorch tensors like these run from the C++
 # dispatcher, about 10 µs each. Without a GPU this tutorial shows the schedule it would use and
 # skips the rest. Dynamic shapes work here as on the CPU (the last section).
 
@@ -32,13 +33,15 @@ def tinyops(x):
 
 
 # %% [markdown]
-# The GPU schedule, compiled for CUDA without running (no GPU needed for this cell):
+# The GPU schedule, compiled for CUDA without running (no GPU needed for this cell), and the
+# cost model's prediction of it, here on a reference H100 (on a GPU, the caller's device):
 
 # %%
 x = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
 on_cuda = hc.hcompile(tinyops, target="host-cuda-cuda_capability_86")
 on_cuda.compile_only(x)
 print(on_cuda.compile_records[-1]["report"]["schedule_source"])
+print(on_cuda.compile_records[-1]["report"]["analysis"])
 
 # %% [markdown]
 # On a GPU: NumPy arrays on the CPU, then PyTorch CUDA tensors on the GPU, the same function.
