@@ -44,26 +44,33 @@ int64_t block_reduction_threads(int64_t length) {
     return threads;
 }
 
+// Whether the row root's elementwise members are recomputed where they are read instead of
+// stored per row in shared memory: rows of a symbolic length, which no block's shared memory can
+// be sized for. Recomputed, softmax over rows of any length runs one kernel, where separate
+// kernels per reduction took 2.3x the static kernel's time on an H200 (layer norm 3.5x).
+bool recomputes_row_members(const LoweredPipeline &lowered) {
+    return lowered.row_root >= 0 && lowered.regions[lowered.row_root].symbolic_axis(0);
+}
+
 // Whether the partitioner's row fusion (Partition: regions computed per row of a root) maps onto
-// one GPU block per row: a static elementwise root of two axes or more; members that are
-// elementwise over the root's axes (one row of each fits in shared memory) or reduce the
-// innermost axis alone.
+// one GPU block per row: an elementwise root of two axes or more; members that are elementwise
+// over the root's axes (one row of each fits in shared memory, or, for rows of any length, none
+// is an output: recomputed where read) or reduce the innermost axis alone.
 bool rows_fit_blocks(const LoweredPipeline &lowered) {
     if (lowered.row_root < 0) return false;
     const RegionFunc &root = lowered.regions[lowered.row_root];
-    // Rows of a static length (shared memory holds one); the rows themselves may be any number
-    // (the grid's x), as a batch of varying size is.
-    if (root.vars.size() < 2 || root.symbolic_axis(0) || root.accumulator.defined() || root.library_call ||
-        !block_loops_fit_grid(root, 1)) {
+    const bool recompute = recomputes_row_members(lowered);
+    // The rows themselves may be any number (the grid's x), as a batch of varying size is.
+    if (root.vars.size() < 2 || root.accumulator.defined() || root.library_call || !block_loops_fit_grid(root, 1)) {
         return false;
     }
     int64_t shared = 0;
     bool members = false;
-    for (const RegionFunc &r : lowered.regions) {
+    for (size_t i = 0; i < lowered.regions.size(); ++i) {
+        const RegionFunc &r = lowered.regions[i];
         if (!r.row_fused || (r.optional && !r.stored_by_default)) continue;
         members = true;
-        if (r.symbolic_axis(0) || r.library_call || r.op_class == OpClass::Matmul || own_accumulator(r) ||
-            r.staged_operand.defined()) {
+        if (r.library_call || r.op_class == OpClass::Matmul || own_accumulator(r) || r.staged_operand.defined()) {
             return false;
         }
         if (r.accumulator.defined()) {
@@ -74,6 +81,10 @@ bool rows_fit_blocks(const LoweredPipeline &lowered) {
             if (!keeps_rows) return false;
         } else {
             if (r.vars.size() != root.vars.size()) return false;
+            if (recompute) {
+                if (is_output(lowered, static_cast<int>(i))) return false;
+                continue;
+            }
             shared += r.extents[0] * point_bytes(r.func);
         }
     }
@@ -162,6 +173,10 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             schedule.push_back({region, Choice::ComputeRoot});
             schedule.push_back({region, Choice::GpuRows, -1, row_threads});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
+            continue;
+        }
+        if (rows && r.row_fused && recomputes_row_members(lowered) && !r.accumulator.defined()) {
+            schedule.push_back({region, Choice::Inline});
             continue;
         }
         if (rows && r.row_fused) {

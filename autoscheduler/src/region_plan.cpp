@@ -195,12 +195,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.gpu_rows_per_thread = d.value2;
             break;
         case Choice::GpuRows:
-            need((!r.symbolic_axis(0) && static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 &&
-                  !r.accumulator.defined() && block_loops_fit_grid(r, 1)) ||
+            need((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && !r.accumulator.defined() &&
+                  block_loops_fit_grid(r, 1)) ||
                      gpu_rows_reduction(r),
-                 "only the row root (elementwise, rows of a static length, two axes or more), or a reduction over its "
-                 "innermost axis "
-                 "alone, runs in blocks of rows, where its block loops fit a CUDA grid");
+                 "only the row root (elementwise, two axes or more), or a reduction over its innermost axis alone, "
+                 "runs in blocks of rows, where its block loops fit a CUDA grid");
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             break;
@@ -253,6 +252,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         if (whole_pipeline && p.gpu_threads_x && p.row_of >= 0 && plans[p.row_of].gpu_rows != p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " is computed per row on the GPU: its row root needs "
                                         "gpu_rows of as many threads");
+        }
+        if (whole_pipeline && p.gpu_threads_x && p.row_of >= 0 && !r.accumulator.defined() &&
+            lowered.regions[p.row_of].symbolic_axis(0)) {
+            throw std::invalid_argument("schedule: " + region + " is stored per row of a row of any length: no shared "
+                                        "memory is sized for it (inline it: recomputed where read)");
         }
         const bool in_rows = p.gpu_rows || p.row_of >= 0;
         if (p.gpu_vector && (!(p.gpu_threads_x || p.gpu_rows) ||
