@@ -29,9 +29,14 @@ using CuEventRecord = int (*)(void *, void *);
 using CuEventSynchronize = int (*)(void *);
 using CuEventElapsed = int (*)(float *, void *, void *);
 using CuEventDestroy = int (*)(void *);
+using CuStreamCreate = int (*)(void **, unsigned);
+using CuStreamDestroy = int (*)(void *);
+constexpr unsigned kNonBlockingStream = 1;   // CU_STREAM_NON_BLOCKING
 
-// Bytes per second (read + write) of the fastest of kCopies device-to-device copies on the
-// legacy default stream; 0 where a step fails (too little free memory, say).
+// Bytes per second (read + write) of the fastest of kCopies device-to-device copies on a stream
+// of its own (non-blocking: it neither waits for the caller's work on the legacy default stream
+// nor touches that stream, which a CUDA graph capture elsewhere would forbid); 0 where a step
+// fails (too little free memory, say).
 double copy_bandwidth() {
     auto alloc = driver_entry<CuMemAlloc>("cuMemAlloc_v2");
     auto free_ = driver_entry<CuMemFree>("cuMemFree_v2");
@@ -41,15 +46,21 @@ double copy_bandwidth() {
     auto sync = driver_entry<CuEventSynchronize>("cuEventSynchronize");
     auto elapsed = driver_entry<CuEventElapsed>("cuEventElapsedTime");
     auto destroy = driver_entry<CuEventDestroy>("cuEventDestroy_v2");
-    if (!alloc || !free_ || !copy || !create || !record || !sync || !elapsed || !destroy) return 0;
+    auto stream_create = driver_entry<CuStreamCreate>("cuStreamCreate");
+    auto stream_destroy = driver_entry<CuStreamDestroy>("cuStreamDestroy_v2");
+    if (!alloc || !free_ || !copy || !create || !record || !sync || !elapsed || !destroy || !stream_create ||
+        !stream_destroy) {
+        return 0;
+    }
     unsigned long long a = 0, b = 0;
-    void *start = nullptr, *stop = nullptr;
+    void *start = nullptr, *stop = nullptr, *stream = nullptr;
     double best = 0;
-    if (alloc(&a, kCopyBytes) == 0 && alloc(&b, kCopyBytes) == 0 && create(&start, 0) == 0 && create(&stop, 0) == 0) {
-        copy(b, a, kCopyBytes, nullptr);   // the first copy maps the pages
+    if (stream_create(&stream, kNonBlockingStream) == 0 && alloc(&a, kCopyBytes) == 0 && alloc(&b, kCopyBytes) == 0 &&
+        create(&start, 0) == 0 && create(&stop, 0) == 0) {
+        copy(b, a, kCopyBytes, stream);   // the first copy maps the pages
         for (int i = 0; i < kCopies; ++i) {
             float ms = 0;
-            if (record(start, nullptr) != 0 || copy(b, a, kCopyBytes, nullptr) != 0 || record(stop, nullptr) != 0 ||
+            if (record(start, stream) != 0 || copy(b, a, kCopyBytes, stream) != 0 || record(stop, stream) != 0 ||
                 sync(stop) != 0 || elapsed(&ms, start, stop) != 0 || ms <= 0) {
                 best = 0;
                 break;
@@ -59,6 +70,7 @@ double copy_bandwidth() {
     }
     if (start) destroy(start);
     if (stop) destroy(stop);
+    if (stream) stream_destroy(stream);
     if (a) free_(a);
     if (b) free_(b);
     return best;

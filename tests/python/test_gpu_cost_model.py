@@ -72,3 +72,17 @@ def test_alternatives_come_ranked_by_the_prediction():
 def test_odd_shapes_are_predicted_without_failing(shape):
     report = _report(lambda x: np.exp(x).sum(axis=-1) if x.ndim else x + 1, np.ones(shape, np.float32))
     assert np.isfinite(report["predicted_seconds"]) and report["predicted_seconds"] >= 0
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_model_predicts_for_the_measured_device():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU with PyTorch")
+    f = hc.hcompile(lambda x: x * 2 + 1)
+    f(torch.ones(1024, 1024, device="cuda"))
+    analysis = f.compile_records[-1]["report"]["analysis"]
+    device = next(line for line in analysis.splitlines() if line.startswith("device:"))
+    assert torch.cuda.get_device_name() in device and "(measured)" in device, analysis
+    copy = float(device.split("copy ")[1].split(" TB/s")[0])
+    assert 0.1 < copy < 20, device        # a device-to-device copy, in TB/s
