@@ -28,6 +28,9 @@ constexpr int64_t kStencilRowsPerBlock = 4;
 // The fewest blocks a register-tiled matrix product may have: about two per multiprocessor of a
 // large GPU (an H100 or H200 has 132).
 constexpr int64_t kMinTiledBlocks = 256;
+// The fewest rows of a static length that run a block each with their members recomputed
+// (row_blocks): the same two blocks per multiprocessor.
+constexpr int64_t kMinRecomputedRows = kMinTiledBlocks;
 
 // Shared memory a block's row members may take (48 KiB is every CUDA device's static limit;
 // some left for the reductions' partial results).
@@ -44,51 +47,54 @@ int64_t block_reduction_threads(int64_t length) {
     return threads;
 }
 
-// Whether the row root's elementwise members are recomputed where they are read instead of
-// stored per row in shared memory: rows of a symbolic length, which no block's shared memory can
-// be sized for. Recomputed, softmax over rows of any length runs one kernel, where separate
-// kernels per reduction took 2.3x the static kernel's time on an H200 (layer norm 3.5x).
-bool recomputes_row_members(const LoweredPipeline &lowered) {
-    return lowered.row_root >= 0 && lowered.regions[lowered.row_root].symbolic_axis(0);
-}
+// How the partitioner's row fusion (Partition: regions computed per row of a root) maps onto GPU
+// blocks: not at all, or one block per row with the root's elementwise members stored per row in
+// shared memory, or recomputed where they are read.
+enum class RowBlocks { None, Stored, Recomputed };
 
-// Whether the partitioner's row fusion (Partition: regions computed per row of a root) maps onto
-// one GPU block per row: an elementwise root of two axes or more; members that are elementwise
-// over the root's axes (one row of each fits in shared memory, or, for rows of any length, none
-// is an output: recomputed where read) or reduce the innermost axis alone.
-bool rows_fit_blocks(const LoweredPipeline &lowered) {
-    if (lowered.row_root < 0) return false;
+// One block per row where the root is elementwise over two axes or more and its members are
+// elementwise over the root's axes or reduce the innermost axis alone. The elementwise members
+// are stored per row where a row of each fits in shared memory; otherwise (rows of a symbolic
+// length, which no block's shared memory can be sized for, or longer than it holds) they are
+// recomputed where read, if none is an output and, for a static length, the rows are enough
+// blocks to fill the GPU (kMinRecomputedRows: a few long rows keep a kernel per region, whose
+// elementwise kernels spread over the whole GPU). Recomputed, softmax over rows of any length
+// ran 0.243 ms for 8192² on an H200, where a kernel per reduction took 0.438 (layer norm 0.090
+// against 0.275).
+RowBlocks row_blocks(const LoweredPipeline &lowered) {
+    if (lowered.row_root < 0) return RowBlocks::None;
     const RegionFunc &root = lowered.regions[lowered.row_root];
-    const bool recompute = recomputes_row_members(lowered);
     // The rows themselves may be any number (the grid's x), as a batch of varying size is.
     if (root.vars.size() < 2 || root.accumulator.defined() || root.library_call || !block_loops_fit_grid(root, 1)) {
-        return false;
+        return RowBlocks::None;
     }
     int64_t shared = 0;
-    bool members = false;
+    bool members = false, output_member = false;
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         if (!r.row_fused || (r.optional && !r.stored_by_default)) continue;
         members = true;
         if (r.library_call || r.op_class == OpClass::Matmul || own_accumulator(r) || r.staged_operand.defined()) {
-            return false;
+            return RowBlocks::None;
         }
         if (r.accumulator.defined()) {
-            if (!gpu_block_reduction(r)) return false;
+            if (!gpu_block_reduction(r)) return RowBlocks::None;
             // The row's own axes, the reduced one dropped or kept as 1 (keepdims).
             const bool keeps_rows = r.vars.size() + 1 == root.vars.size() ||
                                     (r.vars.size() == root.vars.size() && r.extents[0] == 1);
-            if (!keeps_rows) return false;
+            if (!keeps_rows) return RowBlocks::None;
         } else {
-            if (r.vars.size() != root.vars.size()) return false;
-            if (recompute) {
-                if (is_output(lowered, static_cast<int>(i))) return false;
-                continue;
-            }
-            shared += r.extents[0] * point_bytes(r.func);
+            if (r.vars.size() != root.vars.size()) return RowBlocks::None;
+            output_member = output_member || is_output(lowered, static_cast<int>(i));
+            shared += root.symbolic_axis(0) ? kRowSharedBytes + 1 : r.extents[0] * point_bytes(r.func);
         }
     }
-    return members && shared <= kRowSharedBytes;
+    if (!members) return RowBlocks::None;
+    if (shared <= kRowSharedBytes) return RowBlocks::Stored;
+    int64_t rows = 1;
+    for (size_t i = 1; i < root.extents.size(); ++i) rows *= std::max<int64_t>(root.extents[i], 1);
+    const bool enough_rows = root.symbolic || rows >= kMinRecomputedRows;
+    return !output_member && enough_rows ? RowBlocks::Recomputed : RowBlocks::None;
 }
 
 // Whether `f` computes with any 64-bit value, in its own definitions or in a Func it reads that
@@ -155,7 +161,8 @@ bool read_by_library_call(const LoweredPipeline &lowered, const RegionFunc &r) {
 
 Schedule gpu_schedule(const LoweredPipeline &lowered) {
     Schedule schedule;
-    const bool rows = rows_fit_blocks(lowered);
+    const RowBlocks blocks = row_blocks(lowered);
+    const bool rows = blocks != RowBlocks::None;
     // The threads of a row root's blocks, which its members' loops across the row share.
     const int64_t row_threads = rows ? block_reduction_threads(lowered.regions[lowered.row_root].extents[0]) : 0;
     const PipelineAnalysis analysis = analyze_pipeline(lowered);
@@ -175,7 +182,7 @@ Schedule gpu_schedule(const LoweredPipeline &lowered) {
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }
-        if (rows && r.row_fused && recomputes_row_members(lowered) && !r.accumulator.defined()) {
+        if (blocks == RowBlocks::Recomputed && r.row_fused && !r.accumulator.defined()) {
             schedule.push_back({region, Choice::Inline});
             continue;
         }
