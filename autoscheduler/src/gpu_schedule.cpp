@@ -86,11 +86,11 @@ RowBlocks row_blocks(const LoweredPipeline &lowered) {
         } else {
             if (r.vars.size() != root.vars.size()) return RowBlocks::None;
             output_member = output_member || is_output(lowered, static_cast<int>(i));
-            shared += root.symbolic_axis(0) ? kRowSharedBytes + 1 : r.extents[0] * point_bytes(r.func);
+            shared += r.extents[0] * point_bytes(r.func);
         }
     }
     if (!members) return RowBlocks::None;
-    if (shared <= kRowSharedBytes) return RowBlocks::Stored;
+    if (!root.symbolic_axis(0) && shared <= kRowSharedBytes) return RowBlocks::Stored;
     int64_t rows = 1;
     for (size_t i = 1; i < root.extents.size(); ++i) rows *= std::max<int64_t>(root.extents[i], 1);
     const bool enough_rows = root.symbolic || rows >= kMinRecomputedRows;
@@ -159,13 +159,12 @@ bool read_by_library_call(const LoweredPipeline &lowered, const RegionFunc &r) {
 
 }  // namespace
 
-Schedule gpu_schedule(const LoweredPipeline &lowered) {
+Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &analysis) {
     Schedule schedule;
     const RowBlocks blocks = row_blocks(lowered);
     const bool rows = blocks != RowBlocks::None;
     // The threads of a row root's blocks, which its members' loops across the row share.
     const int64_t row_threads = rows ? block_reduction_threads(lowered.regions[lowered.row_root].extents[0]) : 0;
-    const PipelineAnalysis analysis = analyze_pipeline(lowered);
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const int region = static_cast<int>(i);

@@ -144,9 +144,8 @@ constexpr double kGpuModelMargin = 0.9;
 // device, its alternatives one region away ranked (report.variants; report.candidates for
 // max-autotune to measure); the model's favourite replaces the rule's list where it predicts it
 // kGpuModelMargin faster. Throws std::invalid_argument for a list that does not fit.
-Schedule predicted_gpu_schedule(const LoweredPipeline &lowered, const Schedule &fixed, const CompileOptions &options,
-                                CompileReport &report) {
-    const PipelineAnalysis analysis = analyze_pipeline(lowered);
+Schedule predicted_gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &analysis, const Schedule &fixed,
+                                const CompileOptions &options, CompileReport &report) {
     std::string probe_failure;
     const GpuDevice device = cuda_device_model(options.cuda_device, &probe_failure);
     const GpuPrediction predicted = predict_gpu(lowered, analysis, fixed, device);
@@ -292,10 +291,11 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
                 // The rule's list (or the one given), predicted by the GPU cost model on the
                 // caller's device, with the alternatives one region away ranked by it
                 // (max-autotune measures them).
-                Schedule fixed = options.schedule ? *options.schedule : gpu_schedule(lowered);
+                const PipelineAnalysis analysis = analyze_pipeline(lowered);
+                Schedule fixed = options.schedule ? *options.schedule : gpu_schedule(lowered, analysis);
                 report.analysis = options.schedule ? "GPU target: the list given\n" : "GPU target: the GPU rule (gpu_schedule.h)\n";
                 try {
-                    return predicted_gpu_schedule(lowered, fixed, options, report);
+                    return predicted_gpu_schedule(lowered, analysis, fixed, options, report);
                 } catch (const std::invalid_argument &e) {
                     // A list the directives refuse: apply_schedule says why, below.
                     report.analysis += std::string("GPU cost model: no prediction (") + e.what() + ")\n";

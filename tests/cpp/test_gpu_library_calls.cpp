@@ -61,7 +61,7 @@ TEST_CASE("GPU products call cuBLAS on the device; their stored operands and cop
     CHECK(call->library_operands.size() == 1);  // w transposed is stored; x is passed as it is
     CHECK(std::count_if(lowered.regions.begin(), lowered.regions.end(), [](const RegionFunc &r) { return r.library_call; }) == 2);
 
-    Schedule schedule = gpu_schedule(lowered);
+    Schedule schedule = gpu_schedule(lowered, analyze_pipeline(lowered));
     const int region = static_cast<int>(call - lowered.regions.begin());
     CHECK(std::count(schedule.begin(), schedule.end(), Decision{region, Choice::CallLibrary, 1, 1, 1}) == 1);
     CHECK(std::count_if(schedule.begin(), schedule.end(), [](const Decision &d) { return d.choice == Choice::CallLibrary; }) == 2);
@@ -81,7 +81,7 @@ TEST_CASE("GPU products call cuBLAS on the device; their stored operands and cop
 
     // The host's BLAS call is not scheduled on the GPU, and a cuBLAS call is one call.
     LoweredPipeline host = lower_to_halide(g, partition_into_regions(g), {}, {}, calls, false);
-    CHECK_THROWS_AS(apply_schedule(host, gpu_schedule(host)), std::invalid_argument);
+    CHECK_THROWS_AS(apply_schedule(host, gpu_schedule(host, analyze_pipeline(host))), std::invalid_argument);
     Schedule split = schedule;
     for (Decision &d : split) {
         if (d.choice == Choice::CallLibrary) d.value2 = 2;
@@ -110,7 +110,7 @@ TEST_CASE("A product of float16 arrays calls cuBLAS on the float16 arrays themse
         const Node &root = widened.node(r.node);
         CHECK(!(root.kind == OpKind::Cast && root.dtype == DType::Float32));
     }
-    apply_schedule(lowered, gpu_schedule(lowered));
+    apply_schedule(lowered, gpu_schedule(lowered, analyze_pipeline(lowered)));
     CHECK(cuda_host_code(lowered, "half_product").find(kCublasGemmName) != std::string::npos);
 }
 
@@ -154,7 +154,7 @@ TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadca
     CHECK(calls_lowered == 2);
     CHECK(stored == 2);   // w goes as the 2-D input it is
 
-    apply_schedule(lowered, gpu_schedule(lowered));
+    apply_schedule(lowered, gpu_schedule(lowered, analyze_pipeline(lowered)));
     const std::string code = cuda_host_code(lowered, "attention");
     CHECK(code.find(kCublasGemmName) != std::string::npos);
     CHECK(code.find("halide_copy_to_host") == std::string::npos);

@@ -17,7 +17,8 @@
 
 namespace hc {
 
-Schedule gpu_schedule(const LoweredPipeline &lowered);
+// `analysis`: analyze_pipeline(lowered), which the cost model reads too (built once per compile).
+Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &analysis);
 
 // max-autotune on the device: up to `limit` alternatives to `base` (gpu_schedule's), each one
 // region's decisions away from it (a row member recomputed instead of stored per row, 128 or 512
