@@ -1,4 +1,5 @@
-// widen_float16: float16 arithmetic as NumPy does it, in float32 rounded back after every step.
+// widen_float16: float16 and bfloat16 arithmetic as NumPy does float16's, in float32 rounded back
+// after every step.
 #include <optional>
 
 #include "graph_copy.h"
@@ -32,8 +33,8 @@ Graph widen_float16(const Graph &graph) {
     };
     for (const Node &n : graph.nodes()) {
         bool reads_half = false;
-        for (NodeId in : n.inputs) reads_half = reads_half || graph.node(in).dtype == DType::Float16;
-        if (moves_values_only(n.kind) || (!reads_half && n.dtype != DType::Float16)) {
+        for (NodeId in : n.inputs) reads_half = reads_half || is_narrow_float(graph.node(in).dtype);
+        if (moves_values_only(n.kind) || (!reads_half && !is_narrow_float(n.dtype))) {
             remap[n.id] = copy_node(out, n, remap);
             continue;
         }
@@ -42,16 +43,19 @@ Graph widen_float16(const Graph &graph) {
         // itself (float32 has more than twice float16's precision, so the double rounding is
         // harmless); for the other functions it is what NumPy's float16 loops compute. Sums and
         // products accumulate in float32 (NumPy does so along a contiguous axis, and rounds
-        // every step along others; this is the more accurate of the two).
+        // every step along others; this is the more accurate of the two). bfloat16 (8 bits of
+        // precision) follows the same rules: ml_dtypes' elementwise loops compute in float32 too,
+        // but its sums round every step (4096 ones sum to 256), where torch and this pass
+        // accumulate in float32 and round once.
         Node copy = n;
         for (NodeId &in : copy.inputs) {
             in = remap[in];
-            if (out.node(in).dtype == DType::Float16) in = as_float32(in);
+            if (is_narrow_float(out.node(in).dtype)) in = as_float32(in);
         }
-        if (copy.dtype == DType::Float16) copy.dtype = DType::Float32;
+        if (is_narrow_float(copy.dtype)) copy.dtype = DType::Float32;
         NodeId id = out.append(std::move(copy));
-        if (n.dtype == DType::Float16) {
-            id = out.add_op(OpKind::Cast, {id}, Attrs{{"dtype", std::string("float16")}}, n.loc);
+        if (is_narrow_float(n.dtype)) {
+            id = out.add_op(OpKind::Cast, {id}, Attrs{{"dtype", std::string(dtype_name(n.dtype))}}, n.loc);
         }
         remap[n.id] = id;
     }
@@ -62,7 +66,7 @@ Graph widen_float16(const Graph &graph) {
 NodeId widened_float16_source(const Graph &graph, NodeId id) {
     const Node &n = graph.node(id);
     const bool widens = n.kind == OpKind::Cast && n.dtype == DType::Float32 &&
-                        graph.node(n.inputs[0]).dtype == DType::Float16;
+                        is_narrow_float(graph.node(n.inputs[0]).dtype);
     return widens ? n.inputs[0] : -1;
 }
 

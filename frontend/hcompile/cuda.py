@@ -75,6 +75,17 @@ def any_cuda_array(args):
 _LIBRARIES = {}     # module name -> _Library
 
 
+def _bfloat16():
+    """NumPy's bfloat16 (ml_dtypes'): the stand-in of a torch.bfloat16 tensor, which the
+    function is captured on as any tensor is on a NumPy array of its dtype."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise Unsupported("torch.bfloat16 tensors need the ml_dtypes package "
+                          "(pip install ml_dtypes): NumPy knows bfloat16 through it") from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
 class _Library:
     """How one array library's CUDA arrays are read, made and ordered: PyTorch or CuPy."""
 
@@ -105,7 +116,11 @@ class _Library:
         return self.module.from_dlpack(a)
 
     def dtype(self, a):
-        return np.dtype(str(a.dtype).replace("torch.", "")) if self.name == "torch" else np.dtype(a.dtype)
+        if self.name != "torch":
+            return np.dtype(a.dtype)
+        if a.dtype == self.module.bfloat16:
+            return _bfloat16()
+        return np.dtype(str(a.dtype).replace("torch.", ""))
 
     def describe(self, a):
         """(device pointer, shape) of a C-contiguous array."""

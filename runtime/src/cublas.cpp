@@ -35,7 +35,7 @@ using GemmBatchedEx = int (*)(void *, int, int, int, int, int, const void *, con
                               int);
 constexpr int kOpN = 0, kOpT = 1;
 // library_types.h's cudaDataType and cublas_api.h's cublasComputeType_t / cublasGemmAlgo_t.
-constexpr int kCudaR16F = 2, kCudaR32F = 0, kComputeF32 = 68, kGemmDefault = -1;
+constexpr int kCudaR16F = 2, kCudaR16BF = 14, kCudaR32F = 0, kComputeF32 = 68, kGemmDefault = -1;
 
 struct Library {
     Create create = nullptr;
@@ -142,16 +142,17 @@ extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a, halide_buf
     const char *pa = at(a, oa.offset + batch.a_offset), *pb = at(b, ob.offset + batch.b_offset);
     char *c = reinterpret_cast<char *>(out->device);
     int status;
-    if (a->type.bits == 16 && b->type.bits == 16 && out->type.bits == 32) {
-        // float16 operands (the lowering passes a product of widened float16 arrays so): the
-        // tensor cores multiply them exactly and accumulate in float32, as NumPy's float16
-        // product accumulates in float32.
+    if (a->type.bits == 16 && a->type == b->type && out->type.bits == 32) {
+        // float16 or bfloat16 operands (the lowering passes a product of widened 16-bit arrays
+        // so): the tensor cores multiply them exactly and accumulate in float32, as NumPy's
+        // float16 product accumulates in float32.
+        const int half = a->type.code == halide_type_bfloat ? kCudaR16BF : kCudaR16F;
         const float one = 1, zero = 0;
-        status = batched ? lib->gemm_batched_ex(handle, op_b, op_a, rows, columns, k, &one, pb, kCudaR16F, lead_b,
-                                                batch.b_stride, pa, kCudaR16F, lead_a, batch.a_stride, &zero, c,
+        status = batched ? lib->gemm_batched_ex(handle, op_b, op_a, rows, columns, k, &one, pb, half, lead_b,
+                                                batch.b_stride, pa, half, lead_a, batch.a_stride, &zero, c,
                                                 kCudaR32F, lead_c, batch.out_stride, count, kComputeF32, kGemmDefault)
-                         : lib->gemm_ex(handle, op_b, op_a, rows, columns, k, &one, pb, kCudaR16F, lead_b, pa,
-                                        kCudaR16F, lead_a, &zero, c, kCudaR32F, lead_c, kComputeF32, kGemmDefault);
+                         : lib->gemm_ex(handle, op_b, op_a, rows, columns, k, &one, pb, half, lead_b, pa,
+                                        half, lead_a, &zero, c, kCudaR32F, lead_c, kComputeF32, kGemmDefault);
     } else if (a->type != out->type || b->type != out->type) {
         return fail("operands of another type than the product");
     } else if (out->type.bits == 32) {

@@ -247,6 +247,24 @@ bool init_numpy_api() {
     return _import_array() >= 0;
 }
 
+// NumPy gives a dtype registered by a library (ml_dtypes' bfloat16) its number when the library
+// registers it; a bfloat16 NumPy array can only exist once ml_dtypes is imported, so the number
+// is looked up then, once (-1, matching no array, where ml_dtypes is not installed).
+static int bfloat16_typenum() {
+    static const int typenum = [] {
+        PyObject *module = PyImport_ImportModule("ml_dtypes");
+        PyObject *type = module ? PyObject_GetAttrString(module, "bfloat16") : nullptr;
+        PyArray_Descr *descr = type ? PyArray_DescrFromTypeObject(type) : nullptr;
+        const int num = descr ? descr->type_num : -1;
+        Py_XDECREF(descr);
+        Py_XDECREF(type);
+        Py_XDECREF(module);
+        if (num < 0) PyErr_Clear();
+        return num;
+    }();
+    return typenum;
+}
+
 int numpy_typenum(DType t) {
     switch (t) {
     case DType::Bool: return NPY_BOOL;
@@ -261,6 +279,7 @@ int numpy_typenum(DType t) {
     case DType::Float32: return NPY_FLOAT32;
     case DType::Float64: return NPY_FLOAT64;
     case DType::Float16: return NPY_FLOAT16;
+    case DType::BFloat16: return bfloat16_typenum();
     }
     return -1;
 }
@@ -407,6 +426,15 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
         PyObject *arg = args[in.arg_index];
         const ArgGuard &guard = entry.args[in.arg_index];
         buffer_ptrs[i] = &buffers[i];
+        if (guard.kind == ArgGuard::NumpyScalar && in.dtype == DType::BFloat16) {
+            // NumPy's scalar conversions do not know a library's dtype; the value does (exact).
+            const double value = PyFloat_AsDouble(arg);
+            if (value == -1.0 && PyErr_Occurred()) return nullptr;
+            const uint16_t bits = bfloat16_bits(value);
+            std::memcpy(&scalar_storage[i], &bits, sizeof bits);
+            describe_scalar(&scalar_storage[i], in.dtype, buffers[i]);
+            continue;
+        }
         if (guard.kind == ArgGuard::NumpyScalar) {
             PyArray_ScalarAsCtype(arg, &scalar_storage[i]);
             describe_scalar(&scalar_storage[i], in.dtype, buffers[i]);

@@ -15,6 +15,9 @@ KernelScalar KernelScalar::of(DType dtype, double value) {
     } else if (dtype == DType::Float16) {
         uint16_t bits = Halide::float16_t(value).to_bits();
         std::memcpy(&s.storage, &bits, sizeof bits);
+    } else if (dtype == DType::BFloat16) {
+        uint16_t bits = bfloat16_bits(value);
+        std::memcpy(&s.storage, &bits, sizeof bits);
     } else {
         std::memcpy(&s.storage, &value, sizeof value);
     }
@@ -23,6 +26,7 @@ KernelScalar KernelScalar::of(DType dtype, double value) {
 
 halide_type_t halide_runtime_type(DType t) {
     if (is_bool(t)) return halide_type_t(halide_type_uint, 1);
+    if (t == DType::BFloat16) return halide_type_t(halide_type_bfloat, 16);
     if (is_float(t)) return halide_type_t(halide_type_float, dtype_bits(t));
     return halide_type_t(is_signed_int(t) ? halide_type_int : halide_type_uint, dtype_bits(t));
 }

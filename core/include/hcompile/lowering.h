@@ -125,6 +125,10 @@ Halide::Target ieee_target(const Halide::Target &target);
 // folds a divisor the lowering could not see was constant. Done by lower_to_halide.
 void add_ieee_zero_division_pass(Halide::Pipeline &pipeline);
 
+// Makes `pipeline` widen bfloat16 to float32 by shifting its bits (src/lowering/bfloat16_casts.cpp)
+// instead of through Halide's emulated conversion. Done by lower_to_halide.
+void add_bfloat16_widening_pass(Halide::Pipeline &pipeline);
+
 // For a GPU pipeline: each float product rounded on its own (src/lowering/gpu_rounding.cpp),
 // as NumPy does, instead of fused with an addition by Halide's CUDA back end.
 void add_gpu_rounding_pass(Halide::Pipeline &pipeline);

@@ -6,12 +6,13 @@
 
 namespace hc {
 
-// Rewrites every float16 computation as float32 with float16 operands widened and float16
+// Rewrites every float16 and bfloat16 computation as float32 with its operands widened and its
 // results rounded back, as NumPy's float16 loops compute; only casts and layout ops (and inputs,
-// constants) keep float16. Later passes and lowering compute in float32 and float64 only.
+// constants) keep the 16-bit floats. Later passes and lowering compute in float32 and float64
+// only.
 Graph widen_float16(const Graph &graph);
 
-// The float16 node that node `id` widens to float32 (a cast widen_float16 made), or -1.
+// The float16 or bfloat16 node that node `id` widens to float32 (a cast widen_float16 made), or -1.
 NodeId widened_float16_source(const Graph &graph, NodeId id);
 
 // Evaluates elementwise ops whose operands are all constants (exactly, in the node's dtype), and

@@ -231,11 +231,38 @@ Expr round_to_odd_float32(const Expr &x) {
     return select(back == x || Halide::is_nan(x), nearest, odd);
 }
 
+// bfloat16 is float32's top half. Widening is Halide's cast, exact (spelled in integers after
+// Halide's lowering: bfloat16_casts.cpp). Narrowing rounds float32's low 16 bits to nearest even in
+// integer arithmetic (NaN stays a quiet NaN), which no target needs a conversion routine for.
+Expr widen_bfloat16(const Expr &x) { return Halide::cast(Halide::Float(32, x.type().lanes()), x); }
+
+Expr round_to_bfloat16(const Expr &x) {
+    using namespace Halide::Internal;
+    const int lanes = x.type().lanes();
+    const Halide::Type u32 = Halide::UInt(32, lanes);
+    auto c = [&](uint32_t v) { return make_const(u32, v); };
+    const std::string name = unique_name("bf16_bits");
+    Expr bits = Variable::make(u32, name);
+    Expr rounded = (bits + c(0x7fff) + ((bits >> c(16)) & c(1))) >> c(16);
+    Expr quiet_nan = (bits >> c(16)) | c(0x40);
+    Expr half = select((bits & c(0x7fffffff)) > c(0x7f800000), quiet_nan, rounded);
+    Expr result = Halide::reinterpret(Halide::BFloat(16, lanes), Halide::cast(Halide::UInt(16, lanes), half));
+    return Let::make(name, Halide::reinterpret(u32, x), result);
+}
+
 Expr numpy_cast(const Expr &x, Halide::Type to) {
+    // bfloat16 converts through float32, both ways, as ml_dtypes (and torch) convert it: exactly
+    // from bfloat16; to it, rounded to float32 first (so float64 and wide integers may round
+    // twice, as there).
+    const Halide::Type f32 = Halide::Float(32);
+    if (x.type().is_bfloat()) {
+        Expr wide = widen_bfloat16(x);
+        return to == f32 ? wide : numpy_cast(wide, to);
+    }
+    if (to.is_bfloat()) return round_to_bfloat16(x.type() == f32 ? x : numpy_cast(x, f32));
     // float16 converts through float32 (exactly from float16; to it, correctly rounded from
     // float32, integers, which float32 holds exactly up to float16's range, and float64 rounded
     // to odd): the JIT links no library routine for the direct conversions.
-    const Halide::Type f32 = Halide::Float(32);
     if (x.type() == Halide::Float(16) && to != f32) return numpy_cast(Halide::cast(f32, x), to);
     if (to == Halide::Float(16) && x.type() != f32) {
         return Halide::cast(to, x.type() == Halide::Float(64) ? round_to_odd_float32(x) : numpy_cast(x, f32));

@@ -75,7 +75,7 @@ class ConvertToFloat16InIntegers : public IRMutator {
 
     Halide::Expr visit(const Cast *op) override {
         Halide::Expr value = mutate(op->value);
-        if (op->type.is_float() && op->type.bits() == 16 && value.type().is_float() && value.type().bits() == 32) {
+        if (op->type.is_float() && !op->type.is_bfloat() && op->type.bits() == 16 && value.type().is_float() && value.type().bits() == 32) {
             return to_float16_in_integers(value);
         }
         return Halide::cast(op->type, value);

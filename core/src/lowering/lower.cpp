@@ -232,7 +232,7 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
         value = Halide::Internal::simplify(value);
         if (value.type().is_float()) {
             if (auto c = Halide::Internal::as_const_float(value)) {
-                return scalar_argument(float_dtype(value.type().bits()), *c);
+                return scalar_argument(float_dtype(value.type()), *c);
             }
         }
         return value;
@@ -267,7 +267,7 @@ Halide::Expr LowerContext::without_nan_immediates(const Halide::Expr &value) con
         using IRMutator::visit;
         Halide::Expr visit(const Halide::Internal::FloatImm *op) override {
             if (!std::isnan(op->value)) return op;
-            return ctx_.scalar_argument(float_dtype(op->type.bits()), op->value);
+            return ctx_.scalar_argument(float_dtype(op->type), op->value);
         }
 
     private:
@@ -500,6 +500,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
     out.point_load_funcs = ctx.point_load_funcs();
     out.pipeline = Halide::Pipeline(out.outputs);
     add_ieee_zero_division_pass(out.pipeline);
+    add_bfloat16_widening_pass(out.pipeline);
     out.for_gpu = for_gpu;
     if (for_gpu) add_gpu_rounding_pass(out.pipeline);
     return out;

@@ -423,12 +423,14 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
     ReductionLowering out;
     std::vector<Halide::ExternFuncArgument> args;
     if (ctx.for_gpu) args.emplace_back(ctx.user_context);
-    // A float32 product of two float16 arrays widened (widen_float16) takes the float16 arrays
-    // themselves on the GPU: cuBLAS multiplies them on the tensor cores, accumulating in float32.
-    const bool half_operands = ctx.for_gpu && n.dtype == DType::Float32 &&
-                               widened_float16_source(ctx.graph, n.inputs[0]) >= 0 &&
-                               widened_float16_source(ctx.graph, n.inputs[1]) >= 0;
-    const DType operand_dtype = half_operands ? DType::Float16 : n.dtype;
+    // A float32 product of two float16 (or two bfloat16) arrays widened (widen_float16) takes the
+    // 16-bit arrays themselves on the GPU: cuBLAS multiplies them on the tensor cores,
+    // accumulating in float32.
+    const NodeId half_a = ctx.for_gpu && n.dtype == DType::Float32 ? widened_float16_source(ctx.graph, n.inputs[0]) : -1;
+    const NodeId half_b = ctx.for_gpu && n.dtype == DType::Float32 ? widened_float16_source(ctx.graph, n.inputs[1]) : -1;
+    const bool half_operands = half_a >= 0 && half_b >= 0 &&
+                               ctx.graph.node(half_a).dtype == ctx.graph.node(half_b).dtype;
+    const DType operand_dtype = half_operands ? ctx.graph.node(half_a).dtype : n.dtype;
     for (NodeId operand : n.inputs) {
         if (half_operands) operand = widened_float16_source(ctx.graph, operand);
         operand = matrix_under_broadcast(ctx.graph, operand);

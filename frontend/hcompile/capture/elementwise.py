@@ -413,6 +413,10 @@ def clip(b, a, a_min=None, a_max=None, **kwargs):
         return _copy(a, shape_of(a) == ())       # np.positive(a): a new array, a ufunc's 0-d rule
     # NumPy's clip is maximum-then-minimum in the common dtype of all three operands.
     dtype = rules.result_type(a, *bounds)
+    if rules.is_bfloat16(dtype) and len(bounds) == 2:
+        # With both bounds NumPy calls its clip ufunc, which has no bfloat16 loop (ml_dtypes):
+        # the call clips in the dtype of the loop it finds, float32.
+        dtype = rules.call_result_dtype(np.clip, [rules.dtype_spec(v) for v in (a, *bounds)])
     shape = rules.broadcast_shapes(*(shape_of(v) for v in (a, *bounds)))
     out = b.broadcast(to_array(b, a, dtype), shape)
     if len(bounds) == 2 and dtype.kind == "f" and all(np.prod(shape_of(v)) == 1 for v in bounds):

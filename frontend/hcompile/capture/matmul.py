@@ -60,4 +60,8 @@ def dot(b, a, c, out=None):
         # dot's N-d rule (sum over a's last and c's second-to-last axis, no batching) is not
         # matmul's; not supported yet.
         raise Unsupported("np.dot with a >2-d second operand")
-    return matmul(b, a, c)   # for ndim(c) <= 2 dot and matmul agree
+    r = matmul(b, a, c)      # for ndim(c) <= 2 dot and matmul agree on values
+    # ... and on dtypes, except for ml_dtypes' bfloat16: matmul has no bfloat16 loop (float32
+    # result), dot rounds its float32 sums to bfloat16. NumPy says which.
+    expected = run_concrete(lambda: np.dot(np.zeros((1, 1), a.dtype), np.zeros((1, 1), c.dtype)).dtype)
+    return r if r.dtype == expected else b.cast(r, expected)

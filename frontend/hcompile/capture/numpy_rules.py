@@ -24,13 +24,20 @@ SUPPORTED_DTYPES = frozenset(np.dtype(n) for n in (
 PYTHON_SCALARS = (bool, int, float)
 
 
+def is_bfloat16(dtype) -> bool:
+    """ml_dtypes' bfloat16 (NumPy knows it only once ml_dtypes is imported, which a bfloat16
+    array or a torch.bfloat16 tensor's stand-in implies; hcompile does not import it itself)."""
+    return dtype.name == "bfloat16"
+
+
 def is_supported_dtype(dtype) -> bool:
-    return np.dtype(dtype) in SUPPORTED_DTYPES
+    dtype = np.dtype(dtype)
+    return dtype in SUPPORTED_DTYPES or is_bfloat16(dtype)
 
 
 def check_supported_dtype(dtype, what="value"):
     dtype = np.dtype(dtype)
-    if dtype not in SUPPORTED_DTYPES:
+    if not is_supported_dtype(dtype):
         raise Unsupported(f"dtype {dtype} is not supported (in {what})")
     return dtype
 
@@ -84,9 +91,27 @@ def resolve_ufunc(ufunc: np.ufunc, operands, out_dtype=None):
         names = ", ".join(getattr(s, "__name__", str(s)) for s in specs)
         raise numpy_raises(e, f"np.{ufunc.__name__} on ({names}): {e}") from e
     ins, outs = dtypes[:ufunc.nin], dtypes[ufunc.nin:]
+    if out_dtype is None and any(isinstance(d, np.dtype) and is_bfloat16(d) for d in specs):
+        # ml_dtypes' bfloat16 is promoted by the call, not by resolve_dtypes (which finds a
+        # float32 loop for bfloat16 + int16, where the call raises): the call decides.
+        outs = (call_result_dtype(ufunc, specs),) + tuple(outs[1:])
     for d in outs:
         check_supported_dtype(d, f"result of np.{ufunc.__name__}")
     return list(ins), outs[0]
+
+
+def call_result_dtype(fn, specs):
+    """The dtype of ``fn`` called on one-element arrays of ``specs``' dtypes (Python ``int`` and
+    ``float`` specs as weak scalars); NumPy's error if the call raises."""
+    dummies = [s(1) if s is int or s is float else np.ones((1,), s) for s in specs]
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = fn(*dummies)
+    except Exception as e:
+        names = ", ".join(getattr(s, "__name__", str(s)) for s in specs)
+        raise numpy_raises(e, f"np.{fn.__name__} on ({names}): {e}") from e
+    return np.asarray(result[0] if isinstance(result, tuple) else result).dtype
 
 
 @functools.lru_cache(maxsize=None)

@@ -122,7 +122,7 @@ def _mean_parts(b, a, axis, dtype):
         acc = np.dtype(np.float64)
     else:
         acc = a.dtype
-    if acc.kind != "f":
+    if acc.kind != "f" and not rules.is_bfloat16(acc):
         raise Unsupported(f"mean/var/std accumulating in {acc}")
     return axes, n, acc
 
@@ -137,7 +137,7 @@ def mean(b, a, axis=None, dtype=None, out=None, keepdims=False, *, where=_NO_VAL
         return _concrete("mean", a, axis=axis, dtype=dtype, keepdims=keepdims)
     expected = rules.result_dtype_of("mean", [a.dtype], dtype=_dtype_key(dtype))
     axes, n, acc = _mean_parts(b, a, axis, dtype)
-    if acc == np.float16 and dtype is None:
+    if (acc == np.float16 or rules.is_bfloat16(acc)) and dtype is None:
         acc = np.dtype(np.float32)      # NumPy's _mean sums and divides float16 in float32
     total = b.op("sum", [b.cast(a, acc)], {"axes": list(axes), "keepdims": int(bool(keepdims))})
     r = b.cast(_divide(b, total, n), expected)

@@ -1,0 +1,94 @@
+"""bfloat16 on the GPU: hcompile against torch eager and torch.compile on the same torch.bfloat16
+CUDA tensors (CUDA-event timing, medians), with each answer checked against float32 NumPy.
+
+    python -m apps.gpu_bfloat16_bench [--repeat 20] [--write apps/RESULTS.md]
+
+The NumPy functions are the seed workloads of apps/workloads.py run on bfloat16 (ml_dtypes) values:
+every step rounds to bfloat16, as ml_dtypes' NumPy loops do, and a product of bfloat16 matrices is
+float32 (NumPy's matmul has no bfloat16 loop), taken by cuBLAS on the tensor cores. The torch
+versions are torch's own (fused ops that round once), so answers agree within bfloat16's steps.
+Memory-bound rows also show the bandwidth reached (bytes read and written once) against the
+device's copy bandwidth, measured the way gpu_bench measures it.
+"""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import hcompile as hc
+from apps import workloads as W
+from apps.bench import heading, publish
+from apps.gpu_bench import cuda_ms, torch_versions
+
+SIZES = {"tinyops": [(8192, 8192)], "softmax_rows": [(8192, 8192)],
+         "layernorm_rows": [(8192, 4096), (4096,), (4096,)], "ln_linear_gelu_res": None}
+TOLERANCE = 3e-2     # relative to the answer's largest magnitude: a few bfloat16 steps
+
+
+def inputs(torch, name, rng):
+    if SIZES[name] is None:
+        arrays = [a.astype(np.float32) for a in W.inputs_ln_linear_gelu_res("bench")]
+    else:
+        arrays = [rng.standard_normal(s).astype(np.float32) for s in SIZES[name]]
+    return [torch.from_numpy(a).cuda().to(torch.bfloat16) for a in arrays]
+
+
+def float32_reference(torch, fn, args):
+    import ml_dtypes
+    wide = [t.float().cpu().numpy() for t in args]
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(*[a.astype(ml_dtypes.bfloat16).astype(np.float32) for a in wide]), np.float32)
+
+
+def close(torch, got, want):
+    got = got.float().cpu().numpy()
+    return bool(np.allclose(got, want, rtol=TOLERANCE, atol=TOLERANCE * max(1.0, float(np.abs(want).max()))))
+
+
+def copy_tb_per_s(torch, repeat):
+    x = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    ms = cuda_ms(torch, lambda a: a.clone(), [x], repeat)
+    return 2 * x.numel() / (ms * 1e-3) / 1e12
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
+    args = ap.parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: nothing to measure")
+        return 0
+    peers = torch_versions(torch)
+    rng = np.random.default_rng(0)
+    copy = copy_tb_per_s(torch, args.repeat)
+    rows = []
+    for name in SIZES:
+        fn, peer = getattr(W, name), peers[name]
+        tensors = inputs(torch, name, rng)
+        want = float32_reference(torch, fn, tensors)
+        compiled = hc.hcompile(fn, fullgraph=True)
+        cells = []
+        for label, f in (("hcompile", compiled), ("eager", peer), ("torch.compile", torch.compile(peer))):
+            ok = close(torch, f(*tensors), want)
+            cells.append(f"{cuda_ms(torch, f, tensors, args.repeat):.3f}" + ("" if ok else " (wrong answer)"))
+        ms = float(cells[0].split()[0])
+        out_bytes = want.size * (4 if name == "ln_linear_gelu_res" else 2)
+        moved = sum(t.numel() * 2 for t in tensors) + out_bytes
+        bandwidth = f"{moved / (ms * 1e-3) / 1e12 / copy:.0%}" if SIZES[name] is not None else "—"
+        rows.append(f"| {name} | {' | '.join(cells)} | {bandwidth} |")
+    device = torch.cuda.get_device_name()
+    section = (heading(f"gpu-bfloat16: torch.bfloat16 tensors, ms ({device})") +
+               f"Command: `python -m apps.gpu_bfloat16_bench --repeat {args.repeat}`. Copy bandwidth "
+               f"{copy:.2f} TB/s. Bandwidth: hcompile's bytes read and written once over its time, "
+               "against the copy.\n\n"
+               "| workload | hcompile | torch eager | torch.compile | hcompile bandwidth / copy |\n"
+               "|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
+    publish(section, args.write, "gpu-bfloat16")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
