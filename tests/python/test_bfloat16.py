@@ -191,22 +191,15 @@ def test_matrix_products(rng, m, k, n):
 
 
 def test_softmax_and_layernorm(rng):
+    from apps import workloads as W
     x = bf16(rng, (33, 128), "normal")
     w = bf16(rng, (128,), "normal")
-
-    def softmax(v):
-        e = np.exp(v - v.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
-
-    def layernorm(v, g):
-        mu = v.mean(axis=-1, keepdims=True)
-        var = ((v - mu) ** 2).mean(axis=-1, keepdims=True)
-        return (v - mu) / np.sqrt(var + np.array(1e-5, BF16)) * g
-
-    for fn, args in ((softmax, (x,)), (layernorm, (x, w))):
+    b = bf16(rng, (128,), "normal")
+    # (layernorm_rows adds the Python float 1e-5: float32 from there on, as NumPy's dtype says)
+    for fn, args in ((W.softmax_rows, (x,)), (W.layernorm_rows, (x, w, b))):
         got = hc.hcompile(fn, fullgraph=True)(*args)
         want = fn(*[a.astype(np.float32) for a in args])
-        assert got.dtype == BF16
+        assert got.dtype == fn(*args).dtype
         # a handful of bfloat16 roundings along the way, each within half a step
         np.testing.assert_allclose(got.astype(np.float32), want, rtol=4 * STEP, atol=4 * STEP * np.abs(want).max())
 
