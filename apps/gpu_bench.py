@@ -104,6 +104,26 @@ def torch_max_autotune_ms(torch, peer, args, want, name, repeat):
         return None
 
 
+def copy_tb_per_s(torch, repeat):
+    """The device's copy bandwidth in TB/s (bytes read and written) on 256 MiB, timed as cuda_ms."""
+    big = torch.empty(64 << 20, device="cuda")
+    return 2 * big.numel() * 4 / (cuda_ms(torch, lambda x: x.clone(), (big,), repeat) * 1e-3) / 1e12
+
+
+def gpu_bench_args(description, argv):
+    """The GPU benches' common options (--repeat, --write), parsed; None where no GPU is there
+    (said on the way out), else (arguments, torch)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
+    args = ap.parse_args(argv)
+    import torch
+    if not torch.cuda.is_available():
+        print("no CUDA GPU: nothing to measure")
+        return None
+    return args, torch
+
+
 def cuda_ms(torch, fn, args, repeat, batch=10):
     """Median milliseconds per call over `repeat` CUDA-event timed batches of `batch` calls."""
     for _ in range(3):
@@ -257,9 +277,7 @@ def main(argv=None) -> int:
         return 0
     device = torch.cuda.get_device_name()
     peers = torch_versions(torch)
-    big = torch.empty(8192 * 8192, device="cuda")
-    copy_ms = cuda_ms(torch, lambda x: x.clone(), (big,), a.repeat)
-    copy_tbs = 2 * big.numel() * 4 / copy_ms / 1e9
+    copy_tbs = copy_tb_per_s(torch, a.repeat)
     rows = ["| workload | hcompile ms | hcompile max-autotune ms (tuning s) | torch eager ms | torch.compile ms | "
             "torch.compile max-autotune ms | jax.jit ms | vs the better torch.compile | hcompile bandwidth (of copy) | "
             "hcompile compile s |",

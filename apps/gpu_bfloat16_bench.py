@@ -12,14 +12,12 @@ device's copy bandwidth, measured the way gpu_bench measures it.
 """
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 
 import hcompile as hc
 from apps import workloads as W
 from apps.bench import heading, publish
-from apps.gpu_bench import cuda_ms, torch_versions
+from apps.gpu_bench import copy_tb_per_s, cuda_ms, gpu_bench_args, torch_versions
 
 SIZES = {"tinyops": [(8192, 8192)], "softmax_rows": [(8192, 8192)],
          "layernorm_rows": [(8192, 4096), (4096,), (4096,)], "ln_linear_gelu_res": None}
@@ -46,21 +44,11 @@ def close(torch, got, want):
     return bool(np.allclose(got, want, rtol=TOLERANCE, atol=TOLERANCE * max(1.0, float(np.abs(want).max()))))
 
 
-def copy_tb_per_s(torch, repeat):
-    x = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    ms = cuda_ms(torch, lambda a: a.clone(), [x], repeat)
-    return 2 * x.numel() / (ms * 1e-3) / 1e12
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=20)
-    ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
-    args = ap.parse_args(argv)
-    import torch
-    if not torch.cuda.is_available():
-        print("no CUDA GPU: nothing to measure")
+    parsed = gpu_bench_args(__doc__.split("\n\n")[0], argv)
+    if parsed is None:
         return 0
+    args, torch = parsed
     peers = torch_versions(torch)
     rng = np.random.default_rng(0)
     copy = copy_tb_per_s(torch, args.repeat)

@@ -239,7 +239,48 @@ std::vector<StageAnalysis::Reach> stencil_reaches(const RegionFunc &r, const std
     return out;
 }
 
+// Every call of a plain elementwise region's definition, by callee name: its arguments.
+class CallArguments : public Halide::Internal::IRGraphVisitor {
+public:
+    std::map<std::string, std::vector<std::vector<Halide::Expr>>> calls;
+
+protected:
+    using IRGraphVisitor::visit;
+    void visit(const Halide::Internal::Call *op) override {
+        if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image) {
+            calls[op->name].push_back(op->args);
+        }
+        IRGraphVisitor::visit(op);
+    }
+};
+
+// Whether `arg` is `var` plus a constant.
+bool walks(const Halide::Expr &arg, const Halide::Var &var) {
+    return Halide::Internal::as_const_int(Halide::Internal::simplify(arg - var)).has_value();
+}
+
 }  // namespace
+
+std::vector<std::pair<Halide::Func, int>> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r) {
+    std::vector<std::pair<Halide::Func, int>> out;
+    if (!plain_elementwise(r) || r.vars.size() < 2) return out;
+    std::map<std::string, Halide::Func> stored;   // by the name their loads call
+    for (const LoweredInput &in : lowered.inputs) stored[Halide::Func(in.param).name()] = Halide::Func(in.param);
+    for (const RegionFunc &p : lowered.regions) {
+        if (p.func.name() != r.func.name()) stored[p.func.name()] = p.func;
+    }
+    CallArguments found;
+    for (const Halide::Expr &v : definition_values(r.func, -1, &lowered.see_through)) v.accept(&found);
+    for (const auto &[name, calls] : found.calls) {
+        auto array = stored.find(name);
+        if (array == stored.end()) continue;
+        const bool all_transposed = std::all_of(calls.begin(), calls.end(), [&](const std::vector<Halide::Expr> &args) {
+            return args.size() >= 2 && walks(args[0], r.vars[1]) && walks(args[1], r.vars[0]);
+        });
+        if (all_transposed) out.emplace_back(array->second, static_cast<int>(calls.size()));
+    }
+    return out;
+}
 
 int point_bytes(const Halide::Func &f) {
     int bytes = 0;
@@ -377,6 +418,12 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             s.producer_reduction_calls.push_back(in_update ? reduction_calls->second : 0);
         }
         if (tile_member(r)) s.reaches = stencil_reaches(r, region_of_func, s.region, lowered.see_through);
+        if (lowered.for_gpu) {
+            for (const auto &[array, calls] : transposed_read_arrays(lowered, r)) {
+                s.transposed_reads.push_back(array.name());
+                s.transposed_bytes_per_point += static_cast<double>(point_bytes(array) * calls);
+            }
+        }
         a.stages.push_back(std::move(s));
     }
     for (const StageAnalysis &s : a.stages) {

@@ -335,7 +335,7 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
             continue;
         }
         if (p.gpu_threads_x) {
-            schedule_gpu_region(w, r, p);
+            schedule_gpu_region(w, lowered, r, p);
             continue;
         }
         place(w, r.func, lowered, plans, p);

@@ -27,12 +27,13 @@ const char *choice_name(Choice c) {
     case Choice::GpuTile: return "gpu_tile";
     case Choice::GpuRows: return "gpu_rows";
     case Choice::GpuVector: return "gpu_vector";
+    case Choice::GpuStageTransposed: return "gpu_stage_transposed";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::GpuRows); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::GpuStageTransposed); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -78,6 +79,7 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::GpuVector:
         return s + "gpu_vector of " + value + " points" + (d.value2 ? " x " + std::to_string(d.value2) + " rows" : "") +
                " per thread";
+    case Choice::GpuStageTransposed: return s + "gpu_stage_transposed: arrays read transposed staged per block in shared memory";
     }
     return s + "?";
 }

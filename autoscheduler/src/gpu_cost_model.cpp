@@ -29,6 +29,11 @@ constexpr double kInstructionsPerCountedOp = 0.42;
 // over the innermost axis): each 4-byte load takes a 32-byte sector.
 constexpr double kUncoalescedEfficiency = 1.0 / 8;
 
+// A warp reading an array transposed (its threads' elements a row apart), unstaged: x.T * 2 + 1
+// over 8192² took 0.285 ms on an H200 where the copy's bandwidth moves its bytes in 0.130, the
+// transposed half of them at about 0.3 of it.
+constexpr double kTransposedEfficiency = 0.3;
+
 // How a region takes part in the pipeline's kernels.
 enum class Role { Kernel, RowMember, Inlined, Library };
 
@@ -136,6 +141,10 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
         }
     }
     if (r.accumulator.defined() && plan.gpu_rows > 0) k.shared_bytes += kSharedPerReduction;
+    if (plan.gpu_stage_transposed) {   // each array's tile, its rows padded by one (gpu_directives.cpp)
+        const int64_t rows = plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1);
+        k.shared_bytes += static_cast<int64_t>(s.transposed_bytes_per_point) * plan.gpu_threads_x * (rows + 1);
+    }
 
     // Each computed region's work; a stored array read more than once in the kernel (a row's
     // input by each pass over the row) comes from DRAM once, from cache after.
@@ -186,6 +195,10 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     }
     k.memory_efficiency = bandwidth / device.copy_bandwidth;
     k.memory_seconds = (k.dram_bytes + k.cache_bytes / device.cache_bandwidth_factor) / bandwidth;
+    if (!plan.gpu_stage_transposed && s.transposed_bytes_per_point > 0) {
+        const double transposed = static_cast<double>(s.points) * s.transposed_bytes_per_point;
+        k.memory_seconds += transposed * (1 / kTransposedEfficiency - 1) / bandwidth;
+    }
 
     // Arithmetic: the device's lanes, or what the resident threads issue (one op per dependent-op
     // latency each) where they are too few to fill them; 64-bit values at the device's ratio.

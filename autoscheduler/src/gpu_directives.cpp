@@ -1,5 +1,7 @@
 #include "gpu_directives.h"
 
+#include "hcompile/analysis.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -31,6 +33,29 @@ constexpr int64_t kCombineLanes = 16;
 void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
     w.gpu_single_thread(ScheduleWriter::pure(f));
     for (int u = 0; u < f.num_update_definitions(); ++u) w.gpu_single_thread(ScheduleWriter::update(f, u));
+}
+
+// Each array `r` reads transposed (GpuStageTransposed), copied per block into shared memory
+// before the block's threads read it: the array's tile (its axes 0 and 1 are r's axes 1 and 0)
+// by the block's threads along the array's rows, each thread its rows a block's height apart.
+// The tile's rows are padded by one element: the block's threads then read a column of it from
+// 32 different banks of shared memory, where rows of 32 put the column in one bank.
+void stage_transposed_tiles(ScheduleWriter &w, const LoweredPipeline &lowered, const RegionFunc &r, const RegionPlan &p,
+                            const Halide::VarOrRVar &block) {
+    const int64_t tile_rows = p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1);   // r's axis 1
+    for (const auto &read : transposed_read_arrays(lowered, r)) {
+        Halide::Func staged = w.in_wrapper(read.first, r.func);
+        w.compute_at(staged, r.func, &block);
+        const std::vector<Halide::Var> axes = staged.args();
+        StageRef s = ScheduleWriter::pure(staged);
+        Halide::Var column("stage_column"), row("stage_row");
+        w.split(s, axes[1], column, row, static_cast<int>(p.gpu_threads_y), kTail);
+        w.reorder(s, {column, axes[0], row});   // a thread's rows innermost: no barrier between them
+        w.unroll(s, column);
+        w.gpu_threads(s, axes[0]);
+        w.gpu_threads(s, row);
+        w.bound_storage(staged, axes[0], Halide::Expr(static_cast<int>(tile_rows + 1)));
+    }
 }
 
 // A GpuRows reduction of symbolic extents (gpu_rows_reduction): its block loops fused into one,
@@ -269,7 +294,7 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
 // that thread, its reduction loops serial, and a blocked sum's parts inside the accumulator's
 // loops as on the CPU. The axes past the tiled ones are fused into one loop of blocks (CUDA
 // grids have three dimensions), and all of them into one where the grid's y or z could overflow.
-void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p) {
+void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, const RegionFunc &r, const RegionPlan &p) {
     const Halide::Func &f = r.func;
     Halide::Func acc = r.accumulator;
     const bool separate_acc = acc.defined() && !own_accumulator(r);
@@ -331,6 +356,7 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
         const bool one_dimension = !any_rows && (r.symbolic || y_blocks > kGridLimit || outer_blocks > kGridLimit);
         std::vector<Halide::VarOrRVar> loops{bx};
         if (two_axes) loops.push_back(by);
+        Halide::VarOrRVar innermost_block = any_rows ? by : bx;   // the kernel's block, inside its other loops
         if (one_dimension) loops.insert(loops.end(), outer.begin(), outer.end());
         auto fuse_all = [&](std::vector<Halide::VarOrRVar> vars, const std::string &name) {
             Halide::VarOrRVar fused = vars[0];
@@ -345,11 +371,13 @@ void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPla
         if (two_axes) w.gpu_threads(s, ty);
         if (any_rows) w.reorder(s, {by, bx});   // the innermost block loop is the grid's x
         if (one_dimension) {
-            w.gpu_blocks(s, fuse_all(loops, "gpu_blocks_"));
+            innermost_block = fuse_all(loops, "gpu_blocks_");
+            w.gpu_blocks(s, innermost_block);
         } else {
             for (const Halide::VarOrRVar &v : loops) w.gpu_blocks(s, v);
             if (!outer.empty()) w.gpu_blocks(s, fuse_all(outer, "gpu_outer_"));
         }
+        if (p.gpu_stage_transposed) stage_transposed_tiles(w, lowered, r, p, innermost_block);
         if (r.library_call) {
             schedule_gpu_library_call(w, r);
         } else if (separate_acc) {

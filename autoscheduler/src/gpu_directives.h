@@ -11,7 +11,7 @@
 namespace hc {
 
 // A GpuTile region: blocks of threads over its two innermost axes, one thread per point.
-void schedule_gpu_region(ScheduleWriter &w, const RegionFunc &r, const RegionPlan &p);
+void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, const RegionFunc &r, const RegionPlan &p);
 // A GpuRows root: one block per row (a reduction root: per output).
 void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p);
 // A region computed per row of a GpuRows root, inside its block.

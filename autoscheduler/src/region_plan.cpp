@@ -203,6 +203,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             break;
+        case Choice::GpuStageTransposed:
+            need(lowered.for_gpu && plain_elementwise(r) && r.vars.size() >= 2 && !r.symbolic_axis(0) && !r.symbolic_axis(1),
+                 "only a plain elementwise region of two static innermost axes on the GPU stages transposed reads");
+            set_once(p.gpu_stage_transposed, true, false, d, lowered);
+            break;
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -263,6 +268,10 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                              (in_rows && (r.accumulator.defined() || p.gpu_rows_per_thread > 0)))) {
             throw std::invalid_argument("schedule: " + region + ": gpu_vector is for a region tiled on the GPU (gpu_tile), "
                                         "or an elementwise region of rows (gpu_rows, or computed per row), one row a thread");
+        }
+        if (p.gpu_stage_transposed && (!p.gpu_threads_y || p.row_of >= 0 || p.gpu_vector > 1)) {
+            throw std::invalid_argument("schedule: " + region + ": gpu_stage_transposed is for a region in blocks of "
+                                        "two axes (gpu_tile x by y), a point of axis 0 a thread, computed at the root");
         }
         if (whole_pipeline && p.gpu_rows && p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " runs in blocks of rows or in tiles, not both");

@@ -37,6 +37,7 @@ struct RegionPlan {
     int64_t gpu_vector = 0;       // GpuVector: points of axis 0 per GPU thread (0: one)
     int64_t gpu_rows_per_thread = 0;  // GpuVector's value2: rows of axis 1 per thread (0: one)
     int64_t gpu_rows = 0;         // GpuRows: threads per block of the row root's blocks of rows
+    bool gpu_stage_transposed = false;  // GpuStageTransposed
 };
 
 // A plain elementwise region: no update, no library call, not fused into rows. Only such

@@ -89,6 +89,11 @@ void ScheduleWriter::bound(Halide::Func f, const Halide::Var &v, const Halide::E
     line(cpp_name(f.name()), "bound(" + name_of(v) + ", " + text(min) + ", " + text(extent) + ")");
 }
 
+void ScheduleWriter::bound_storage(Halide::Func f, const Halide::Var &v, const Halide::Expr &extent) {
+    f.bound_storage(v, extent);
+    line(cpp_name(f.name()), "bound_storage(" + name_of(v) + ", " + text(extent) + ")");
+}
+
 StageRef ScheduleWriter::specialize(const StageRef &s, const Halide::Expr &condition) {
     Halide::Stage stage = s.stage;
     return {stage.specialize(condition), s.name + ".specialize(" + text(condition) + ")"};

@@ -30,6 +30,8 @@ public:
     // Storage at loop `loop` of `at` (with compute_at an inner loop: Halide's sliding window).
     void store_at(Halide::Func f, const Halide::Func &at, const Halide::Var &loop);
     void bound(Halide::Func f, const Halide::Var &v, const Halide::Expr &min, const Halide::Expr &extent);
+    // Storage of `extent` along `v`, more than computed (a padded row of a shared-memory tile).
+    void bound_storage(Halide::Func f, const Halide::Var &v, const Halide::Expr &extent);
     StageRef specialize(const StageRef &s, const Halide::Expr &condition);
     void vectorize(const StageRef &s, const Halide::VarOrRVar &v, const Halide::Expr &width,
                    Halide::TailStrategy tail);

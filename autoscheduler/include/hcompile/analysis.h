@@ -48,6 +48,13 @@ struct StageAnalysis {
         int64_t lo, hi;
     };
     std::vector<Reach> reaches;
+    // Stored arrays (the pipeline's inputs, or regions: Func names) that every read of this plain
+    // elementwise region takes across their rows: a transpose of the two innermost axes, the
+    // array's axis 0 walked by the region's axis 1 and its axis 1 by the region's axis 0. A warp
+    // of GPU threads along the region's axis 0 then reads elements a row apart, each its own
+    // memory transaction, unless a block stages a tile of the array (GpuStageTransposed).
+    std::vector<std::string> transposed_reads;
+    double transposed_bytes_per_point = 0;   // of the loads per point, those from such arrays
 };
 
 // The rows of a region computed per tile of rows of a tiled region: rows [t + lo, t + T - 1 + hi]
@@ -75,6 +82,10 @@ int widest_value_bits(const RegionFunc &r);
 
 // Bytes of one point of a Func (all of a Tuple's values).
 int point_bytes(const Halide::Func &f);
+
+// The stored arrays (an input's Func, or a region's) that plain elementwise region `r` reads
+// transposed at every read (StageAnalysis::transposed_reads), each with its number of reads.
+std::vector<std::pair<Halide::Func, int>> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r);
 
 // Lanes of one native vector of `r`'s widest values: the vector width schedules start from.
 int natural_lanes(const RegionFunc &r, const Halide::Target &target);

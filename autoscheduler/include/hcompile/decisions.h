@@ -62,6 +62,10 @@ enum class Choice : uint8_t {
                       // block: elementwise ones stored in shared memory, threads across the row;
                       // reductions over the row by the threads' partial results (rfactor), a
                       // blocked float sum by its lanes
+    GpuStageTransposed,  // each block of a GpuTile region of two axes first copies the tile of every
+                         // array the region reads transposed (StageAnalysis::transposed_reads) into
+                         // shared memory, its threads along the array's rows (coalesced), then
+                         // reads it from there
 };
 
 struct Decision {
