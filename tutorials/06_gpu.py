@@ -124,6 +124,38 @@ if gpu:
     print(on_device.dtype, "matches NumPy:",
           np.allclose(on_device.cpu().numpy().astype(np.float32), ln_linear_gelu_res(*half), rtol=1e-2, atol=1e-2))
 
+# %% [markdown]
+# bfloat16 works the same way, with NumPy's bfloat16 from the `ml_dtypes` package (JAX installs
+# it): `torch.bfloat16` tensors on the GPU, ml_dtypes arrays on the CPU. Dtypes are what NumPy
+# with ml_dtypes gives (`x @ w` of bfloat16 is float32 there, so this layer returns float32);
+# each step rounds to bfloat16 as ml_dtypes does, except that sums accumulate in float32 and round
+# once (ml_dtypes rounds every step), as torch does. The product runs on the tensor cores.
+
+# %%
+try:
+    import ml_dtypes
+except ImportError:
+    ml_dtypes = None
+if ml_dtypes is not None:
+    brain = [a.astype(ml_dtypes.bfloat16) for a in half]
+    wide = ln_linear_gelu_res(*[a.astype(np.float32) for a in brain])
+    print("bfloat16 on the CPU:", layer(*brain).dtype, "close to float32's:",
+          np.allclose(layer(*brain), wide, rtol=3e-2, atol=3e-2 * np.abs(wide).max()))
+    if gpu:
+        on_device = layer(*[torch.from_numpy(a.astype(np.float32)).cuda().to(torch.bfloat16) for a in brain])
+        print("torch.bfloat16 on the GPU:", on_device.dtype, "close to float32's:",
+              np.allclose(on_device.cpu().numpy(), wide, rtol=3e-2, atol=3e-2 * np.abs(wide).max()))
+
+# %% [markdown]
+# An array read across its rows (`x.T`, `np.swapaxes`) would make a warp's loads a row apart each.
+# The schedule copies a 32x32 tile of it per block into shared memory along its rows first
+# (`gpu_stage_transposed`), 1.6x faster on an H200 (`apps/gpu_transpose_bench.py`).
+
+# %%
+transposed = hc.hcompile(lambda a: a.T * 2 + 1, target="host-cuda-cuda_capability_86")
+transposed.compile_only(x[:512, :256])
+print(transposed.compile_records[-1]["report"]["schedule"])
+
 
 # %% [markdown]
 # A graph break on the GPU resumes as on the CPU: the code before it is a CUDA kernel, the
