@@ -42,6 +42,15 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
             out.push_back({{region, Choice::Inline}});
         }
     }
+    // A transposed array read where it lies instead of staged (the same tiles): what the stage
+    // is worth, measured where max-autotune runs.
+    if (std::any_of(own.begin(), own.end(), [](const Decision &d) { return d.choice == Choice::GpuStageTransposed; })) {
+        Schedule unstaged;
+        for (const Decision &d : own) {
+            if (d.choice != Choice::GpuStageTransposed) unstaged.push_back(d);
+        }
+        out.push_back(unstaged);
+    }
     // Threads of a block per output of a reduction over rows (a row root's members take its
     // threads: changing them is several regions' change).
     for (int64_t threads : region == lowered.row_root ? std::vector<int64_t>{} : std::vector<int64_t>{128, 512}) {

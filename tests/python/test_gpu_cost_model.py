@@ -86,3 +86,21 @@ def test_on_a_gpu_the_model_predicts_for_the_measured_device():
     assert torch.cuda.get_device_name() in device and "(measured)" in device, analysis
     copy = float(device.split("copy ")[1].split(" TB/s")[0])
     assert 0.1 < copy < 20, device        # a device-to-device copy, in TB/s
+
+
+def _transpose_scale(x):
+    return x.T * 2 + 1
+
+
+def test_a_transposed_read_is_predicted_slower_unstaged():
+    """Coalescing: a warp reading an array across its rows, where the rule's list stages the
+    array's tile in shared memory (gpu_stage_transposed), is predicted slower read where it lies,
+    and that alternative is among the ranked variants, after the rule's."""
+    x = np.ones((8192, 8192), np.float32)
+    rule = _report(_transpose_scale, x)
+    assert any(d[1] == "gpu_stage_transposed" for d in rule["decisions"])
+    unstaged = [tuple(d) for d in rule["decisions"] if d[1] != "gpu_stage_transposed"]
+    slow = _report(_transpose_scale, x, schedule=unstaged)
+    assert slow["predicted_seconds"] > 1.5 * rule["predicted_seconds"]
+    variants = {tuple(map(tuple, s)): p for s, p in rule["variants"]}
+    assert tuple(unstaged) in variants and variants[tuple(unstaged)] > rule["predicted_seconds"]
