@@ -344,8 +344,8 @@ def main(argv=None) -> int:
     halide = (halide_peer_table(torch, peers, a.halide_peer_workloads.split(","), autoschedulers, a.repeat)
               if autoschedulers else [])
     section = (heading("hcompile on a CUDA GPU") + f"`python -m apps.gpu_bench` on {device} (CUDA-event medians; "
-               f"device-to-device copy {copy_tbs:.2f} TB/s counting reads and writes). The fixed GPU schedule (no "
-               "cost model yet); PyTorch calls dispatched in C++.\n\n" + "\n".join(rows) + "\n\n" + overhead +
+               f"device-to-device copy {copy_tbs:.2f} TB/s counting reads and writes). The GPU rule's schedule, "
+               "checked by the GPU cost model on the device; PyTorch calls dispatched in C++.\n\n" + "\n".join(rows) + "\n\n" + overhead +
                ("\n\nPer call at the small sizes (host-timed loops, one sync per loop):\n\n" + "\n".join(small) if small else "") +
                "\n" +
                ("\nHalide's GPU autoschedulers on the same lowered pipelines (run by hcompile with `autoscheduler=`; "

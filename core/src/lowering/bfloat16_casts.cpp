@@ -22,7 +22,7 @@ class WidenBFloat16InIntegers : public IRMutator {
 
     Halide::Expr visit(const Cast *op) override {
         Halide::Expr value = mutate(op->value);
-        if (!value.type().is_bfloat()) return Halide::cast(op->type, value);
+        if (!value.type().is_bfloat()) return value.same_as(op->value) ? Halide::Expr(op) : Halide::cast(op->type, value);
         const int lanes = value.type().lanes();
         const Halide::Type u32 = Halide::UInt(32, lanes);
         Halide::Expr bits = Halide::cast(u32, Halide::reinterpret(Halide::UInt(16, lanes), value));
