@@ -92,8 +92,9 @@ def resolve_ufunc(ufunc: np.ufunc, operands, out_dtype=None):
         raise numpy_raises(e, f"np.{ufunc.__name__} on ({names}): {e}") from e
     ins, outs = dtypes[:ufunc.nin], dtypes[ufunc.nin:]
     if out_dtype is None and any(isinstance(d, np.dtype) and is_bfloat16(d) for d in specs):
-        # ml_dtypes' bfloat16 is promoted by the call, not by resolve_dtypes (which finds a
-        # float32 loop for bfloat16 + int16, where the call raises): the call decides.
+        # ml_dtypes' bfloat16 is a dtype NumPy's own promotion does not know (np.result_type
+        # refuses bfloat16 with int16, whose sum the call computes in float32): the result dtype
+        # is the call's, on one-element dummies.
         outs = (call_result_dtype(ufunc, specs),) + tuple(outs[1:])
     for d in outs:
         check_supported_dtype(d, f"result of np.{ufunc.__name__}")
