@@ -20,6 +20,14 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::Float32, "float32", 32}, {DType::Float64, "float64", 64}, {DType::Float16, "float16", 16},
     {DType::BFloat16, "bfloat16", 16},
 };
+
+// The value of a bfloat16 bit pattern: float32's top half.
+double bfloat16_from_bits(uint16_t bits) {
+    const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &wide, sizeof f);
+    return f;
+}
 }  // namespace
 
 const char *dtype_name(DType t) { return kDTypes[static_cast<int>(t)].name; }
@@ -59,13 +67,6 @@ uint16_t bfloat16_bits(double value) {
     if (std::isnan(f)) return static_cast<uint16_t>((bits >> 16) | 0x40u);
     const uint32_t odd = (bits >> 16) & 1u;
     return static_cast<uint16_t>((bits + 0x7fffu + odd) >> 16);
-}
-
-double bfloat16_from_bits(uint16_t bits) {
-    const uint32_t wide = static_cast<uint32_t>(bits) << 16;
-    float f;
-    std::memcpy(&f, &wide, sizeof f);
-    return f;
 }
 
 Halide::Type halide_type(DType t) {

@@ -426,17 +426,16 @@ PyObject *Dispatcher::run_kernel(const Entry &entry, PyObject *const *args) {
         PyObject *arg = args[in.arg_index];
         const ArgGuard &guard = entry.args[in.arg_index];
         buffer_ptrs[i] = &buffers[i];
-        if (guard.kind == ArgGuard::NumpyScalar && in.dtype == DType::BFloat16) {
-            // NumPy's scalar conversions do not know a library's dtype; the value does (exact).
-            const double value = PyFloat_AsDouble(arg);
-            if (value == -1.0 && PyErr_Occurred()) return nullptr;
-            const uint16_t bits = bfloat16_bits(value);
-            std::memcpy(&scalar_storage[i], &bits, sizeof bits);
-            describe_scalar(&scalar_storage[i], in.dtype, buffers[i]);
-            continue;
-        }
         if (guard.kind == ArgGuard::NumpyScalar) {
-            PyArray_ScalarAsCtype(arg, &scalar_storage[i]);
+            if (in.dtype == DType::BFloat16) {
+                // NumPy's scalar conversions do not know a library's dtype; the value does (exact).
+                const double value = PyFloat_AsDouble(arg);
+                if (value == -1.0 && PyErr_Occurred()) return nullptr;
+                const uint16_t bits = bfloat16_bits(value);
+                std::memcpy(&scalar_storage[i], &bits, sizeof bits);
+            } else {
+                PyArray_ScalarAsCtype(arg, &scalar_storage[i]);
+            }
             describe_scalar(&scalar_storage[i], in.dtype, buffers[i]);
             continue;
         }

@@ -46,13 +46,12 @@ int dtype_bits(DType t);
 // The float dtype of a Halide float type (float16, bfloat16, float32 or float64).
 DType float_dtype(const Halide::Type &type);
 // `value` rounded to nearest (ties to even) in float dtype `t`, as np.float32(value) or
-// np.float16(value) give it (bfloat16 through float32, as ml_dtypes gives it); float64 and non-float dtypes pass it through.
+// np.float16(value) give it (bfloat16 through float32, as ml_dtypes gives it); float64 and
+// non-float dtypes pass it through.
 double round_to_float(double value, DType t);
 
-// bfloat16's bit pattern for `value` (rounded to float32, then to nearest even; NaN stays NaN),
-// and the value of a bit pattern.
+// bfloat16's bit pattern for `value` (rounded to float32, then to nearest even; NaN stays NaN).
 uint16_t bfloat16_bits(double value);
-double bfloat16_from_bits(uint16_t bits);
 
 Halide::Type halide_type(DType t);
 
