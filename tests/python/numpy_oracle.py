@@ -10,6 +10,10 @@ Switches (environment):
   HCOMPILE_TEST_IDENTITY=1   replace ``hc.hcompile`` by the identity (with a fake cache_info and
                              explain); validates the oracle logic and the expected errors without
                              the compiler. Tests that need the real compiler are skipped then.
+  HCOMPILE_TEST_TARGET=cuda  compile every function of ``compiled()`` for this target (its
+                             inputs stay NumPy arrays: hcompile copies them to the GPU and the
+                             results back), so the whole suite checks the GPU's kernels against
+                             NumPy (tests/gpu/run_on_gpu_machine.sh runs it there)
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ IDENTITY = os.environ.get("HCOMPILE_TEST_IDENTITY", "") not in ("", "0")
 # by NumPy's own rounding error, so passing this way shows the tolerances are not too tight
 # and no test depends on bit-exact float rounding.
 UPCAST = os.environ.get("HCOMPILE_TEST_IDENTITY", "") == "upcast"
+TARGET = os.environ.get("HCOMPILE_TEST_TARGET", "")
 
 
 def _identity_hc():
@@ -168,6 +173,8 @@ _COMPILED: dict = {}
 def compiled(fn, **options):
     """hc.hcompile(fn, fullgraph=True, **options), memoised per (test, fn, options)."""
     options.setdefault("fullgraph", True)
+    if TARGET:
+        options.setdefault("target", TARGET)
     key = (CURRENT_TEST, fn, tuple(sorted(options.items())))
     if key not in _COMPILED:
         _COMPILED[key] = hc.hcompile(fn, **options)
