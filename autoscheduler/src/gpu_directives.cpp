@@ -390,6 +390,15 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
     const BlockedSum &b = *r.blocked_sum;
     auto place_part = [&](const Halide::RDom &domain, const Halide::Func &part) {
         if (!part.defined()) return;
+        if (!domain.defined() && r.vars.empty()) {
+            // One value from a few elements (a trace, a short gather): the accumulator's stages
+            // are one-thread kernels with no loop of theirs to compute the part in, and placed
+            // at the accumulator it ran on the host, reading arrays that live on the device
+            // (torch's tensors have no host memory). A one-thread kernel of its own.
+            w.compute_root(part);
+            single_gpu_thread(w, part);
+            return;
+        }
         Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0])
                                : !r.vars.empty() ? Halide::VarOrRVar(r.vars.back())
                                                  : Halide::VarOrRVar(Halide::Var::outermost());
@@ -412,11 +421,15 @@ void schedule_gpu_point_loads(ScheduleWriter &w, const Halide::Func &f) {
         single_gpu_thread(w, f);
         return;
     }
+    // Its update too (the lowering's f(slot) = f(slot), which hides the loaded values' bounds):
+    // left unscheduled, it ran on the host, and every call copied the loads there and back.
     Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
-    StageRef s = ScheduleWriter::pure(f);
-    w.split(s, f.args()[0], block, thread, 64, kTail);
-    w.gpu_threads(s, thread);
-    w.gpu_blocks(s, block);
+    for (int stage = 0; stage <= f.num_update_definitions(); ++stage) {
+        StageRef s = stage == 0 ? ScheduleWriter::pure(f) : ScheduleWriter::update(f, stage - 1);
+        w.split(s, f.args()[0], block, thread, 64, kTail);
+        w.gpu_threads(s, thread);
+        w.gpu_blocks(s, block);
+    }
 }
 
 }  // namespace hc

@@ -133,6 +133,10 @@ void add_bfloat16_widening_pass(Halide::Pipeline &pipeline);
 // as NumPy does, instead of fused with an addition by Halide's CUDA back end.
 void add_gpu_rounding_pass(Halide::Pipeline &pipeline);
 
+// For a GPU pipeline: C library calls in kernels made to CUDA's libdevice instead
+// (src/lowering/gpu_libm_calls.cpp): a kernel has no libm.
+void add_gpu_libm_calls_pass(Halide::Pipeline &pipeline);
+
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 // `symbols`: the graph's symbolic extents (none: every shape is static).
 // `library_calls`: the matmul nodes to lower as BLAS calls (choose_library_calls).

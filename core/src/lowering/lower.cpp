@@ -502,7 +502,10 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
     add_ieee_zero_division_pass(out.pipeline);
     add_bfloat16_widening_pass(out.pipeline);
     out.for_gpu = for_gpu;
-    if (for_gpu) add_gpu_rounding_pass(out.pipeline);
+    if (for_gpu) {
+        add_gpu_rounding_pass(out.pipeline);
+        add_gpu_libm_calls_pass(out.pipeline);
+    }
     return out;
 }
 
