@@ -19,8 +19,7 @@ import numpy as np
 
 from . import _C, cuda, debug_dump, dynamic_shapes, eager, guards, logs, structure, tuning
 from .config import config
-from .capture import OutputRef, assemble, capture, returns_outputs
-from .capture.breaks import ContainerRef, MaskRef, MethodRef, ViewRef
+from .capture import assemble, capture, returns_outputs, scalar_outputs
 from .capture.errors import locate
 from .capture.interpreter import _normalized, bind_arguments
 from .errors import CompileError, Unsupported
@@ -686,31 +685,9 @@ def _result_plan(cap, continuation):
     """How the dispatcher hands back results: which outputs become NumPy scalars, and a Python
     builder only when the return value is not simply the outputs in order (at a graph break: the
     continuation that runs the code after it, made for this capture's break point)."""
-    as_scalar = [False] * len(cap.graph.outputs)
-
-    def visit(node):
-        if isinstance(node, OutputRef):
-            as_scalar[node.index] = node.as_scalar
-        elif isinstance(node, (tuple, list)):
-            for item in node:
-                visit(item)
-        elif isinstance(node, dict):
-            visit(list(node.values()))
-        elif isinstance(node, ViewRef):
-            visit(node.root)
-        elif isinstance(node, MethodRef):
-            visit(node.owner)
-        elif isinstance(node, MaskRef):
-            visit([node.values, node.mask])
-        elif isinstance(node, ContainerRef):
-            visit([v for _, v in node.items] if node.kind is dict else node.items)
-
-    point = cap.break_point
-    if point is not None:
-        visit(point.stack)
-        visit(list(point.locals.values()))
+    as_scalar = scalar_outputs(cap)
+    if cap.break_point is not None:
         return as_scalar, continuation
-    visit(cap.result)
     result = cap.result
     writebacks = cap.writebacks
     if not writebacks and returns_outputs(result, len(as_scalar)):    # the outputs are the result as they are

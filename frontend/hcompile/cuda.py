@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _C, blas, cuda_graphs, cuda_shapes, debug_dump, dynamic_shapes, guards, logs, tuning
-from .capture import assemble, capture, returns_outputs
+from .capture import assemble, capture, returns_outputs, scalar_outputs
 from .config import config
 from .errors import CompileError, Unsupported
 
@@ -337,13 +337,17 @@ class CudaEntries:
                      "outputs back, on this call and later ones", self._qualname, self._target, sum(host_arrays), device)
         self.host_copies += sum(host_arrays)
         # An argument returned as it is is the caller's own array, as Python returns it.
-        result = self._run(library, device, moved, [device if h else None for h in host_arrays], returned_args=args)
+        # The outputs come back to the host before the return value is built: NumPy's scalars where
+        # NumPy returns them, and the code after a graph break runs on NumPy arrays, as it was given.
+        result = self._run(library, device, moved, [device if h else None for h in host_arrays], returned_args=args,
+                           to_host=library.to_host)
         return _map_arrays(result, library.to_host, keep=args)
 
-    def _run(self, library, device, args, devices, returned_args=None):
+    def _run(self, library, device, args, devices, returned_args=None, to_host=None):
         """``devices``: per argument, its CUDA device or None (not an array on the GPU);
         ``returned_args``: what the return value holds where the function returns an argument
-        (default ``args`` as given, before any contiguous copy)."""
+        (default ``args`` as given, before any contiguous copy); ``to_host``: where given, the
+        outputs are copied to the host with it before the return value is built from them."""
         given = args
         if returned_args is None:
             returned_args = args
@@ -351,7 +355,10 @@ class CudaEntries:
         args = [library.readable(a) if d is not None else a for a, d in zip(args, devices)]
         as_given = returned_args is given and all(a is b for a, b in zip(args, given))
         specs = cuda_shapes.specs_of(args, devices)
-        head = (library.name, device, same)
+        # NumPy scalars arrive as 0-d device arrays; the capture still sees them as scalars, and
+        # an entry for them is not one for 0-d arrays (s.T is s, s.dot raises, a + s is a scalar).
+        scalars = tuple(i for i, a in enumerate(returned_args) if isinstance(a, np.generic))
+        head = (library.name, device, same, scalars)
         key = head + tuple(specs)
         # Each entry also holds while the outside values its graph read (globals, closure cells)
         # are what they were.
@@ -366,20 +373,20 @@ class CudaEntries:
                                   self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
             self._compiles += 1
             try:
-                entry = self._compile(library, device, args, self._axes_to_generalise(specs, args))
+                entry = self._compile(library, device, args, self._axes_to_generalise(specs, args), scalars)
             except (Unsupported, CompileError) as e:
                 entry = _Entry(None, [], None, [], e)   # these arguments run as Python from now on
             self._keep(head, key, entry)
         if entry.unsupported is not None:
             raise entry.unsupported
         if entry.kernel is None:          # nothing to compute before a graph break
-            return entry.result.build([], returned_args)
+            return entry.result.build([], returned_args, to_host)
         if entry.result.writebacks:
             self._check_written(library, returned_args, entry.result.writebacks)
         if self._mode == "reduce-overhead":
             outputs = self._run_graphed(library, device, args, entry)
             if outputs is not None:
-                return entry.result.build(outputs, returned_args)
+                return entry.result.build(outputs, returned_args, to_host)
         if (not entry.in_dispatcher and self._dispatcher is not None and as_given and
                 (entry.graphed is None or entry.graphed.failure is not None)):   # not a graph's first call
             entry.in_dispatcher = True   # whether or not it fits, asked once
@@ -392,7 +399,7 @@ class CudaEntries:
         # the caller's own arrays (not the contiguous copies the kernel may have read).
         for arg_index, output_index in entry.result.writebacks:
             library.copy_into(returned_args[arg_index], outputs[output_index])
-        return entry.result.build(outputs, returned_args)
+        return entry.result.build(outputs, returned_args, to_host)
 
     def _run_graphed(self, library, device, args, entry):
         """mode="reduce-overhead": this call's outputs from the entry's CUDA graph (cuda_graphs.py),
@@ -484,10 +491,11 @@ class CudaEntries:
             entry = self._compile(library, device, args, axes)
             head = (library.name, device)
         else:
-            stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None)
+            scalars = tuple(i for i, a in enumerate(args) if isinstance(a, np.generic))
+            stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None, scalars)
             entry = self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda", axes=axes)
             head = ("numpy", None)
-        head += (_same_objects(args),)
+        head += (_same_objects(args), ())
         self._keep(head, head + tuple(specs), entry)
         return entry
 
@@ -507,8 +515,8 @@ class CudaEntries:
         self._seen_specs.append(specs)
         return axes
 
-    def _compile(self, library, device, args, axes=frozenset()):
-        stand_ins = _stand_ins(args, lambda a: library.dtype(a) if cuda_device(a) is not None else None)
+    def _compile(self, library, device, args, axes=frozenset(), scalars=()):
+        stand_ins = _stand_ins(args, lambda a: library.dtype(a) if cuda_device(a) is not None else None, scalars)
         target = self._target if self._target not in ("auto", "cuda") else cuda_target(library.capability(device))
         tune = ((library, device) if self._mode == "max-autotune" and self._schedule is None
                 and self._autoscheduler == "hcompile" else None)
@@ -602,7 +610,7 @@ class CudaEntries:
         logs.log("output_code", "%s lowered Halide:\n%s", self._qualname, report["lowered_stmt"])
         debug_dump.write(self._qualname, report)
         for i in kernel.input_args:
-            if cuda_device(args[i]) is None and not isinstance(stand_ins[i], np.ndarray):
+            if cuda_device(args[i]) is None and not isinstance(stand_ins[i], (np.ndarray, np.generic)):
                 raise Unsupported(f"argument {i} is read at run time but is not an array",
                                   code.co_filename, code.co_firstlineno)
         generic = None
@@ -755,19 +763,20 @@ def _contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
-def _stand_ins(args, dtype_of):
+def _stand_ins(args, dtype_of, scalars=()):
     """NumPy arrays of the arguments' shapes and dtypes (``dtype_of``: None for an argument that
     is passed as it is), one per distinct argument object, so that the capture sees `a is b`
-    where the caller passed one array twice."""
+    where the caller passed one array twice; NumPy scalars of their dtypes at the indices
+    ``scalars`` (the caller's NumPy scalars, whatever carries them to the device)."""
     made = {}
     out = []
-    for a in args:
+    for i, a in enumerate(args):
         dtype = dtype_of(a)
         if dtype is None:
             out.append(a)
             continue
         if id(a) not in made:
-            made[id(a)] = np.empty(a.shape, dtype)
+            made[id(a)] = np.zeros((), dtype)[()] if i in scalars else np.empty(a.shape, dtype)
         out.append(made[id(a)])
     return out
 
@@ -819,6 +828,7 @@ class _Result:
         self._result = cap.result
         self._continuation = continuation
         self.writebacks = list(cap.writebacks)   # (argument index, output index), copied in after the kernel
+        self.as_scalar = scalar_outputs(cap)      # per output: a NumPy scalar on the host, not a 0-d array
         self.plain = (continuation is None and not self.writebacks and
                       returns_outputs(cap.result, len(self.outputs)))
 
@@ -828,7 +838,10 @@ class _Result:
             return self.outputs
         return [(shape, dtype) for shape, (_, dtype) in zip(cuda_shapes.output_shapes(self._kernel, args), self.outputs)]
 
-    def build(self, outputs, args):
+    def build(self, outputs, args, to_host=None):
+        if to_host is not None:
+            outputs = [to_host(o) for o in outputs]
+            outputs = [o[()] if scalar and o.ndim == 0 else o for o, scalar in zip(outputs, self.as_scalar)]
         if self._continuation is not None:
             return self._continuation(outputs, args)
         return assemble(self._result, outputs, args)  # a 0-d array stays one on the device

@@ -13,13 +13,18 @@ entries' guards, and the output shapes of a call.
 """
 from __future__ import annotations
 
+import struct
+
 from . import guards
 
 
 def specs_of(args, devices):
     """Per argument, what an entry is specialised on: ("array", type, dtype, shape, device) of a
-    CUDA array (the layout dynamic_shapes.dynamic_axes compares), the CPU guard of anything else."""
-    return [("array", type(a), str(a.dtype), tuple(a.shape), d) if d is not None else guards.arg_guard(a)
+    CUDA array (the layout dynamic_shapes.dynamic_axes compares), the CPU guard of anything else,
+    a Python float's by its bits (as the C++ dispatcher compares it): by ``==``, a call with -0.0
+    took the entry compiled for 0.0, and NaN never found its own."""
+    return [("array", type(a), str(a.dtype), tuple(a.shape), d) if d is not None else
+            ("float", float, struct.unpack("<q", struct.pack("<d", a))[0]) if type(a) is float else guards.arg_guard(a)
             for a, d in zip(args, devices)]
 
 

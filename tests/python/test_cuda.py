@@ -265,6 +265,49 @@ def test_gpu_and_cpu_decisions_do_not_mix():
         g.compile_only(x)
 
 
+def _lowered_statements(monkeypatch, tmp_path, cases, dtype=np.float32):
+    """Each case's lowered Halide statement for the CUDA target (HCOMPILE_DEBUG_DIR): no GPU needed."""
+    monkeypatch.setenv("HCOMPILE_DEBUG_DIR", str(tmp_path))
+    for i, (fn, shapes) in enumerate(cases):
+        hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True).compile_only(*[np.ones(s, dtype) for s in shapes])
+    return [p.read_text() for p in sorted(tmp_path.glob("*/lowered_stmt.txt"))]
+
+
+# One value from few elements, and loads at constant indices: each had a stage the schedule left
+# to the host (a sum's tail, the point loads' update), found by the differential suite run for the
+# GPU (tests/gpu/run_on_gpu_machine.sh): "the host pointer of Input buffer arg0 is null".
+HOST_STAGE_CASES = CASES + [
+    (lambda a: np.trace(a), [(6, 6)]),
+    (lambda a: a.sum(), [(2,)]),
+    (lambda a: a.sum(), [(7,)]),
+    (lambda a: a.sum(), [(31,)]),
+    (lambda a: a.mean(), [(1,)]),
+    (lambda a, b: np.isclose(a.sum(), b.sum()), [(5,), (5,)]),
+    (lambda a: np.full(7, a.sum()), [(3,)]),
+    (lambda a: a[0] + a[2] * a[1], [(3,)]),
+    (lambda a: a[a > 0.5].sum(), [(40,)]),
+]
+
+
+def test_gpu_pipelines_touch_no_array_on_the_host(monkeypatch, tmp_path):
+    """Every stage of a GPU pipeline is a kernel: a stage on the host reads its arrays there, and
+    torch's and CuPy's arrays have no host memory (nor would a copy there and back be wanted)."""
+    statements = _lowered_statements(monkeypatch, tmp_path, HOST_STAGE_CASES)
+    assert len(statements) == len(HOST_STAGE_CASES)
+    for (fn, shapes), stmt in zip(HOST_STAGE_CASES, statements):
+        assert "halide_copy_to_host(" not in stmt, (getattr(fn, "__name__", fn), shapes)
+
+
+def test_float_floor_division_and_remainder_call_libdevice_in_kernels(monkeypatch, tmp_path):
+    """NumPy's float // and % are built on C's fmod; a kernel has no libm, and a call to `fmodf`
+    made PTX the driver refused (CUDA_ERROR_INVALID_PTX). In kernels: libdevice's exact fmod,
+    inlined (the statement's text ends with the kernels' PTX)."""
+    for dtype in (np.float32, np.float64):
+        folder = tmp_path / np.dtype(dtype).name
+        [stmt] = _lowered_statements(monkeypatch, folder, [(lambda x, y: (x // y, x % y), [(10,), (10,)])], dtype)
+        assert "__nv_fmod" in stmt and ".extern .func" not in stmt
+
+
 def test_numpy_arguments_under_a_cuda_target_without_a_gpu_say_so():
     if _torch_cuda() or _cupy_cuda():
         pytest.skip("a GPU is present")

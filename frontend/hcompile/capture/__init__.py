@@ -62,6 +62,38 @@ def assemble(shape, outputs, args):
     return shape
 
 
+def scalar_outputs(cap):
+    """Per output of ``cap``'s graph, whether it stands for a NumPy scalar (what NumPy's ufuncs and
+    reductions return for one value), not a 0-d array: read at the break point's stack and locals
+    where the capture stops at a graph break, else in its return value."""
+    as_scalar = [False] * len(cap.graph.outputs)
+
+    def visit(node):
+        if isinstance(node, OutputRef):
+            as_scalar[node.index] = node.as_scalar
+        elif isinstance(node, (tuple, list)):
+            for item in node:
+                visit(item)
+        elif isinstance(node, dict):
+            visit(list(node.values()))
+        elif isinstance(node, breaks.ViewRef):
+            visit(node.root)
+        elif isinstance(node, breaks.MethodRef):
+            visit(node.owner)
+        elif isinstance(node, MaskRef):
+            visit([node.values, node.mask])
+        elif isinstance(node, breaks.ContainerRef):
+            visit([v for _, v in node.items] if node.kind is dict else node.items)
+
+    point = cap.break_point
+    if point is not None:
+        visit(point.stack)
+        visit(list(point.locals.values()))
+    else:
+        visit(cap.result)
+    return as_scalar
+
+
 def returns_outputs(result, n):
     """Whether a capture's return value ``result`` is its ``n`` kernel outputs as they are: the one
     output, or a tuple of all of them in order (none handed back as a Python float)."""
