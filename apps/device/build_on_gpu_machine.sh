@@ -3,8 +3,9 @@
 # carried in the ignored folder .dev/ of the repository root:
 #   .dev/halide312.tar.xz  the cp312 `halide==21.0.0` wheel's halide/ folder (tar | xz: the wheel
 #                          itself is over the carry limit)
-#   .dev/whl/*.whl         pure-Python wheels missing there (bytecode; `pip download --no-deps
-#                          --only-binary=:all: --python-version 3.12 -d .dev/whl bytecode`)
+#   .dev/whl/*.whl         pure-Python wheels missing there (bytecode; pytest-xdist and execnet, for
+#                          the differential suite in parallel: `pip download --no-deps --only-binary=:all:
+#                          --python-version 3.12 -d .dev/whl bytecode pytest-xdist execnet`)
 #   .dev/deb/*.deb         Debian 12's libspdlog-dev, libspdlog1.10, libfmt-dev, libfmt9,
 #                          libsqlite3-dev, libsqlite3-0 (`cd .dev/deb && apt-get download ...`)
 # Then `. /tmp/env.sh` gives a shell where `import hcompile` works from the source tree.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU tests and the GPU benchmark on the lent GPU machine (the `device` tool), in one go:
 #   builds hcompile there (apps/device/build_on_gpu_machine.sh, files carried in .dev/; its header
-#   lists them), runs the tests marked `gpu`, apps/gpu_bench.py, apps/gpu_matmul.py, apps/gpu_dynamic_bench.py and
+#   lists them), runs the tests marked `gpu`, the differential suite compiled for the GPU, apps/gpu_bench.py, apps/gpu_matmul.py, apps/gpu_dynamic_bench.py and
 #   apps/gpu_cost_model_ranking.py. From the
 #   repository root:
 #     device run: bash tests/gpu/run_on_gpu_machine.sh   (carry: .dev)
@@ -14,6 +14,19 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py tests/python/test_cuda_dynamic_shapes.py \
   tests/python/test_gpu_cost_model.py tests/python/test_float16.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+# The differential suite with every function compiled for the GPU (numpy_oracle's
+# HCOMPILE_TEST_TARGET): NumPy arguments copied to the device, results compared with NumPy's.
+# In parallel where pytest-xdist is there (its wheels and execnet's in .dev/whl).
+PARALLEL=$(python3 -c "import xdist" 2>/dev/null && echo "-n $(nproc)")
+DIFFERENTIAL="test_diff_chains.py test_diff_elementwise.py test_diff_layout.py test_diff_matmul.py
+  test_diff_reductions.py test_diff_shape.py test_float16.py test_frontend_array_functions.py test_frontend_corpus.py
+  test_frontend_in_place.py test_frontend_joins.py test_frontend_masks.py test_frontend_outer_eye.py
+  test_frontend_ranges.py test_frontend_structure.py test_frontend_writes.py test_fuzz.py test_hardening_calls.py
+  test_hardening_constants.py test_hardening_inputs.py test_hardening_odd_layouts.py test_hardening_reductions_ieee.py
+  test_hardening_scalar_kinds.py test_hardening_special_values.py test_hardening_summation.py test_matmul_sums.py
+  test_row_fusion.py"
+(cd tests/python && HCOMPILE_TEST_TARGET=cuda python3 -m pytest -q -p no:cacheprovider -p no:benchmark $PARALLEL -rfE \
+  $DIFFERENTIAL) 2>&1 | tee "$OUT/gpu_differential.log" | tail -20
 python3 -m apps.gpu_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
 python3 -m apps.gpu_matmul --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -10
