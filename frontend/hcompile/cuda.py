@@ -186,7 +186,8 @@ class _Library:
 
     def to_device(self, array, device):
         if self.name == "torch":
-            return self.module.from_numpy(np.ascontiguousarray(array)).to(f"cuda:{device}")
+            # (np.ascontiguousarray makes a 0-d array 1-d: the shape is put back)
+            return self.module.from_numpy(np.ascontiguousarray(array).reshape(np.shape(array))).to(f"cuda:{device}")
         with self.module.cuda.Device(device):
             return self.module.asarray(array)
 
