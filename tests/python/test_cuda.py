@@ -298,6 +298,16 @@ def test_gpu_pipelines_touch_no_array_on_the_host(monkeypatch, tmp_path):
         assert "halide_copy_to_host(" not in stmt, (getattr(fn, "__name__", fn), shapes)
 
 
+def test_cuda_entries_tell_python_floats_apart_by_their_bits():
+    """A CUDA entry specialised on a Python float: -0.0 is not 0.0's (1 / (x * 0 + c) differs in
+    sign), and NaN finds its own entry again (by ``==`` it never would, compiling every call)."""
+    from hcompile import cuda_shapes
+    spec = lambda v: cuda_shapes.specs_of([v], [None])  # noqa: E731
+    assert spec(0.0) != spec(-0.0)
+    assert spec(float("nan")) == spec(float("nan"))
+    assert spec(2.5) == spec(2.5) and spec(2.5) != spec(2.5000000000000004)
+
+
 def test_float_floor_division_and_remainder_call_libdevice_in_kernels(monkeypatch, tmp_path):
     """NumPy's float // and % are built on C's fmod; a kernel has no libm, and a call to `fmodf`
     made PTX the driver refused (CUDA_ERROR_INVALID_PTX). In kernels: libdevice's exact fmod,
