@@ -5,9 +5,9 @@
 // kernel has no libm: the PTX named an undefined `fmodf` and the driver refused the module
 // (CUDA_ERROR_INVALID_PTX, found by the differential suite run for the GPU). Inside GPU loops
 // this pass calls libdevice's exact fmod instead, which Halide's CUDA back end links into every
-// kernel module; host code keeps libm's. float32 goes through the float64 function: Halide's
-// kernels flush float32 subnormals (libdevice's __nv_fmodf then gave NaN for fmod(x, 1e-40),
-// where C gives a number), and fmod's result, exact, is the same computed in either width.
+// kernel module; host code keeps libm's. float32 goes through the float64 function: libdevice's
+// __nv_fmodf, as Halide links it, gave NaN for fmod(x, 1e-40) where C gives a number (its
+// flush-to-zero variant, presumably), and fmod's result, exact, is the same in either width.
 #include <Halide.h>
 
 #include <string>
