@@ -639,6 +639,10 @@ class CompiledFunction:
         entries = sum(p._dispatcher.num_entries for p in parts)
         hits = sum(p._dispatcher.hits - p._redispatches for p in parts)
         misses = sum(p._misses for p in parts)
+        for p in parts:     # the GPU path's own (NumPy arrays under target="cuda", CuPy's, new entries)
+            if p._cuda is not None:
+                cuda_entries, cuda_hits, cuda_compiles = p._cuda.cache_counts()
+                entries, hits, misses = entries + cuda_entries, hits + cuda_hits, misses + cuda_compiles
         return CacheInfo(entries=entries, hits=hits, misses=misses, recompiles=max(0, entries - 1))
 
     def reset(self):

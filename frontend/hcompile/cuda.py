@@ -294,6 +294,7 @@ class CudaEntries:
         self._entries = {}               # exact (types, shapes, devices) -> entries, each under its value guards
         self._generic = []               # cuda_shapes.GenericEntry: entries for any size of some axes
         self._compiles = 0               # entries compiled (the recompile limit counts them)
+        self.hits = 0                    # calls this path served from an entry it had (cache_info)
         self._seen_specs = []            # each compile's argument specs (which axes changed)
         self._dynamic_axes = set()       # (argument, axis) compiled for any size (dynamic_shapes.py)
         self.host_copies = 0             # NumPy arrays copied to the device and back
@@ -368,7 +369,9 @@ class CudaEntries:
         if entry is None:
             entry = next((g.entry for g in self._generic
                           if g.accepts(head, specs, args) and all(v.holds() for v in g.entry.guards)), None)
-        if entry is None:
+        if entry is not None:
+            self.hits += 1
+        else:
             if self._compiles >= config.recompile_limit:
                 raise Unsupported(f"more than {config.recompile_limit} CUDA argument types, shapes and outside values",
                                   self._fn.__code__.co_filename, self._fn.__code__.co_firstlineno)
@@ -479,6 +482,13 @@ class CudaEntries:
                                         torch.empty_strided,
                                         [(shape, _contiguous_strides(shape)) for shape, _ in entry.result.outputs],
                                         options, torch._C._cuda_getCurrentRawStream)
+        entry.dispatched = True
+
+    def cache_counts(self):
+        """(entries, hits, compiles) of this path for CompiledFunction.cache_info: the entries the
+        C++ dispatcher holds (and the calls it serves) are counted there."""
+        entries = [e for kept in self._entries.values() for e in kept] + [g.entry for g in self._generic]
+        return sum(not e.dispatched for e in entries), self.hits, self._compiles
 
     def compile_only(self, args):
         """Captures and compiles for these arguments without running anything (no GPU needed
@@ -792,6 +802,7 @@ class _Entry:
                                         # it, an entry without a kernel computes nothing before a graph break
     relations: list = None              # how the arguments relate (`a is b`), as the dispatcher checks it
     in_dispatcher: bool = False         # offered to the C++ dispatcher already
+    dispatched: bool = False            # one of the C++ dispatcher's entries
     graphed: object = None              # mode="reduce-overhead": its CUDA graph (cuda_graphs.GraphedEntry)
     launches: int = 0                   # the kernel's launches a call (cuda_graphs.launches)
     generic: tuple = None               # compiled for any size of some axes: (guard specs, relations),

@@ -170,6 +170,12 @@ def context() -> str:
 _COMPILED: dict = {}
 
 
+def target_options() -> dict:
+    """``hc.hcompile``'s target option under HCOMPILE_TEST_TARGET (none otherwise), for the tests
+    that compile their functions themselves."""
+    return {"target": TARGET} if TARGET else {}
+
+
 def compiled(fn, **options):
     """hc.hcompile(fn, fullgraph=True, **options), memoised per (test, fn, options)."""
     options.setdefault("fullgraph", True)

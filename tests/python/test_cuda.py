@@ -919,6 +919,21 @@ def test_numpy_scalar_arguments_compile_for_cuda_as_values_read_at_run_time():
 
 
 @gpu
+def test_cache_info_counts_the_gpu_paths_entries(torch_cuda):
+    """cache_info() counts the GPU's entries: NumPy arrays under target="cuda" (entries kept by
+    the Python path) and torch tensors (entries the C++ dispatcher serves)."""
+    torch = torch_cuda
+    f = hc.hcompile(lambda a: a * 2 + 1, target="cuda")
+    for _ in range(3):
+        f(np.ones(8, np.float32))
+    assert f.cache_info() == hc.CacheInfo(entries=1, hits=2, misses=1, recompiles=0)
+    g = hc.hcompile(lambda a: a * 2 + 1)
+    for _ in range(3):
+        g(torch.ones(8, device="cuda"))
+    assert g.cache_info() == hc.CacheInfo(entries=1, hits=2, misses=1, recompiles=0)
+
+
+@gpu
 def test_numpy_scalar_arguments_on_the_gpu(torch_cuda):
     """NumPy scalars are read at run time (copied to the device as 0-d arrays): one kernel for
     every value, NumPy's promotion (a float32 scalar keeps float32; an int8 one joins it)."""

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import hcompile as hc
+from numpy_oracle import target_options
 
 RNG = np.random.default_rng(1234)
 
@@ -52,7 +53,7 @@ def _same(a, b):
 
 def check(fn, *args, calls=3, graphs=None, breaks=None, resumes=True):
     """Compiled ``fn`` against plain ``fn`` for ``calls`` calls on fresh copies of ``args``."""
-    compiled = hc.hcompile(fn)
+    compiled = hc.hcompile(fn, **target_options())
     for _ in range(calls):
         expected = _run(fn, _fresh(args))
         got = _run(compiled, _fresh(args))

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import hcompile as hc
+from numpy_oracle import target_options
 from test_frontend_breaks import check, f32
 
 
@@ -109,7 +110,7 @@ def test_long_loop_compiles_its_body_once():
 
 
 def test_loop_body_is_one_cached_entry_over_all_iterations():
-    compiled = hc.hcompile(jacobi_2d)
+    compiled = hc.hcompile(jacobi_2d, **target_options())
     u = f32(16, 16)
     np.testing.assert_allclose(compiled(u.copy(), 200), jacobi_2d(u.copy(), 200), rtol=1e-5)
     body = compiled.compile_records[0]["resumes"][0]
@@ -123,7 +124,7 @@ def test_short_loops_and_loops_reading_their_index_are_unrolled():
 
 
 def test_fullgraph_unrolls_long_loops():
-    compiled = hc.hcompile(jacobi_2d, fullgraph=True)
+    compiled = hc.hcompile(jacobi_2d, fullgraph=True, **target_options())
     u = f32(8, 8)
     np.testing.assert_allclose(compiled(u.copy(), 10), jacobi_2d(u.copy(), 10), rtol=1e-5)
 
@@ -161,7 +162,7 @@ def branches_on_a_global_list(x):
 def test_global_objects_stay_python_and_the_rest_compiles(fn):
     LOG.clear()
     STATS.clear()
-    compiled = hc.hcompile(fn)
+    compiled = hc.hcompile(fn, **target_options())
     x = f32(6)
     for _ in range(3):
         LOG_before, STATS_before = list(LOG), dict(STATS)

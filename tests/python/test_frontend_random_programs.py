@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import hcompile as hc
+from numpy_oracle import target_options
 
 N = 16
 constants = st.sampled_from([0.5, -1.25, 2.0, 3.0])
@@ -52,7 +53,7 @@ def test_random_programs_with_stores_breaks_and_loops(source, seed):
     namespace = {"np": np, "LOG": log}
     exec(compile(source, "<random-program>", "exec"), namespace)
     fn = namespace["f"]
-    compiled = hc.hcompile(fn)
+    compiled = hc.hcompile(fn, **target_options())
     x = np.random.default_rng(seed).standard_normal(N)
     for _ in range(2):                      # the second call runs the cached entries
         want = _run(fn, x.copy(), log)

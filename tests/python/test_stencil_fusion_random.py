@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import hcompile as hc
+from numpy_oracle import target_options
 
 # Stencil steps: each reads `a` (2-D) and returns a 2-D result, shrinking rows and columns.
 STEPS = [
@@ -52,7 +53,7 @@ def test_random_stencil_pipeline_matches_numpy(seed):
     rng = np.random.default_rng(1000 + seed)
     fn, source = make_program(rng)
     dtype = [np.float32, np.float64][seed % 2]
-    compiled = hc.hcompile(fn)
+    compiled = hc.hcompile(fn, **target_options())
     for _ in range(2):   # a second call with new values under the same guards
         x = make_input(rng, dtype)
         with np.errstate(all="ignore"):
