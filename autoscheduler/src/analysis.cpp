@@ -261,23 +261,41 @@ bool walks(const Halide::Expr &arg, const Halide::Var &var) {
 
 }  // namespace
 
-std::vector<std::pair<Halide::Func, int>> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r) {
-    std::vector<std::pair<Halide::Func, int>> out;
+std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r) {
+    std::vector<TransposedRead> out;
     if (!plain_elementwise(r) || r.vars.size() < 2) return out;
     std::map<std::string, Halide::Func> stored;   // by the name their loads call
     for (const LoweredInput &in : lowered.inputs) stored[Halide::Func(in.param).name()] = Halide::Func(in.param);
     for (const RegionFunc &p : lowered.regions) {
         if (p.func.name() != r.func.name()) stored[p.func.name()] = p.func;
     }
+    // The argument of `args` that walks region axis `axis`, or -1.
+    auto walking = [&](const std::vector<Halide::Expr> &args, size_t axis) {
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (walks(args[i], r.vars[axis])) return static_cast<int>(i);
+        }
+        return -1;
+    };
     CallArguments found;
     for (const Halide::Expr &v : definition_values(r.func, -1, &lowered.see_through)) v.accept(&found);
     for (const auto &[name, calls] : found.calls) {
         auto array = stored.find(name);
         if (array == stored.end()) continue;
-        const bool all_transposed = std::all_of(calls.begin(), calls.end(), [&](const std::vector<Halide::Expr> &args) {
-            return args.size() >= 2 && walks(args[0], r.vars[1]) && walks(args[1], r.vars[0]);
-        });
-        if (all_transposed) out.emplace_back(array->second, static_cast<int>(calls.size()));
+        // The region axis that walks the call's axis 0, and the call's axis that walks region axis 0.
+        auto axes_of = [&](const std::vector<Halide::Expr> &args) -> std::pair<int, int> {
+            if (args.size() < 2) return {-1, -1};
+            int region_axis = -1;
+            for (size_t a = 1; a < r.vars.size() && region_axis < 0; ++a) {
+                if (walks(args[0], r.vars[a])) region_axis = static_cast<int>(a);
+            }
+            return {region_axis, walking(args, 0)};
+        };
+        const std::pair<int, int> first = axes_of(calls[0]);
+        const bool transposed = first.first > 0 && first.second > 0 &&
+                                std::all_of(calls.begin(), calls.end(),
+                                            [&](const std::vector<Halide::Expr> &args) { return axes_of(args) == first; });
+        if (!transposed || (!out.empty() && out[0].region_axis != first.first)) continue;
+        out.push_back({array->second, static_cast<int>(calls.size()), first.first, first.second});
     }
     return out;
 }
@@ -419,9 +437,10 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
         }
         if (tile_member(r)) s.reaches = stencil_reaches(r, region_of_func, s.region, lowered.see_through);
         if (lowered.for_gpu) {
-            for (const auto &[array, calls] : transposed_read_arrays(lowered, r)) {
-                s.transposed_reads.push_back(array.name());
-                s.transposed_bytes_per_point += static_cast<double>(point_bytes(array) * calls);
+            for (const TransposedRead &read : transposed_read_arrays(lowered, r)) {
+                s.transposed_reads.push_back(read.array.name());
+                s.transposed_bytes_per_point += static_cast<double>(point_bytes(read.array) * read.calls);
+                s.transposed_axis = read.region_axis;
             }
         }
         a.stages.push_back(std::move(s));

@@ -36,21 +36,30 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
 }
 
 // Each array `r` reads transposed (GpuStageTransposed), copied per block into shared memory
-// before the block's threads read it: the array's tile (its axes 0 and 1 are r's axes 1 and 0)
-// by the block's threads along the array's rows, each thread its rows a block's height apart.
-// The tile's rows are padded by one element: the block's threads then read a column of it from
-// 32 different banks of shared memory, where rows of 32 put the column in one bank.
-void stage_transposed_tiles(ScheduleWriter &w, const LoweredPipeline &lowered, const RegionFunc &r, const RegionPlan &p,
-                            const Halide::VarOrRVar &block) {
-    const int64_t tile_rows = p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1);   // r's axis 1
-    for (const auto &read : transposed_read_arrays(lowered, r)) {
-        Halide::Func staged = w.in_wrapper(read.first, r.func);
+// before the block's threads read it: the array's tile (its axis 0 walked by r's tiled axis k, its
+// axis j by r's axis 0) by the block's threads along the array's rows, each thread its rows a
+// block's height apart. The tile's rows are padded by one element: the block's threads then read
+// a column of it from 32 different banks of shared memory, where rows of 32 put the column in one
+// bank.
+void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead> &reads, const RegionFunc &r,
+                            const RegionPlan &p, const Halide::VarOrRVar &block) {
+    const int64_t tile_rows = p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1);   // r's axis k
+    for (const TransposedRead &read : reads) {
+        Halide::Func staged = w.in_wrapper(read.array, r.func);
         w.compute_at(staged, r.func, &block);
         const std::vector<Halide::Var> axes = staged.args();
         StageRef s = ScheduleWriter::pure(staged);
         Halide::Var column("stage_column"), row("stage_row");
-        w.split(s, axes[1], column, row, static_cast<int>(p.gpu_threads_y), kTail);
-        w.reorder(s, {column, axes[0], row});   // a thread's rows innermost: no barrier between them
+        w.split(s, axes[read.array_axis], column, row, static_cast<int>(p.gpu_threads_y), kTail);
+        // A thread's rows innermost (no barrier between them), then the tile's other axes (one
+        // point each: the block's), then the threads.
+        std::vector<Halide::VarOrRVar> order{column};
+        for (size_t a = 1; a < axes.size(); ++a) {
+            if (static_cast<int>(a) != read.array_axis) order.push_back(axes[a]);
+        }
+        order.push_back(axes[0]);
+        order.push_back(row);
+        w.reorder(s, order);
         w.unroll(s, column);
         w.gpu_threads(s, axes[0]);
         w.gpu_threads(s, row);
@@ -309,13 +318,32 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
         StageRef s = ScheduleWriter::pure(f);
         Halide::Var bx("gpu_block_x"), tx("gpu_thread_x"), by("gpu_block_y"), ty("gpu_thread_y");
         const bool two_axes = p.gpu_threads_y > 0;
+        // The tile's axes: 0 and 1, or 0 and the axis k that walks the rows of the arrays staged
+        // (TransposedRead::region_axis), moved next to axis 0; `axis[i]` is r's axis at place i.
+        const std::vector<TransposedRead> staged = p.gpu_stage_transposed ? transposed_read_arrays(lowered, r)
+                                                                          : std::vector<TransposedRead>{};
+        std::vector<size_t> axis(r.vars.size());
+        for (size_t i = 0; i < axis.size(); ++i) axis[i] = i;
+        if (!staged.empty() && staged[0].region_axis > 1) {
+            axis.erase(axis.begin() + staged[0].region_axis);
+            axis.insert(axis.begin() + 1, static_cast<size_t>(staged[0].region_axis));
+        }
+        std::vector<Halide::Var> vars;
+        std::vector<int64_t> extents;
+        uint64_t symbolic_axes = 0;
+        for (size_t i = 0; i < axis.size(); ++i) {
+            vars.push_back(r.vars[axis[i]]);
+            extents.push_back(r.extents[axis[i]]);
+            if (r.symbolic_axis(axis[i])) symbolic_axes |= uint64_t{1} << std::min<size_t>(i, 63);
+        }
+        if (axis[1] != 1) w.reorder(s, std::vector<Halide::VarOrRVar>(vars.begin(), vars.end()));
         const int vector = thread_vector(p);
         const int rows = two_axes ? static_cast<int>(std::max<int64_t>(p.gpu_rows_per_thread, 1)) : 1;
         if (two_axes) {
-            w.tile(s, r.vars[0], r.vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x) * vector,
+            w.tile(s, vars[0], vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x) * vector,
                    static_cast<int>(p.gpu_threads_y) * rows, kTail);
         } else {
-            w.split(s, r.vars[0], bx, tx, static_cast<int>(p.gpu_threads_x) * vector, kTail);
+            w.split(s, vars[0], bx, tx, static_cast<int>(p.gpu_threads_x) * vector, kTail);
         }
         std::vector<Halide::VarOrRVar> inner;   // a thread's own loops, innermost first
         if (vector > 1) {
@@ -341,28 +369,28 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
         // division per thread: tinyops 0.27 -> 0.33 ms on the H100).
         std::vector<Halide::VarOrRVar> outer;
         int64_t outer_blocks = 1;
-        for (size_t i = two_axes ? 2 : 1; i < r.vars.size(); ++i) {
-            outer.push_back(r.vars[i]);
-            outer_blocks *= std::max<int64_t>(r.extents[i], 1);
+        for (size_t i = two_axes ? 2 : 1; i < vars.size(); ++i) {
+            outer.push_back(vars[i]);
+            outer_blocks *= std::max<int64_t>(extents[i], 1);
         }
-        const int64_t y_blocks = two_axes ? (r.extents[1] + p.gpu_threads_y - 1) / p.gpu_threads_y : 1;
+        const int64_t y_blocks = two_axes ? (extents[1] + p.gpu_threads_y - 1) / p.gpu_threads_y : 1;
         // Rows of any number under static columns (a batch): axis 1's tiles are the grid's x,
         // which holds 2^31 - 1 blocks, and axis 0's its y. Fused instead, tinyops for any batch
         // took 0.321 ms on an H200 against the static kernel's 0.273 (a division and a remainder
         // by the block count, a run-time value, per thread).
-        const int64_t x_blocks = (r.extents[0] + p.gpu_threads_x * vector - 1) / (p.gpu_threads_x * vector);
-        const bool any_rows = two_axes && r.symbolic_axis(1) && !r.symbolic_axis(0) && (r.symbolic_axes >> 2) == 0 &&
+        const int64_t x_blocks = (extents[0] + p.gpu_threads_x * vector - 1) / (p.gpu_threads_x * vector);
+        const bool any_rows = two_axes && (symbolic_axes & 2) && !(symbolic_axes & 1) && (symbolic_axes >> 2) == 0 &&
                               x_blocks <= kGridLimit && outer_blocks <= kGridLimit;
         const bool one_dimension = !any_rows && (r.symbolic || y_blocks > kGridLimit || outer_blocks > kGridLimit);
         std::vector<Halide::VarOrRVar> loops{bx};
         if (two_axes) loops.push_back(by);
         Halide::VarOrRVar innermost_block = any_rows ? by : bx;   // the kernel's block, inside its other loops
         if (one_dimension) loops.insert(loops.end(), outer.begin(), outer.end());
-        auto fuse_all = [&](std::vector<Halide::VarOrRVar> vars, const std::string &name) {
-            Halide::VarOrRVar fused = vars[0];
-            for (size_t i = 1; i < vars.size(); ++i) {
+        auto fuse_all = [&](std::vector<Halide::VarOrRVar> to_fuse, const std::string &name) {
+            Halide::VarOrRVar fused = to_fuse[0];
+            for (size_t i = 1; i < to_fuse.size(); ++i) {
                 Halide::Var next(name + std::to_string(i));
-                w.fuse(s, fused, vars[i], next);
+                w.fuse(s, fused, to_fuse[i], next);
                 fused = next;
             }
             return fused;
@@ -377,7 +405,7 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
             for (const Halide::VarOrRVar &v : loops) w.gpu_blocks(s, v);
             if (!outer.empty()) w.gpu_blocks(s, fuse_all(outer, "gpu_outer_"));
         }
-        if (p.gpu_stage_transposed) stage_transposed_tiles(w, lowered, r, p, innermost_block);
+        if (p.gpu_stage_transposed) stage_transposed_tiles(w, staged, r, p, innermost_block);
         if (r.library_call) {
             schedule_gpu_library_call(w, r);
         } else if (separate_acc) {

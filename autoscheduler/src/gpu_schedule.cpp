@@ -208,15 +208,19 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
             schedule.push_back({region, Choice::GpuRows, -1, block_reduction_threads(r.rextents[0])});
             continue;
         }
-        // An array read transposed (x.T, swapaxes of the two innermost axes): square tiles of
-        // 32x32 points, 32x8 threads of four rows each, the array's tile copied into shared memory
-        // along its rows first. Read where it lies, a warp's loads are a row apart each: on an
-        // H200, x.T * 2 + 1 over 8192² took 0.302 ms in these tiles unstaged, 0.188 staged (70%
-        // of a copy's bandwidth; swapaxes of 64x1024x1024 0.286 -> 0.173).
-        if (!analysis.stages[i].transposed_reads.empty() && !r.symbolic_axis(0) && !r.symbolic_axis(1) &&
-            r.extents[0] >= kWarp && r.extents[1] >= kWarp) {
+        // An array read transposed (x.T, swapaxes of the two innermost axes; a permutation that
+        // moves its innermost axis outwards, axis k of the region): tiles of 32 points of axis 0
+        // by up to 32 of axis k, 32x8 threads of up to four rows each, the array's tile copied
+        // into shared memory along its rows first. Read where it lies, a warp's loads are a row
+        // apart each: on an H200, x.T * 2 + 1 over 8192² took 0.302 ms in these tiles unstaged,
+        // 0.188 staged (70% of a copy's bandwidth; swapaxes of 64x1024x1024 0.286 -> 0.173).
+        const StageAnalysis &stage = analysis.stages[i];
+        const size_t k = static_cast<size_t>(stage.transposed_axis);
+        if (!stage.transposed_reads.empty() && k < r.vars.size() && !r.symbolic_axis(0) && !r.symbolic_axis(k) &&
+            r.extents[0] >= kWarp && r.extents[k] >= 2 * kRowsPerBlock) {
+            const int64_t rows = r.extents[k] >= kRowsPerBlock * kRowsPerThread ? kRowsPerThread : 2;
             schedule.push_back({region, Choice::GpuTile, -1, kWarp, kRowsPerBlock});
-            schedule.push_back({region, Choice::GpuVector, -1, 1, kRowsPerThread});
+            schedule.push_back({region, Choice::GpuVector, -1, 1, rows});
             schedule.push_back({region, Choice::GpuStageTransposed});
             continue;
         }

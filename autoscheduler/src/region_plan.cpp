@@ -1,5 +1,7 @@
 #include "region_plan.h"
 
+#include "hcompile/analysis.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -203,11 +205,15 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             break;
-        case Choice::GpuStageTransposed:
-            need(lowered.for_gpu && plain_elementwise(r) && r.vars.size() >= 2 && !r.symbolic_axis(0) && !r.symbolic_axis(1),
-                 "only a plain elementwise region of two static innermost axes on the GPU stages transposed reads");
+        case Choice::GpuStageTransposed: {
+            const std::vector<TransposedRead> reads = transposed_read_arrays(lowered, r);
+            need(lowered.for_gpu && plain_elementwise(r) && r.vars.size() >= 2 && !r.symbolic_axis(0) &&
+                     (reads.empty() || !r.symbolic_axis(static_cast<size_t>(reads[0].region_axis))),
+                 "only a plain elementwise region on the GPU, static along the axes its transposed reads walk, "
+                 "stages them");
             set_once(p.gpu_stage_transposed, true, false, d, lowered);
             break;
+        }
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");

@@ -1252,22 +1252,40 @@ def _symmetrize(a):
     return (a + a.T) * 0.5      # a read both ways: not staged
 
 
-TRANSPOSED_CASES = [(_transpose_scale, [(100, 37)]), (_transpose_scale, [(64, 64)]), (_transpose_scale, [(1000, 33)]),
-                    (_transpose_scale, [(33, 1000)]), (_swap_add, [(3, 50, 70), (50,)]),
-                    (_two_transposed, [(70, 45), (70, 45), (45, 70)]), (_symmetrize, [(65, 65)]),
-                    (_transpose_scale, [(7, 300)])]
+def _channels_first(img, scale):
+    return np.transpose(img, (2, 0, 1)) * scale[:, None, None]   # HWC -> CHW: img's rows walked by C
+
+
+def _channels_last(x):
+    return np.transpose(x, (1, 2, 0)) - 1                       # CHW -> HWC: x's rows walked by W
+
+
+def _nhwc_to_nchw(x):
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2)) * 2
+
+
+# (function, shapes, staged): staged where the output's innermost axis has a warp's points and
+# the axis walking the array's rows 16 or more.
+TRANSPOSED_CASES = [(_transpose_scale, [(100, 37)], True), (_transpose_scale, [(64, 64)], True),
+                    (_transpose_scale, [(1000, 33)], True), (_transpose_scale, [(33, 1000)], True),
+                    (_swap_add, [(3, 50, 70), (50,)], True), (_two_transposed, [(70, 45), (70, 45), (45, 70)], True),
+                    (_symmetrize, [(65, 65)], False), (_transpose_scale, [(7, 300)], False),
+                    (_transpose_scale, [(300, 20)], True), (_transpose_scale, [(300, 12)], False),
+                    (_channels_first, [(9, 40, 16), (16,)], True), (_channels_first, [(5, 70, 33), (33,)], True),
+                    (_channels_first, [(6, 50, 3), (3,)], False), (_channels_last, [(40, 7, 35)], True),
+                    (_nhwc_to_nchw, [(2, 5, 36, 24)], True)]
 
 
 def test_arrays_read_transposed_are_staged_in_shared_memory():
-    """A region reading an array across its rows (x.T, swapaxes of the two innermost axes) copies the
-    array's tile per block into shared memory along its rows (coalesced), padded against bank
-    conflicts; an array read both ways, or a side shorter than a warp, is read as it is."""
-    for fn, shapes in TRANSPOSED_CASES:
+    """A region reading an array across its rows (x.T, swapaxes, a permutation moving the array's
+    innermost axis outwards) copies the array's tile per block into shared memory along its rows
+    (coalesced), padded against bank conflicts; an array read both ways, or too narrow a tile, is
+    read as it is."""
+    for fn, shapes, staged in TRANSPOSED_CASES:
         for dtype in (np.float32, np.float64):
             f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
             f.compile_only(*_rng_inputs(np.random.default_rng(0), shapes, dtype))
             report = f.compile_records[-1]["report"]
-            staged = fn not in (_symmetrize,) and min(shapes[0][-2:]) >= 32
             assert ("gpu_stage_transposed" in report["schedule"]) == staged, (fn.__name__, shapes, report["schedule"])
             assert ("bound_storage" in report["schedule_source"]) == staged
     straight = hc.hcompile(lambda x: x * 2 + 1, target=CUDA_TARGET, fullgraph=True)
@@ -1280,7 +1298,7 @@ def test_arrays_read_transposed_are_staged_in_shared_memory():
 def test_transposed_reads_on_the_gpu_match_numpy(dtype, torch_cuda):
     torch = torch_cuda
     rng = np.random.default_rng(31)
-    for fn, shapes in TRANSPOSED_CASES:
+    for fn, shapes, _ in TRANSPOSED_CASES:
         args = _rng_inputs(rng, shapes, dtype)
         got = hc.hcompile(fn, fullgraph=True)(*[torch.from_numpy(a).cuda() for a in args]).cpu().numpy()
         want = fn(*args)

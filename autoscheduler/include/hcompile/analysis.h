@@ -49,12 +49,14 @@ struct StageAnalysis {
     };
     std::vector<Reach> reaches;
     // Stored arrays (the pipeline's inputs, or regions: Func names) that every read of this plain
-    // elementwise region takes across their rows: a transpose of the two innermost axes, the
-    // array's axis 0 walked by the region's axis 1 and its axis 1 by the region's axis 0. A warp
-    // of GPU threads along the region's axis 0 then reads elements a row apart, each its own
-    // memory transaction, unless a block stages a tile of the array (GpuStageTransposed).
+    // elementwise region takes across their rows (TransposedRead): the array's axis 0 walked by
+    // the region's axis `transposed_axis` (1 for a transpose of the two innermost axes), the
+    // region's axis 0 by another of the array's. A warp of GPU threads along the region's axis 0
+    // then reads elements a row apart, each its own memory transaction, unless a block stages a
+    // tile of the array (GpuStageTransposed).
     std::vector<std::string> transposed_reads;
     double transposed_bytes_per_point = 0;   // of the loads per point, those from such arrays
+    int transposed_axis = 1;
 };
 
 // The rows of a region computed per tile of rows of a tiled region: rows [t + lo, t + T - 1 + hi]
@@ -83,9 +85,21 @@ int widest_value_bits(const RegionFunc &r);
 // Bytes of one point of a Func (all of a Tuple's values).
 int point_bytes(const Halide::Func &f);
 
-// The stored arrays (an input's Func, or a region's) that plain elementwise region `r` reads
-// transposed at every read (StageAnalysis::transposed_reads), each with its number of reads.
-std::vector<std::pair<Halide::Func, int>> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r);
+// A stored array (an input's Func, or a region's) that plain elementwise region `r` reads across
+// its rows at every read, the same way each time: its innermost axis walked by the region's axis
+// `region_axis` (not 0), and the region's axis 0 walking the array's axis `array_axis` (not 0).
+// x.T and swapaxes of the two innermost axes: 1 and 1; a channels-last image made channels-first
+// (img(c, w, h) read at out(w, h, c)): 2 and 1.
+struct TransposedRead {
+    Halide::Func array;
+    int calls = 0;
+    int region_axis = 1;
+    int array_axis = 1;
+};
+
+// The arrays plain elementwise region `r` reads transposed (StageAnalysis::transposed_reads):
+// those that share the first one's region_axis (a block's tile spans one pair of axes).
+std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r);
 
 // Lanes of one native vector of `r`'s widest values: the vector width schedules start from.
 int natural_lanes(const RegionFunc &r, const Halide::Target &target);
