@@ -44,26 +44,41 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
 void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead> &reads, const RegionFunc &r,
                             const RegionPlan &p, const Halide::VarOrRVar &block) {
     const int64_t tile_rows = p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1);   // r's axis k
+    // A tile narrower along the array's axis 0 than a warp (16 channels) folds neighbouring rows
+    // of its axis j into the warp: each warp then copies whole rows of it, 128 contiguous bytes.
+    const int64_t fold = tile_rows < p.gpu_threads_x && p.gpu_threads_x % tile_rows == 0 ? p.gpu_threads_x / tile_rows : 1;
     for (const TransposedRead &read : reads) {
         Halide::Func staged = w.in_wrapper(read.array, r.func);
         w.compute_at(staged, r.func, &block);
         const std::vector<Halide::Var> axes = staged.args();
         StageRef s = ScheduleWriter::pure(staged);
         Halide::Var column("stage_column"), row("stage_row");
-        w.split(s, axes[read.array_axis], column, row, static_cast<int>(p.gpu_threads_y), kTail);
+        Halide::VarOrRVar across = axes[0], down = axes[read.array_axis];
+        if (fold > 1) {
+            Halide::Var rows_of_j("stage_rows"), folded("stage_fold"), lanes("stage_lanes");
+            w.split(s, down, rows_of_j, folded, static_cast<int>(fold), kTail);
+            w.fuse(s, axes[0], folded, lanes);
+            across = lanes;
+            down = rows_of_j;
+        }
+        w.split(s, down, column, row, static_cast<int>(p.gpu_threads_y), kTail);
         // A thread's rows innermost (no barrier between them), then the tile's other axes (one
         // point each: the block's), then the threads.
         std::vector<Halide::VarOrRVar> order{column};
         for (size_t a = 1; a < axes.size(); ++a) {
             if (static_cast<int>(a) != read.array_axis) order.push_back(axes[a]);
         }
-        order.push_back(axes[0]);
+        order.push_back(across);
         order.push_back(row);
         w.reorder(s, order);
         w.unroll(s, column);
-        w.gpu_threads(s, axes[0]);
+        w.gpu_threads(s, across);
         w.gpu_threads(s, row);
         w.bound_storage(staged, axes[0], Halide::Expr(static_cast<int>(tile_rows + 1)));
+        // The tile's width, so that its shared memory is one size for every block: folded, its
+        // footprint's bounds grew too involved for Halide to size them before the launch, and it
+        // looped over every block on the host at each call to find the largest.
+        if (fold > 1) w.bound_storage(staged, axes[read.array_axis], Halide::Expr(static_cast<int>(p.gpu_threads_x)));
     }
 }
 
@@ -221,6 +236,11 @@ void schedule_register_tile(ScheduleWriter &w, const Halide::Func &acc, int vect
     };
     tile(ScheduleWriter::pure(acc), {});
     for (int u = 0; u < acc.num_update_definitions(); ++u) tile(ScheduleWriter::update(acc, u), acc.rvars(u));
+    // One size for every thread's tile (a last, partial tile computes fewer points): sized by its
+    // bounds alone, the tile varied per thread, and Halide kept it in shared memory instead of
+    // registers, sizing that on the host at each call by a loop over every thread of the grid.
+    if (vector > 1) w.bound_storage(acc, vars[0], Halide::Expr(vector));
+    if (rows > 1 && vars.size() > 1) w.bound_storage(acc, vars[1], Halide::Expr(rows));
 }
 
 // A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch

@@ -298,6 +298,18 @@ def test_gpu_pipelines_touch_no_array_on_the_host(monkeypatch, tmp_path):
         assert "halide_copy_to_host(" not in stmt, (getattr(fn, "__name__", fn), shapes)
 
 
+def test_gpu_kernels_size_their_shared_memory_before_the_launch(monkeypatch, tmp_path):
+    """A block's shared memory (and a thread's register tile) is one size for every block: where
+    Halide cannot bound it, it sizes it on the host at each call by a loop over every block of the
+    grid (and keeps a thread's tile in shared memory, not registers). Seen in the register tiles of
+    matrix products with a partial last tile, and in the folded tiles of channels-first copies."""
+    cases = CASES + [(fn, shapes) for fn, shapes, _ in TRANSPOSED_CASES]
+    statements = _lowered_statements(monkeypatch, tmp_path, cases)
+    assert len(statements) == len(cases)
+    for (fn, shapes), stmt in zip(cases, statements):
+        assert ".shared_size[0] = max(" not in stmt, (getattr(fn, "__name__", fn), shapes)
+
+
 def test_cuda_entries_tell_python_floats_apart_by_their_bits():
     """A CUDA entry specialised on a Python float: -0.0 is not 0.0's (1 / (x * 0 + c) differs in
     sign), and NaN finds its own entry again (by ``==`` it never would, compiling every call)."""
