@@ -44,10 +44,16 @@ void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
 void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead> &reads, const RegionFunc &r,
                             const RegionPlan &p, const Halide::VarOrRVar &block) {
     const int64_t tile_rows = p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1);   // r's axis k
-    // A tile narrower along the array's axis 0 than a warp (16 channels) folds neighbouring rows
-    // of its axis j into the warp: each warp then copies whole rows of it, 128 contiguous bytes.
-    const int64_t fold = tile_rows < p.gpu_threads_x && p.gpu_threads_x % tile_rows == 0 ? p.gpu_threads_x / tile_rows : 1;
     for (const TransposedRead &read : reads) {
+        // A tile narrower along the array's axis 0 than a warp (16 channels) folds neighbouring
+        // rows of its axis j into the warp: each warp then copies whole rows of it, 128 contiguous
+        // bytes. Only where the tiles cover the region exactly: over a partial tile along axis k
+        // (20 rows in tiles of 16) the folded copy read the array past its end (an H100).
+        const int64_t k_extent = r.extents[read.region_axis];
+        const bool whole_tiles = !r.symbolic && k_extent % tile_rows == 0 && r.extents[0] % p.gpu_threads_x == 0;
+        const int64_t fold = whole_tiles && tile_rows < p.gpu_threads_x && p.gpu_threads_x % tile_rows == 0
+                                 ? p.gpu_threads_x / tile_rows
+                                 : 1;
         Halide::Func staged = w.in_wrapper(read.array, r.func);
         w.compute_at(staged, r.func, &block);
         const std::vector<Halide::Var> axes = staged.args();

@@ -1284,6 +1284,7 @@ TRANSPOSED_CASES = [(_transpose_scale, [(100, 37)], True), (_transpose_scale, [(
                     (_symmetrize, [(65, 65)], False), (_transpose_scale, [(7, 300)], False),
                     (_transpose_scale, [(300, 20)], True), (_transpose_scale, [(300, 12)], False),
                     (_channels_first, [(9, 40, 16), (16,)], True), (_channels_first, [(5, 70, 33), (33,)], True),
+                    (_channels_first, [(3, 64, 16), (16,)], True), (_transpose_scale, [(64, 16)], True),
                     (_channels_first, [(6, 50, 3), (3,)], False), (_channels_last, [(40, 7, 35)], True),
                     (_nhwc_to_nchw, [(2, 5, 36, 24)], True)]
 
