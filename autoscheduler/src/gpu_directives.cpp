@@ -45,46 +45,28 @@ void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead>
                             const RegionPlan &p, const Halide::VarOrRVar &block) {
     const int64_t tile_rows = p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1);   // r's axis k
     for (const TransposedRead &read : reads) {
-        // A tile narrower along the array's axis 0 than a warp (16 channels) folds neighbouring
-        // rows of its axis j into the warp: each warp then copies whole rows of it, 128 contiguous
-        // bytes. Only where the tiles cover the region exactly: over a partial tile along axis k
-        // (20 rows in tiles of 16) the folded copy read the array past its end (an H100).
-        const int64_t k_extent = r.extents[read.region_axis];
-        const bool whole_tiles = !r.symbolic && k_extent % tile_rows == 0 && r.extents[0] % p.gpu_threads_x == 0;
-        const int64_t fold = whole_tiles && tile_rows < p.gpu_threads_x && p.gpu_threads_x % tile_rows == 0
-                                 ? p.gpu_threads_x / tile_rows
-                                 : 1;
         Halide::Func staged = w.in_wrapper(read.array, r.func);
         w.compute_at(staged, r.func, &block);
         const std::vector<Halide::Var> axes = staged.args();
         StageRef s = ScheduleWriter::pure(staged);
         Halide::Var column("stage_column"), row("stage_row");
-        Halide::VarOrRVar across = axes[0], down = axes[read.array_axis];
-        if (fold > 1) {
-            Halide::Var rows_of_j("stage_rows"), folded("stage_fold"), lanes("stage_lanes");
-            w.split(s, down, rows_of_j, folded, static_cast<int>(fold), kTail);
-            w.fuse(s, axes[0], folded, lanes);
-            across = lanes;
-            down = rows_of_j;
-        }
-        w.split(s, down, column, row, static_cast<int>(p.gpu_threads_y), kTail);
+        w.split(s, axes[read.array_axis], column, row, static_cast<int>(p.gpu_threads_y), kTail);
         // A thread's rows innermost (no barrier between them), then the tile's other axes (one
-        // point each: the block's), then the threads.
+        // point each: the block's), then the threads. (A tile narrower than a warp along the
+        // array's axis 0, 16 channels, leaves half of each warp idle in this copy; folding rows
+        // of axis j into the warp (split and fuse) read the array out of its bounds on an H100,
+        // even where the tiles covered the region exactly.)
         std::vector<Halide::VarOrRVar> order{column};
         for (size_t a = 1; a < axes.size(); ++a) {
             if (static_cast<int>(a) != read.array_axis) order.push_back(axes[a]);
         }
-        order.push_back(across);
+        order.push_back(axes[0]);
         order.push_back(row);
         w.reorder(s, order);
         w.unroll(s, column);
-        w.gpu_threads(s, across);
+        w.gpu_threads(s, axes[0]);
         w.gpu_threads(s, row);
         w.bound_storage(staged, axes[0], Halide::Expr(static_cast<int>(tile_rows + 1)));
-        // The tile's width, so that its shared memory is one size for every block: folded, its
-        // footprint's bounds grew too involved for Halide to size them before the launch, and it
-        // looped over every block on the host at each call to find the largest.
-        if (fold > 1) w.bound_storage(staged, axes[read.array_axis], Halide::Expr(static_cast<int>(p.gpu_threads_x)));
     }
 }
 
