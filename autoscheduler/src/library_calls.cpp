@@ -15,12 +15,11 @@ std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, boo
         const int64_t k = a.shape.back();
         int64_t multiply_adds = k;
         for (int64_t extent : n.shape) multiply_adds *= extent;
-        const int64_t outputs = n.shape[n.ndim() - 2] * n.shape[n.ndim() - 1];
         bool large = multiply_adds >= kMinLibraryMultiplyAdds;
         if (batched) {
             large = multiply_adds >= kMinCublasMultiplyAdds && k >= kMinCublasBatchedContraction;
         } else if (for_gpu) {
-            large = multiply_adds >= kMinCublasMultiplyAdds && (k >= kMinCublasContraction || outputs >= kMinCublasOutputs);
+            large = multiply_adds >= kMinCublasMultiplyAdds && k >= kMinCublasContraction;
         }
         if (large) calls.push_back(n.id);
     }

@@ -17,16 +17,18 @@ namespace hc {
 constexpr int64_t kMinLibraryMultiplyAdds = int64_t{1} << 22;
 
 // On a CUDA device, cuBLAS from kMinCublasMultiplyAdds multiply-adds where the contraction is at
-// least kMinCublasContraction long or the outputs are at least kMinCublasOutputs. Halide's kernel
-// is a thread per output (or a 4x4 register tile) whose serial loop is the contraction: it wins
-// where that loop is short and the outputs few, and cuBLAS's call costs more on the host than one
-// of our kernels' launches. Measured on an H100 (apps/gpu_matmul.py: float32, CUDA events,
-// Halide's kernel against cuBLAS, m x k x n): 100^3 19.9 / 23.8 us, 128^3 24.5 / 21.5, 256^3
-// 47 / 30, 512^3 94 / 31, 1024^3 1168 / 62, 32x512x1024 91 / 27, 4096x64x64 14 / 34, and
-// 2048x32x2048 343 us in Halide's kernel against torch.matmul's 15.
+// least kMinCublasContraction long. Halide's kernel is a thread per output (or a 4x4 register tile)
+// whose serial loop is the contraction: it wins where that loop is short, however many the
+// outputs, and cuBLAS's call costs more on the host than one of our kernels' launches (and a call
+// whose result is an output is copied out by a kernel). Measured on an H100 (apps/gpu_matmul.py:
+// float32, CUDA events, Halide's kernel against hcompile through cuBLAS, m x k x n): 100^3 19.7 /
+// 20.5 us, 128^3 24.7 / 36.9, 256^3 47 / 45, 512^3 94 / 41, 1024^3 122 / 63, 32x512x1024 92 / 26;
+// short contractions: 4096x64x64 14 / 15, 1024x64x1024 11 / 22, 2048x32x2048 16 / 30,
+// 4096x16x4096 31 / 86, 4096x32x4096 52 / 99, 4096x64x4096 96 / 121, but 2048x128x2048 52 / 41.
+// (Outputs of 2^20 or more once called cuBLAS at any contraction: Halide's register tiles were
+// then in shared memory, 2048x32x2048 343 us.)
 constexpr int64_t kMinCublasMultiplyAdds = int64_t{1} << 21;
 constexpr int64_t kMinCublasContraction = 128;
-constexpr int64_t kMinCublasOutputs = int64_t{1} << 20;
 // A batched product (3-D or more) on a CUDA device: cuBLAS's strided batched call from
 // kMinCublasMultiplyAdds multiply-adds in all where the contraction is a warp long or more. Its
 // operands are read by views (an attention's heads split out of one product's rows): Halide's
