@@ -124,6 +124,16 @@ def gpu_bench_args(description, argv):
     return args, torch
 
 
+def peer_bench_start(doc, argv, torch_versions):
+    """The start of a GPU bench timing hcompile against torch peers: None where no GPU is there,
+    else (arguments, torch, the copy bandwidth in TB/s, torch_versions(torch))."""
+    parsed = gpu_bench_args(doc.split("\n\n")[0], argv)
+    if parsed is None:
+        return None
+    args, torch = parsed
+    return args, torch, copy_tb_per_s(torch, args.repeat), torch_versions(torch)
+
+
 def cuda_ms(torch, fn, args, repeat, batch=10):
     """Median milliseconds per call over `repeat` CUDA-event timed batches of `batch` calls."""
     for _ in range(3):

@@ -15,7 +15,7 @@ import numpy as np
 import hcompile as hc
 from apps import workloads as W
 from apps.bench import heading, publish
-from apps.gpu_bench import copy_tb_per_s, cuda_ms, gpu_bench_args
+from apps.gpu_bench import cuda_ms, peer_bench_start
 
 
 def row_max(x):
@@ -80,12 +80,10 @@ def inputs(name, rng):
 
 
 def main(argv=None) -> int:
-    parsed = gpu_bench_args(__doc__.split("\n\n")[0], argv)
-    if parsed is None:
+    started = peer_bench_start(__doc__, argv, torch_versions)
+    if started is None:
         return 0
-    args, torch = parsed
-    copy = copy_tb_per_s(torch, args.repeat)
-    peers = torch_versions(torch)
+    args, torch, copy, peers = started
     rng = np.random.default_rng(0)
     rows = []
     for name, fn in CASES.items():
