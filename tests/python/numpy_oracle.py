@@ -14,6 +14,11 @@ Switches (environment):
                              inputs stay NumPy arrays: hcompile copies them to the GPU and the
                              results back), so the whole suite checks the GPU's kernels against
                              NumPy (tests/gpu/run_on_gpu_machine.sh runs it there)
+  HCOMPILE_TEST_TARGET=cuda-torch  the same, but ``check()`` hands the compiled function PyTorch
+                             CUDA tensors (zero-copy: the C++ dispatcher's path for device
+                             arrays, results as tensors on the device), and compares their
+                             values back on the host; an argument PyTorch cannot hold as it is
+                             (negative strides, read-only, an unsigned dtype past uint8) stays NumPy
 """
 
 from __future__ import annotations
@@ -39,6 +44,10 @@ IDENTITY = os.environ.get("HCOMPILE_TEST_IDENTITY", "") not in ("", "0")
 # and no test depends on bit-exact float rounding.
 UPCAST = os.environ.get("HCOMPILE_TEST_IDENTITY", "") == "upcast"
 TARGET = os.environ.get("HCOMPILE_TEST_TARGET", "")
+# cuda-torch: compiled for "cuda", called with torch tensors (check(), _to_torch).
+TORCH_ARGS = TARGET == "cuda-torch"
+if TORCH_ARGS:
+    TARGET = "cuda"
 
 
 def _identity_hc():
@@ -412,6 +421,72 @@ def run_numpy(fn, args, kwargs=None):
             return None, e
 
 
+_TORCH_DTYPES = {"bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"}
+
+
+def _torch_can_hold(a: np.ndarray) -> bool:
+    """Whether a torch CUDA tensor can stand for NumPy array `a` with the same semantics: its
+    dtype, no negative stride (torch has none), writeable (a write into a read-only view raises
+    in NumPy, where a tensor would take it)."""
+    return a.dtype.name in _TORCH_DTYPES and a.flags.writeable and all(st >= 0 for st in a.strides)
+
+
+def _arrays_in(x):
+    if isinstance(x, np.ndarray):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [a for v in x for a in _arrays_in(v)]
+    return []
+
+
+def _to_torch(args):
+    """`args` with their NumPy arrays as CUDA tensors of the same strides (torch's ``as_strided``
+    on a device copy of the array's memory; recursing into tuples and lists). All of them, or
+    none where torch cannot hold one (_torch_can_hold) or two share memory (each would get its
+    own copy): mixed, the call would be another call than the one NumPy made."""
+    import torch
+    arrays = _arrays_in(args)
+    if not all(_torch_can_hold(a) for a in arrays) or any(
+            np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:]):
+        return list(args)
+
+    def one(x):
+        if isinstance(x, (tuple, list)):
+            return type(x)(one(v) for v in x)
+        if not isinstance(x, np.ndarray):
+            return x
+        if x.size == 0 or x.ndim == 0 or any(st % x.itemsize for st in x.strides):
+            return torch.from_numpy(np.array(x, copy=True)).cuda()
+        # The memory from the array's first element to its last, copied to the device and viewed
+        # there with the array's own strides (transposed, stepped and broadcast layouts kept).
+        elements = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) // x.itemsize + 1
+        span = np.lib.stride_tricks.as_strided(x, shape=(elements,), strides=(x.itemsize,)).copy()
+        return torch.as_strided(torch.from_numpy(span).cuda(), x.shape, [st // x.itemsize for st in x.strides])
+    return one(list(args))
+
+
+def _from_torch(got, like):
+    """Tensors in `got` back as NumPy (a 0-d tensor where NumPy gave a scalar: that scalar)."""
+    import torch
+    if isinstance(got, (tuple, list)):
+        likes = like if isinstance(like, (tuple, list)) and len(like) == len(got) else [None] * len(got)
+        return type(got)(_from_torch(g, e) for g, e in zip(got, likes))
+    if isinstance(got, torch.Tensor):
+        host = got.cpu().numpy()
+        return host[()] if isinstance(like, np.generic) and host.ndim == 0 else host
+    return got
+
+
+def _raised_in_graph_break(exc) -> bool:
+    """Whether `exc` came out of the Python a graph break runs (hcompile's resume.py)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.replace(os.sep, "/").endswith("hcompile/resume.py"):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def check(fn, *args, rtol=None, atol=None, ops=1, reduce=1, scale=None, cfn=None,
           **compile_options):
     """Run `fn` with NumPy and compiled (fullgraph=True) on identical copies of `args`.
@@ -428,13 +503,23 @@ def check(fn, *args, rtol=None, atol=None, ops=1, reduce=1, scale=None, cfn=None
     hc_args = clone(args)
     expected, np_exc = run_numpy(fn, np_args)
 
+    call_args = _to_torch(hc_args) if TORCH_ARGS else hc_args
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            got = cfn(*hc_args)
+            got = cfn(*call_args)
             hc_exc = None
         except Exception as e:  # noqa: BLE001
             got, hc_exc = None, e
+    if TORCH_ARGS:
+        got = _from_torch(got, expected)
+        hc_args = _from_torch(call_args, np_args)
+        if hc_exc is not None and _raised_in_graph_break(hc_exc) and (np_exc is None or not isinstance(
+                hc_exc, _public_type(type(np_exc)))):
+            # A graph break runs its instruction as Python on the caller's arrays: on torch tensors,
+            # torch's methods and errors (`t.mean(dtype=np.float32)` is a TypeError, an empty
+            # `t.max()` a RuntimeError), as the function itself would on them uncompiled.
+            pytest.xfail(f"graph break ran as Python on torch tensors: {type(hc_exc).__name__}: {hc_exc}")
 
     if np_exc is not None:
         if hc_exc is None:
