@@ -344,7 +344,7 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
             extents.push_back(r.extents[axis[i]]);
             if (r.symbolic_axis(axis[i])) symbolic_axes |= uint64_t{1} << std::min<size_t>(i, 63);
         }
-        if (axis[1] != 1) w.reorder(s, std::vector<Halide::VarOrRVar>(vars.begin(), vars.end()));
+        if (axis.size() > 1 && axis[1] != 1) w.reorder(s, std::vector<Halide::VarOrRVar>(vars.begin(), vars.end()));
         const int vector = thread_vector(p);
         const int rows = two_axes ? static_cast<int>(std::max<int64_t>(p.gpu_rows_per_thread, 1)) : 1;
         if (two_axes) {
