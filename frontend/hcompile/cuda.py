@@ -341,9 +341,8 @@ class CudaEntries:
         # An argument returned as it is is the caller's own array, as Python returns it.
         # The outputs come back to the host before the return value is built: NumPy's scalars where
         # NumPy returns them, and the code after a graph break runs on NumPy arrays, as it was given.
-        result = self._run(library, device, moved, [device if h else None for h in host_arrays], returned_args=args,
-                           to_host=library.to_host)
-        return _map_arrays(result, library.to_host, keep=args)
+        return self._run(library, device, moved, [device if h else None for h in host_arrays], returned_args=args,
+                         to_host=library.to_host)
 
     def _run(self, library, device, args, devices, returned_args=None, to_host=None):
         """``devices``: per argument, its CUDA device or None (not an array on the GPU);
@@ -359,7 +358,7 @@ class CudaEntries:
         specs = cuda_shapes.specs_of(args, devices)
         # NumPy scalars arrive as 0-d device arrays; the capture still sees them as scalars, and
         # an entry for them is not one for 0-d arrays (s.T is s, s.dot raises, a + s is a scalar).
-        scalars = tuple(i for i, a in enumerate(returned_args) if isinstance(a, np.generic))
+        scalars = _numpy_scalar_positions(returned_args)
         head = (library.name, device, same, scalars)
         key = head + tuple(specs)
         # Each entry also holds while the outside values its graph read (globals, closure cells)
@@ -502,8 +501,8 @@ class CudaEntries:
             entry = self._compile(library, device, args, axes)
             head = (library.name, device)
         else:
-            scalars = tuple(i for i, a in enumerate(args) if isinstance(a, np.generic))
-            stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None, scalars)
+            stand_ins = _stand_ins(args, lambda a: a.dtype if isinstance(a, (np.ndarray, np.generic)) else None,
+                                   _numpy_scalar_positions(args))
             entry = self._compile_stand_ins(stand_ins, args, self._target if self._target != "auto" else "cuda", axes=axes)
             head = ("numpy", None)
         head += (_same_objects(args), ())
@@ -772,6 +771,11 @@ def _contiguous_strides(shape):
         strides.append(step)
         step *= max(extent, 1)
     return tuple(reversed(strides))
+
+
+def _numpy_scalar_positions(args):
+    """The indices of the caller's NumPy scalars (an entry for them is not one for 0-d arrays)."""
+    return tuple(i for i, a in enumerate(args) if isinstance(a, np.generic))
 
 
 def _stand_ins(args, dtype_of, scalars=()):

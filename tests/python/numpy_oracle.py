@@ -17,8 +17,9 @@ Switches (environment):
   HCOMPILE_TEST_TARGET=cuda-torch  the same, but ``check()`` hands the compiled function PyTorch
                              CUDA tensors (zero-copy: the C++ dispatcher's path for device
                              arrays, results as tensors on the device), and compares their
-                             values back on the host; an argument PyTorch cannot hold as it is
-                             (negative strides, read-only, an unsigned dtype past uint8) stays NumPy
+                             values back on the host; a call with an argument PyTorch cannot
+                             hold as it is (negative strides, read-only, an unsigned dtype past
+                             uint8), or with two sharing memory, keeps NumPy's arrays
 """
 
 from __future__ import annotations
@@ -188,8 +189,8 @@ def target_options() -> dict:
 def compiled(fn, **options):
     """hc.hcompile(fn, fullgraph=True, **options), memoised per (test, fn, options)."""
     options.setdefault("fullgraph", True)
-    if TARGET:
-        options.setdefault("target", TARGET)
+    for name, value in target_options().items():
+        options.setdefault(name, value)
     key = (CURRENT_TEST, fn, tuple(sorted(options.items())))
     if key not in _COMPILED:
         _COMPILED[key] = hc.hcompile(fn, **options)
@@ -458,7 +459,7 @@ def _to_torch(args):
         if x.size == 0 or x.ndim == 0 or any(st % x.itemsize for st in x.strides):
             return torch.from_numpy(np.array(x, copy=True)).cuda()
         # The memory from the array's first element to its last, copied to the device and viewed
-        # there with the array's own strides (transposed, stepped and broadcast layouts kept).
+        # there with the array's own strides (transposed and stepped layouts kept).
         elements = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) // x.itemsize + 1
         span = np.lib.stride_tricks.as_strided(x, shape=(elements,), strides=(x.itemsize,)).copy()
         return torch.as_strided(torch.from_numpy(span).cuda(), x.shape, [st // x.itemsize for st in x.strides])
