@@ -134,6 +134,17 @@ def peer_bench_start(doc, argv, torch_versions):
     return args, torch, copy_tb_per_s(torch, args.repeat), torch_versions(torch)
 
 
+def publish_peer_table(torch, args, copy, module, key, title, columns, rows, note=""):
+    """Prints (and with --write files, apps/bench.publish) a GPU peer bench's results section
+    `key`: its title with the device, the command that made it (`python -m apps.<module>`), the
+    copy bandwidth and `note`, then a table of `columns` over `rows` (each a whole table line)."""
+    section = (heading(f"{key}: {title} ({torch.cuda.get_device_name()})") +
+               f"Command: `python -m apps.{module} --repeat {args.repeat}`. Copy bandwidth {copy:.2f} TB/s."
+               f"{' ' + note if note else ''}\n\n| {' | '.join(columns)} |\n|{'---|' * len(columns)}\n" +
+               "\n".join(rows) + "\n")
+    publish(section, args.write, key)
+
+
 def cuda_ms(torch, fn, args, repeat, batch=10):
     """Median milliseconds per call over `repeat` CUDA-event timed batches of `batch` calls."""
     for _ in range(3):

@@ -16,8 +16,7 @@ import numpy as np
 
 import hcompile as hc
 from apps import workloads as W
-from apps.bench import heading, publish
-from apps.gpu_bench import copy_tb_per_s, cuda_ms, gpu_bench_args, torch_versions
+from apps.gpu_bench import cuda_ms, peer_bench_start, publish_peer_table, torch_versions
 
 SIZES = {"tinyops": [(8192, 8192)], "softmax_rows": [(8192, 8192)],
          "layernorm_rows": [(8192, 4096), (4096,), (4096,)], "ln_linear_gelu_res": None}
@@ -45,13 +44,11 @@ def close(torch, got, want):
 
 
 def main(argv=None) -> int:
-    parsed = gpu_bench_args(__doc__.split("\n\n")[0], argv)
-    if parsed is None:
+    started = peer_bench_start(__doc__, argv, torch_versions)
+    if started is None:
         return 0
-    args, torch = parsed
-    peers = torch_versions(torch)
+    args, torch, copy, peers = started
     rng = np.random.default_rng(0)
-    copy = copy_tb_per_s(torch, args.repeat)
     rows = []
     for name in SIZES:
         fn, peer = getattr(W, name), peers[name]
@@ -67,14 +64,9 @@ def main(argv=None) -> int:
         moved = sum(t.numel() * 2 for t in tensors) + out_bytes
         bandwidth = f"{moved / (ms * 1e-3) / 1e12 / copy:.0%}" if SIZES[name] is not None else "—"
         rows.append(f"| {name} | {' | '.join(cells)} | {bandwidth} |")
-    device = torch.cuda.get_device_name()
-    section = (heading(f"gpu-bfloat16: torch.bfloat16 tensors, ms ({device})") +
-               f"Command: `python -m apps.gpu_bfloat16_bench --repeat {args.repeat}`. Copy bandwidth "
-               f"{copy:.2f} TB/s. Bandwidth: hcompile's bytes read and written once over its time, "
-               "against the copy.\n\n"
-               "| workload | hcompile | torch eager | torch.compile | hcompile bandwidth / copy |\n"
-               "|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
-    publish(section, args.write, "gpu-bfloat16")
+    publish_peer_table(torch, args, copy, "gpu_bfloat16_bench", "gpu-bfloat16", "torch.bfloat16 tensors, ms",
+                       ["workload", "hcompile", "torch eager", "torch.compile", "hcompile bandwidth / copy"], rows,
+                       note="Bandwidth: hcompile's bytes read and written once over its time, against the copy.")
     return 0
 
 

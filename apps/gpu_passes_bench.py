@@ -14,8 +14,7 @@ import numpy as np
 
 import hcompile as hc
 from apps import workloads as W
-from apps.bench import heading, publish
-from apps.gpu_bench import cuda_ms, peer_bench_start
+from apps.gpu_bench import cuda_ms, peer_bench_start, publish_peer_table
 
 
 def row_max(x):
@@ -99,12 +98,9 @@ def main(argv=None) -> int:
             cells.append(f"{ms:.3f}{'' if ok else ' (wrong answer)'} ({moved / (ms * 1e-3) / 1e12 / copy:.0%})")
         rows.append(f"| {name} | {' | '.join(cells)} |")
         print(rows[-1], flush=True)
-    section = (heading(f"gpu-passes: the seed workloads' passes alone, float32, ms (of copy bandwidth) "
-                       f"({torch.cuda.get_device_name()})") +
-               f"Command: `python -m apps.gpu_passes_bench --repeat {args.repeat}`. Copy bandwidth {copy:.2f} TB/s. "
-               "Sizes: 8192² (layer norm 8192×4096).\n\n"
-               "| pass | hcompile | torch.compile |\n|---|---|---|\n" + "\n".join(rows) + "\n")
-    publish(section, args.write, "gpu-passes")
+    publish_peer_table(torch, args, copy, "gpu_passes_bench", "gpu-passes",
+                       "the seed workloads' passes alone, float32, ms (of copy bandwidth)",
+                       ["pass", "hcompile", "torch.compile"], rows, note="Sizes: 8192² (layer norm 8192×4096).")
     return 0
 
 

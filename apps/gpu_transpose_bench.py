@@ -16,8 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import hcompile as hc
-from apps.bench import heading, publish
-from apps.gpu_bench import cuda_ms, peer_bench_start
+from apps.gpu_bench import cuda_ms, peer_bench_start, publish_peer_table
 
 
 def transpose_scale(x):
@@ -75,12 +74,9 @@ def main(argv=None) -> int:
         ms = float(cells[0].split()[0])
         rows.append(f"| {name} {'×'.join(map(str, shapes[0]))} | {' | '.join(cells)} | "
                     f"{moved / (ms * 1e-3) / 1e12 / copy:.0%} |")
-    section = (heading(f"gpu-transpose: transposed reads, float32, ms ({torch.cuda.get_device_name()})") +
-               f"Command: `python -m apps.gpu_transpose_bench --repeat {args.repeat}`. Copy bandwidth "
-               f"{copy:.2f} TB/s.\n\n"
-               "| workload | hcompile | hcompile, same tiles unstaged | torch eager | torch.compile | "
-               "hcompile bandwidth / copy |\n|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n")
-    publish(section, args.write, "gpu-transpose")
+    publish_peer_table(torch, args, copy, "gpu_transpose_bench", "gpu-transpose", "transposed reads, float32, ms",
+                       ["workload", "hcompile", "hcompile, same tiles unstaged", "torch eager", "torch.compile",
+                        "hcompile bandwidth / copy"], rows)
     return 0
 
 
