@@ -172,8 +172,9 @@ Reduced reduce_ln2(const Expr &x, bool truncate) {
     double hi = d ? 0x1.62e42feep-1 : 0x1.62ep-1;
     double lo = d ? 0x1.a39ef35793c76p-33 : 0x1.0bfbe8p-15;
     // strict_float keeps the simplifier from merging the two products back into one.
+    // x - kf*hi is exact either way; with FMA the kf*lo step rounds once instead of twice.
     Expr r = strict_of({x, kf}, [&](const std::vector<Expr> &v) {
-        return (v[0] - v[1] * k(x, hi)) - v[1] * k(x, lo);
+        return fused_multiply_add(v[1], k(x, -lo), fused_multiply_add(v[1], k(x, -hi), v[0]));
     });
     return {r, kf, to_int(kf)};
 }
@@ -201,7 +202,7 @@ Expr expm1_poly(const Expr &r, bool wide) {
                                             2.4801589657341206e-05, 2.7557315832534725e-06, 2.755638943988378e-07,
                                             2.5052502560033322e-08, 2.104566382861386e-09,  1.6096302616229675e-10};
     const auto &c = wide ? (d ? m64 : m32) : (d ? e64 : e32);
-    return r + (r * r) * horner(r, c);
+    return fused_multiply_add(r * r, horner(r, c), r);
 }
 
 // Clamp bounds beyond which exp is certainly 0 / inf (keeps 2^k representable).
@@ -294,9 +295,13 @@ Expr expm1(Expr x) {
 Expr tanh(Expr x) {
     checked(x, "tanh");
     // |x| < 0.5625: odd polynomial a + a^3 P(a^2); P rel err 6.0e-8 (f32, deg 4),
-    // 6.7e-17 (f64, deg 10), scaled by ~0.1 in the result. Above: tanh|x| =
-    // u / (u + 2), u = expm1(2|x|) >= 2 (errors in u shrink by 2/(u+2) <= 1/2).
-    // tanh rounds to 1 beyond 9 (f32) / 19.1 (f64). Odd: sign copied back.
+    // 6.7e-17 (f64, deg 10), scaled by ~0.1 in the result. Above:
+    // tanh|x| = 1 - 2 / (e^2|x| + 1), with e^2|x| = s (1 + p), s = 2^k, k >= 1, and the
+    // denominator s p + (s + 1) rounded once (s + 1 is exact while the result is below 1).
+    // 2 / D <= 0.49 there, so its error reaches the result halved. tanh rounds to 1
+    // beyond 9 (f32) / 19.1 (f64): |x| is clamped to 22 (s <= 2^64, no overflow). Both
+    // branches are computed (the GPU and vector lanes would anyway), so the large one is
+    // kept short: one exp-style reduction, no expm1 cancellation guard, no overflow scaling.
     static const std::vector<double> p32 = {-0.3333333134651184, 0.13333073258399963, -0.05390176922082901,
                                             0.021263424307107925, -0.006525685079395771};
     static const std::vector<double> p64 = {-0.3333333333333333,   0.13333333333332392,    -0.05396825396705984,
@@ -305,9 +310,14 @@ Expr tanh(Expr x) {
                                             8.426577109885207e-05, -2.00270865593961e-05};
     Expr a = abs_f(x);
     Expr z = a * a;
-    Expr small = a + a * z * horner(z, is64(x) ? p64 : p32);
-    Expr u = expm1_parts(min(a, k(x, 22.0)) * k(x, 2.0)).em1;
-    Expr t = select(a < k(x, 0.5625), small, u / (u + k(x, 2.0)));
+    Expr small = fused_multiply_add(a * z, horner(z, is64(x) ? p64 : p32), a);
+    Reduced red = reduce_ln2(min(a, k(x, 22.0)) * k(x, 2.0), false);
+    Expr s = pow2(red.ki, x.type());
+    Expr denominator = fused_multiply_add(s, expm1_poly(red.r, false), s + k(x, 1.0));
+    // 2 / D spelled 2 * (1 / D), the same value: a GPU's correctly rounded reciprocal is a
+    // few instructions cheaper than its division.
+    Expr large = k(x, 1.0) - k(x, 2.0) * (k(x, 1.0) / denominator);
+    Expr t = select(a < k(x, 0.5625), small, large);
     return select(isnan_(x), x, with_sign(t, sign_bit(x)));
 }
 
