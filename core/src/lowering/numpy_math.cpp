@@ -314,9 +314,10 @@ Expr tanh(Expr x) {
     Reduced red = reduce_ln2(min(a, k(x, 22.0)) * k(x, 2.0), false);
     Expr s = pow2(red.ki, x.type());
     Expr denominator = fused_multiply_add(s, expm1_poly(red.r, false), s + k(x, 1.0));
-    // 2 / D spelled 2 * (1 / D), the same value: a GPU's correctly rounded reciprocal is a
-    // few instructions cheaper than its division.
-    Expr large = k(x, 1.0) - k(x, 2.0) * (k(x, 1.0) / denominator);
+    // 1 - 2 / D spelled 1 - 2 (1 / D) (the same value: 2 (1 / D) is exact), one fused
+    // multiply-add after a GPU's correctly rounded reciprocal, a few instructions cheaper than
+    // its division.
+    Expr large = fused_multiply_add(k(x, -2.0), k(x, 1.0) / denominator, k(x, 1.0));
     Expr t = select(a < k(x, 0.5625), small, large);
     return select(isnan_(x), x, with_sign(t, sign_bit(x)));
 }
