@@ -20,10 +20,12 @@ import hcompile as hc
 from .bench import write_results
 from .gpu_bench import cuda_ms
 
-# (m, k, n): square sizes around the crossover, gelu_mlp's two products, and short contractions.
+# (m, k, n): square sizes around the crossover, gelu_mlp's two products, short contractions, and
+# large outputs of a moderate contraction (where a copy of the result would show).
 SHAPES = [(32, 32, 32), (64, 64, 64), (100, 100, 100), (128, 128, 128), (256, 256, 256), (512, 512, 512),
           (1024, 1024, 1024), (32, 512, 1024), (32, 1024, 512), (4096, 64, 64), (2048, 32, 2048),
-          (4096, 16, 4096), (4096, 32, 4096), (4096, 64, 4096), (2048, 128, 2048), (1024, 64, 1024)]
+          (4096, 16, 4096), (4096, 32, 4096), (4096, 64, 4096), (2048, 128, 2048), (1024, 64, 1024),
+          (4096, 256, 4096), (8192, 128, 8192)]
 
 
 def product(a, b):

@@ -199,7 +199,8 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
             continue;
         }
         schedule.push_back({region, Choice::ComputeRoot});
-        // A cuBLAS call whose result is an output (or another call's operand): a kernel copies it.
+        // A cuBLAS call whose result is another call's operand: a kernel copies it. (One returned as
+        // it is writes the output itself: lower_to_halide makes the call the pipeline's output.)
         if (r.library_call) schedule.push_back({region, Choice::CallLibrary, 1, 1, 1});
         if (gpu_rows_reduction(r) && r.rextents[0] >= kWarp) {
             // A reduction over rows of a warp or more: a block per output, its threads reading the

@@ -65,19 +65,27 @@ TEST_CASE("GPU products call cuBLAS on the device; their stored operands and cop
     const int region = static_cast<int>(call - lowered.regions.begin());
     CHECK(std::count(schedule.begin(), schedule.end(), Decision{region, Choice::CallLibrary, 1, 1, 1}) == 1);
     CHECK(std::count_if(schedule.begin(), schedule.end(), [](const Decision &d) { return d.choice == Choice::CallLibrary; }) == 2);
-    // The first product's copy is inlined into the bias add's kernel; the second's result is the
-    // output, copied out by a kernel.
+    // The first product's copy is inlined into the bias add's kernel; the second product, returned
+    // as it is, writes the output itself: the pipeline's output is its extern stage, and its copy
+    // is read by nothing (inlined).
     CHECK(std::count(schedule.begin(), schedule.end(), Decision{region, Choice::Inline}) == 1);
-    CHECK(std::count_if(schedule.begin(), schedule.end(), [](const Decision &d) { return d.choice == Choice::Inline; }) == 1);
+    CHECK(std::count_if(schedule.begin(), schedule.end(), [](const Decision &d) { return d.choice == Choice::Inline; }) == 2);
+    auto last_call = std::find_if(lowered.regions.rbegin(), lowered.regions.rend(), [](const RegionFunc &r) { return r.library_call; });
+    REQUIRE(lowered.outputs.size() == 1);
+    CHECK(lowered.outputs[0].name() == last_call->accumulator.name());
     const std::string source = apply_schedule(lowered, schedule);
     CHECK(source.find("gpu_blocks") != std::string::npos);
 
-    // Halide accepts it for CUDA: the stage is called with device buffers (a device allocation
-    // for its output), between the operand's kernel and the copy's.
+    // Halide accepts it for CUDA: the stages are called with device buffers (a device allocation
+    // for the first one's output), after the operand's kernel; two kernels in all (the stored
+    // operand and the bias add), none copying the output.
     const std::string text = cuda_host_code(lowered, "product");
     CHECK(text.find(kCublasGemmName) != std::string::npos);
     CHECK(text.find("halide_device_malloc") != std::string::npos);
     CHECK(text.find("halide_copy_to_host") == std::string::npos);  // nothing crosses to the host
+    size_t kernels = 0;
+    for (size_t at = text.find("halide_cuda_run("); at != std::string::npos; at = text.find("halide_cuda_run(", at + 1)) ++kernels;
+    CHECK(kernels == 2);
 
     // The host's BLAS call is not scheduled on the GPU, and a cuBLAS call is one call.
     LoweredPipeline host = lower_to_halide(g, partition_into_regions(g), {}, {}, calls, false);

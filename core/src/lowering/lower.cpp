@@ -490,6 +490,15 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             region.op_class = OpClass::Elementwise;  // a plain copy, whatever `n` is
             out.regions.push_back(region);
             f = copy;
+        } else if (for_gpu) {
+            // A cuBLAS product returned as it is: the call writes the output array itself. Its
+            // region's Func, a copy of the call's result, would be a kernel reading and writing
+            // the whole product again (about 45 us for a 64 MB output on an H100); it is then
+            // read by nothing (the schedule inlines it, as it does where kernels read the call).
+            auto call = std::find_if(out.regions.begin(), out.regions.end(), [&](const RegionFunc &r) {
+                return r.library_call && r.func.name() == f.name();
+            });
+            if (call != out.regions.end()) f = call->accumulator;
         }
         // Outputs are C-contiguous: new arrays, or arguments of that layout written in place.
         for (Halide::OutputImageParam buffer : f.output_buffers()) {

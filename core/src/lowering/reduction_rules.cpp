@@ -414,7 +414,8 @@ NodeId matrix_under_broadcast(const Graph &graph, NodeId id) {
 // that is an input with a unit inner stride, or a region stored at the root, is passed as it is;
 // any other (a fused expression, a strided input) is first stored, in the product's dtype (the
 // schedule computes it at root). A matrix broadcast over a batch goes as the matrix alone. `f` is
-// a copy of the stage: Halide then writes an output array once, through its own code.
+// a copy of the stage: Halide then writes an output array once, through its own code (on the CPU,
+// in parallel tiles; on the GPU a product returned as it is is the call itself: lower_to_halide).
 ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const Node &n, Halide::Func &f,
                                                const std::vector<Halide::Var> &axes) {
     const Node &a = ctx.graph.node(n.inputs[0]);
