@@ -12,6 +12,7 @@
 #include "hcompile/fusion.h"
 #include "hcompile/gpu_schedule.h"
 #include "hcompile/graph.h"
+#include "hcompile/in_place.h"
 #include "hcompile/library_calls.h"
 #include "hcompile/lowering.h"
 #include "hcompile/passes.h"
@@ -95,6 +96,28 @@ TEST_CASE("GPU products call cuBLAS on the device; their stored operands and cop
         if (d.choice == Choice::CallLibrary) d.value2 = 2;
     }
     CHECK_THROWS_WITH_AS(apply_schedule(lowered, split), doctest::Contains("one call"), std::invalid_argument);
+}
+
+TEST_CASE("A cuBLAS product returned as it is writes in place only an argument it does not read") {
+    // out[...] = a @ b (argument 2, never read) and a[...] = a @ b (argument 0, an operand).
+    Graph g;
+    NodeId a = g.add_input(0, DType::Float32, {256, 256});
+    NodeId b = g.add_input(1, DType::Float32, {256, 256});
+    NodeId mm = g.add_op(OpKind::Matmul, {a, b});
+    g.set_outputs({mm});
+    const std::vector<NodeId> calls = choose_library_calls(g, true, true);
+    REQUIRE(calls == std::vector<NodeId>{mm});
+    const std::vector<InputLayout> layouts(3, InputLayout::CContiguous);
+    for (int written : {2, 0}) {
+        LoweredPipeline lowered = lower_to_halide(g, partition_into_regions(g), layouts, {}, calls, true);
+        REQUIRE(lowered.outputs.size() == 1);
+        CHECK(lowered.outputs[0].function().has_extern_definition());   // the call is the output
+        apply_schedule(lowered, gpu_schedule(lowered, analyze_pipeline(lowered)));
+        cuda_host_code(lowered, "product_in_place");
+        const std::vector<int> alias = outputs_written_in_place(g, lowered, {{0, written}}, layouts);
+        // cuBLAS would read `a` while writing it: the product gets a new array, copied after.
+        CHECK(alias == std::vector<int>{written == 2 ? 2 : -1});
+    }
 }
 
 TEST_CASE("A product of float16 arrays calls cuBLAS on the float16 arrays themselves") {

@@ -846,6 +846,40 @@ def test_products_on_the_gpu_call_cublas_and_match_numpy(dtype, torch_cuda):
         assert "call_library" in _schedules(f), _schedules(f)
 
 
+def _product_into(out, a, b):
+    out[...] = a @ b
+
+
+def _product_over_operand(a, b):
+    a[...] = a @ b
+    return a.sum()
+
+
+@gpu
+def test_products_returned_as_they_are_write_the_output_and_never_an_operand(torch_cuda):
+    """A cuBLAS product returned as it is writes the output array itself (no copy kernel): a new
+    array, or a written argument the product does not read; an argument it reads (a[...] = a @ b)
+    gets a new array copied into it after the call, so cuBLAS never writes what it reads."""
+    torch = torch_cuda
+    rng = np.random.default_rng(21)
+    a, b = rng.standard_normal((256, 256), np.float32), rng.standard_normal((256, 256), np.float32)
+    product = hc.hcompile(lambda x, y: x @ y, fullgraph=True)
+    _close(product(torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()).cpu().numpy(), a @ b, np.float32)
+    assert "call_library" in _schedules(product)
+    into = hc.hcompile(_product_into, fullgraph=True)
+    out = torch.zeros(256, 256, device="cuda")
+    assert into(out, torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()) is None
+    _close(out.cpu().numpy(), a @ b, np.float32)
+    over = hc.hcompile(_product_over_operand, fullgraph=True)
+    ta = torch.from_numpy(a).cuda()
+    total = over(ta, torch.from_numpy(b).cuda())
+    want = a.copy()
+    want_total = _product_over_operand(want, b)
+    _close(ta.cpu().numpy(), want, np.float32)
+    np.testing.assert_allclose(total.cpu().numpy(), want_total, rtol=1e-3)
+    assert "call_library" in _schedules(into) and "call_library" in _schedules(over)
+
+
 def _scale_in_place(x, y):
     x *= 2
     x[1:] += np.tanh(y[:-1])

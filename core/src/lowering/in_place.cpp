@@ -13,6 +13,8 @@
 //     (Halide realizes a Func's producers first). A Func that reads I and is inlined, computed
 //     inside another, or not a producer of F (another output, a copy of I returned) keeps F out.
 // The argument must be C-contiguous (the layout its strides were compiled for) and not empty.
+// An extern F (a library call, which reads its operands as it writes) writes only an argument
+// the pipeline does not read.
 #include <Halide.h>
 
 #include <map>
@@ -171,7 +173,9 @@ std::vector<int> outputs_written_in_place(const Graph &graph, LoweredPipeline &l
         const Node &node = graph.node(graph.outputs()[output]);
         if (node.size() == 0) continue;
         Function f = lowered.outputs[output].function();
-        if (f.has_update_definition() || !tails_guarded(f)) continue;
+        // An extern stage (a cuBLAS product returned as it is) has no definition of ours.
+        const bool extern_stage = f.has_extern_definition();
+        if (!extern_stage && (f.has_update_definition() || !tails_guarded(f))) continue;
         // An argument the kernel never reads (its old values are all overwritten) is no input.
         auto input = input_of_arg.find(arg);
         if (input == input_of_arg.end()) {
@@ -179,6 +183,9 @@ std::vector<int> outputs_written_in_place(const Graph &graph, LoweredPipeline &l
             taken.insert(arg);
             continue;
         }
+        // The extern stage writes its output while it reads its operands, which may be this
+        // argument: it gets a new array, copied into the argument after the call.
+        if (extern_stage) continue;
         const InputNames &names = input->second;
         const std::vector<int64_t> extents(node.shape.rbegin(), node.shape.rend());  // Halide order
         if (!reads_only_own_point(f, names, extents)) continue;
