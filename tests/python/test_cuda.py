@@ -852,6 +852,10 @@ def _product_into(out, a, b):
 
 def _product_over_operand(a, b):
     a[...] = a @ b
+
+
+def _product_over_operand_then_sum(a, b):
+    a[...] = a @ b
     return a.sum()
 
 
@@ -870,14 +874,20 @@ def test_products_returned_as_they_are_write_the_output_and_never_an_operand(tor
     out = torch.zeros(256, 256, device="cuda")
     assert into(out, torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()) is None
     _close(out.cpu().numpy(), a @ b, np.float32)
+    # The product alone is the written value (the case the in-place rule must refuse), then the
+    # same read again by a sum (the product is then copied to the output by a kernel anyway).
     over = hc.hcompile(_product_over_operand, fullgraph=True)
     ta = torch.from_numpy(a).cuda()
-    total = over(ta, torch.from_numpy(b).cuda())
+    assert over(ta, torch.from_numpy(b).cuda()) is None
+    _close(ta.cpu().numpy(), a @ b, np.float32)
+    over_then_sum = hc.hcompile(_product_over_operand_then_sum, fullgraph=True)
+    ta = torch.from_numpy(a).cuda()
+    total = over_then_sum(ta, torch.from_numpy(b).cuda())
     want = a.copy()
-    want_total = _product_over_operand(want, b)
+    want_total = _product_over_operand_then_sum(want, b)
     _close(ta.cpu().numpy(), want, np.float32)
     np.testing.assert_allclose(total.cpu().numpy(), want_total, rtol=1e-3)
-    assert "call_library" in _schedules(into) and "call_library" in _schedules(over)
+    assert all("call_library" in _schedules(f) for f in (into, over, over_then_sum))
 
 
 def _scale_in_place(x, y):

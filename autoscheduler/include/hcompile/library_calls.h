@@ -19,8 +19,9 @@ constexpr int64_t kMinLibraryMultiplyAdds = int64_t{1} << 22;
 // On a CUDA device, cuBLAS from kMinCublasMultiplyAdds multiply-adds where the contraction is at
 // least kMinCublasContraction long. Halide's kernel is a thread per output (or a 4x4 register tile)
 // whose serial loop is the contraction: it wins where that loop is short, however many the
-// outputs, and cuBLAS's call costs more on the host than one of our kernels' launches. Measured on an H100 (apps/gpu_matmul.py:
-// float32, CUDA events, Halide's kernel against hcompile through cuBLAS, m x k x n): 100^3 19.7 /
+// outputs, and cuBLAS's call costs more on the host than one of our kernels' launches. Measured
+// on an H100 (apps/gpu_matmul.py: float32, CUDA events, Halide's kernel against hcompile through
+// cuBLAS, m x k x n): 100^3 19.7 /
 // 20.5 us, 128^3 24.7 / 36.9, 256^3 47 / 45, 512^3 94 / 41, 1024^3 122 / 63, 32x512x1024 92 / 26;
 // short contractions: 4096x64x64 14 / 15, 1024x64x1024 11 / 22, 2048x32x2048 16 / 30,
 // 4096x16x4096 31 / 86, 4096x32x4096 52 / 99, 4096x64x4096 96 / 121, but 2048x128x2048 52 / 41.
