@@ -44,6 +44,10 @@ CASES = [
      "return u", "grid", "6 min (issue 5)"),
     ("300 iterations of `s = s + np.tanh(a[i, i])`",
      "s = 0.0\nfor i in range(300):\n    s = s + np.tanh(a[i, i])\nreturn s", "square", "over 2 min (issue 5)"),
+    # float64 pow's double-double steps share their values: as a tree, the lowering's NaN
+    # rewrite walked them for seconds (test_fuzz's 30 s limit, under load).
+    ("`a ** a`, float64", "return a ** a", "f64", "7.8 s (2026-11-27)"),
+    ("`np.exp(a) ** np.exp(-a)`, float64", "return np.exp(a) ** np.exp(-a)", "f64", "not measured"),
 ]
 
 
@@ -51,6 +55,8 @@ def _input(kind: str):
     rng = np.random.default_rng(0)
     if kind == "u8":
         return rng.integers(0, 256, 1000).astype(np.uint8)
+    if kind == "f64":
+        return rng.random(1000) * 4 - 2
     if kind == "grid":
         return rng.random((512, 512)).astype(np.float32)
     return rng.random((300, 300))

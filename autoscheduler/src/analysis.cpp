@@ -104,14 +104,14 @@ double bytes_of(const std::map<std::string, int> &arrays, const std::set<std::st
 
 // Calls of a pure Func replaced by its value at the call's indices (Halide's inline_function
 // asks for a locked schedule, which a pipeline being scheduled does not have yet).
-class InlineCalls : public Halide::Internal::IRMutator {
+class InlineCalls : public Halide::Internal::IRGraphMutator {
 public:
     explicit InlineCalls(const Halide::Internal::Function &f) : f_(f) {}
 
 protected:
-    using IRMutator::visit;
+    using IRGraphMutator::visit;
     Halide::Expr visit(const Halide::Internal::Call *op) override {
-        if (op->call_type != Halide::Internal::Call::Halide || op->name != f_.name()) return IRMutator::visit(op);
+        if (op->call_type != Halide::Internal::Call::Halide || op->name != f_.name()) return IRGraphMutator::visit(op);
         std::map<std::string, Halide::Expr> at;
         for (size_t a = 0; a < op->args.size() && a < f_.args().size(); ++a) at[f_.args()[a]] = mutate(op->args[a]);
         return Halide::Internal::substitute(at, f_.values()[op->value_index]);

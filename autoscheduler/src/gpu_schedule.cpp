@@ -97,38 +97,6 @@ RowBlocks row_blocks(const LoweredPipeline &lowered) {
     return !output_member && enough_rows ? RowBlocks::Recomputed : RowBlocks::None;
 }
 
-// Whether `f` computes with any 64-bit value, in its own definitions or in a Func it reads that
-// is inlined into it: LLVM's NVPTX back end aborts the process (an assertion, nothing to catch)
-// on some vectors of doubles (a vector exp calls libdevice with a bad signature), so a thread's
-// vector is for narrower values only.
-bool computes_64_bit(const Halide::Func &f) {
-    class Find : public Halide::Internal::IRGraphVisitor {
-    public:
-        bool found = false;
-        std::set<std::string> seen;
-        void function(const Halide::Internal::Function &g) {
-            if (!seen.insert(g.name()).second) return;
-            for (const Halide::Expr &v : g.definition().values()) v.accept(this);
-            for (const Halide::Type &t : g.output_types()) found = found || t.bits() == 64;
-        }
-
-    protected:
-        using IRGraphVisitor::visit;
-        void include(const Halide::Expr &e) override {
-            if (e.defined() && e.type().bits() == 64) found = true;
-            IRGraphVisitor::include(e);
-        }
-        void visit(const Halide::Internal::Call *op) override {
-            if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) {
-                function(Halide::Internal::Function(op->func));
-            }
-            IRGraphVisitor::visit(op);
-        }
-    } find;
-    find.function(f.function());
-    return find.found;
-}
-
 // Blocks of `x` x `y` points over a region's two innermost axes, times its other axes' extents.
 int64_t tiled_blocks(const RegionFunc &r, int64_t x, int64_t y) {
     int64_t blocks = (r.extents[0] + x - 1) / x * ((r.extents[1] + y - 1) / y);
@@ -215,13 +183,18 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // into shared memory along its rows first. Read where it lies, a warp's loads are a row
         // apart each: on an H200, x.T * 2 + 1 over 8192² took 0.302 ms in these tiles unstaged,
         // 0.188 staged (70% of a copy's bandwidth; swapaxes of 64x1024x1024 0.286 -> 0.173).
+        // Where axis k is too short for four rows a thread (16 channels), two rows of two points
+        // each: four loads in flight a thread either way (on an H100, a channels-last image of
+        // 2048x2048x16 made channels-first: 0.206 ms in one point of two rows, 0.186 so, 98% of
+        // a copy's bandwidth; x.T's one point of four rows stays its best, 0.192 against 0.198).
         const StageAnalysis &stage = analysis.stages[i];
         const size_t k = static_cast<size_t>(stage.transposed_axis);
         if (!stage.transposed_reads.empty() && k < r.vars.size() && !r.symbolic_axis(0) && !r.symbolic_axis(k) &&
             r.extents[0] >= kWarp && r.extents[k] >= 2 * kRowsPerBlock) {
             const int64_t rows = r.extents[k] >= kRowsPerBlock * kRowsPerThread ? kRowsPerThread : 2;
+            const int64_t points = rows == 2 && r.extents[0] >= 2 * kWarp && !computes_64_bit(r.func) ? 2 : 1;
             schedule.push_back({region, Choice::GpuTile, -1, kWarp, kRowsPerBlock});
-            schedule.push_back({region, Choice::GpuVector, -1, 1, rows});
+            schedule.push_back({region, Choice::GpuVector, -1, points, rows});
             schedule.push_back({region, Choice::GpuStageTransposed});
             continue;
         }

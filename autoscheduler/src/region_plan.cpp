@@ -3,10 +3,43 @@
 #include "hcompile/analysis.h"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <string>
 
 namespace hc {
+
+// Whether `f` computes with any 64-bit value, in its own definitions or in a Func it reads that
+// is inlined into it: LLVM's NVPTX back end aborts the process (an assertion, nothing to catch)
+// on some vectors of doubles (a vector exp calls libdevice with a bad signature), so a thread's
+// vector is for narrower values only.
+bool computes_64_bit(const Halide::Func &f) {
+    class Find : public Halide::Internal::IRGraphVisitor {
+    public:
+        bool found = false;
+        std::set<std::string> seen;
+        void function(const Halide::Internal::Function &g) {
+            if (!seen.insert(g.name()).second) return;
+            for (const Halide::Expr &v : g.definition().values()) v.accept(this);
+            for (const Halide::Type &t : g.output_types()) found = found || t.bits() == 64;
+        }
+
+    protected:
+        using IRGraphVisitor::visit;
+        void include(const Halide::Expr &e) override {
+            if (e.defined() && e.type().bits() == 64) found = true;
+            IRGraphVisitor::include(e);
+        }
+        void visit(const Halide::Internal::Call *op) override {
+            if (op->call_type == Halide::Internal::Call::Halide && op->func.defined()) {
+                function(Halide::Internal::Function(op->func));
+            }
+            IRGraphVisitor::visit(op);
+        }
+    } find;
+    find.function(f.function());
+    return find.found;
+}
 
 namespace {
 
@@ -191,6 +224,8 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         case Choice::GpuVector:
             need(!r.vars.empty(), "a region with no axes has no vector");
             need(d.value == 1 || d.value == 2 || d.value == 4, "a thread's vector has 1, 2 or 4 points");
+            need(d.value == 1 || !lowered.for_gpu || !computes_64_bit(r.func),
+                 "a GPU thread's vector is for values narrower than 64 bits");
             need(d.value2 == 0 || (r.vars.size() >= 2 && (d.value2 == 2 || d.value2 == 4)),
                  "a thread computes 2 or 4 rows of a region of two axes");
             set_once(p.gpu_vector, d.value, int64_t{0}, d, lowered);
@@ -275,9 +310,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             throw std::invalid_argument("schedule: " + region + ": gpu_vector is for a region tiled on the GPU (gpu_tile), "
                                         "or an elementwise region of rows (gpu_rows, or computed per row), one row a thread");
         }
-        if (p.gpu_stage_transposed && (!p.gpu_threads_y || p.row_of >= 0 || p.gpu_vector > 1)) {
+        if (p.gpu_stage_transposed && (!p.gpu_threads_y || p.row_of >= 0)) {
             throw std::invalid_argument("schedule: " + region + ": gpu_stage_transposed is for a region in blocks of "
-                                        "two axes (gpu_tile x by y), a point of axis 0 a thread, computed at the root");
+                                        "two axes (gpu_tile x by y), computed at the root");
         }
         if (whole_pipeline && p.gpu_rows && p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " runs in blocks of rows or in tiles, not both");

@@ -44,6 +44,10 @@ struct RegionPlan {
 // regions take part in stencil fusion (tiles and the regions computed in them).
 bool plain_elementwise(const RegionFunc &r);
 
+// Whether `f` computes with any 64-bit value (its definitions, or a Func inlined into it): LLVM's
+// NVPTX back end aborts the process on some vectors of doubles, so GPU vectors are narrower.
+bool computes_64_bit(const Halide::Func &f);
+
 // Whether `r` is its own accumulator: a Halide pipeline's reduction, whose Func holds its update
 // (halide_pipeline.h), where hcompile's lowering reads a separate accumulator Func.
 bool own_accumulator(const RegionFunc &r);
