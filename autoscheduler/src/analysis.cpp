@@ -261,6 +261,18 @@ bool walks(const Halide::Expr &arg, const Halide::Var &var) {
 
 }  // namespace
 
+std::pair<int, int> transposed_axes(const std::vector<Halide::Expr> &args, const RegionFunc &r) {
+    if (args.size() < 2) return {-1, -1};
+    int region_axis = -1, array_axis = -1;
+    for (size_t a = 1; a < r.vars.size() && region_axis < 0; ++a) {
+        if (walks(args[0], r.vars[a])) region_axis = static_cast<int>(a);
+    }
+    for (size_t i = 0; i < args.size() && array_axis < 0; ++i) {
+        if (walks(args[i], r.vars[0])) array_axis = static_cast<int>(i);
+    }
+    return {region_axis, array_axis};
+}
+
 std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r) {
     std::vector<TransposedRead> out;
     if (!plain_elementwise(r) || r.vars.size() < 2) return out;
@@ -269,33 +281,42 @@ std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowere
     for (const RegionFunc &p : lowered.regions) {
         if (p.func.name() != r.func.name()) stored[p.func.name()] = p.func;
     }
-    // The argument of `args` that walks region axis `axis`, or -1.
-    auto walking = [&](const std::vector<Halide::Expr> &args, size_t axis) {
-        for (size_t i = 0; i < args.size(); ++i) {
-            if (walks(args[i], r.vars[axis])) return static_cast<int>(i);
-        }
-        return -1;
-    };
     CallArguments found;
     for (const Halide::Expr &v : definition_values(r.func, -1, &lowered.see_through)) v.accept(&found);
+    // The region's own calls (no pass-through Func inlined): an array read both ways has only
+    // these of its transposed reads rerouted to its copy (gpu_directives.cpp).
+    CallArguments own;
+    for (const Halide::Expr &v : definition_values(r.func, -1)) v.accept(&own);
     for (const auto &[name, calls] : found.calls) {
         auto array = stored.find(name);
         if (array == stored.end()) continue;
-        // The region axis that walks the call's axis 0, and the call's axis that walks region axis 0.
-        auto axes_of = [&](const std::vector<Halide::Expr> &args) -> std::pair<int, int> {
-            if (args.size() < 2) return {-1, -1};
-            int region_axis = -1;
-            for (size_t a = 1; a < r.vars.size() && region_axis < 0; ++a) {
-                if (walks(args[0], r.vars[a])) region_axis = static_cast<int>(a);
+        // Its reads across its rows, all the same way (the region axis that walks the array's
+        // axis 0, the array's axis that region axis 0 walks); its other reads, none across.
+        std::optional<std::pair<int, int>> across;
+        int across_calls = 0, other_calls = 0;
+        bool one_way = true;
+        for (const std::vector<Halide::Expr> &args : calls) {
+            const std::pair<int, int> axes = transposed_axes(args, r);
+            if (axes.first > 0 && axes.second > 0) {
+                one_way = one_way && (!across || *across == axes);
+                across = axes;
+                ++across_calls;
+            } else {
+                ++other_calls;
             }
-            return {region_axis, walking(args, 0)};
-        };
-        const std::pair<int, int> first = axes_of(calls[0]);
-        const bool transposed = first.first > 0 && first.second > 0 &&
-                                std::all_of(calls.begin(), calls.end(),
-                                            [&](const std::vector<Halide::Expr> &args) { return axes_of(args) == first; });
-        if (!transposed || (!out.empty() && out[0].region_axis != first.first)) continue;
-        out.push_back({array->second, static_cast<int>(calls.size()), first.first, first.second});
+        }
+        if (!across || !one_way || (!out.empty() && out[0].region_axis != across->first)) continue;
+        if (other_calls > 0) {
+            // Read both ways (a + a.T): only where every read across is the region's own.
+            int own_across = 0;
+            auto o = own.calls.find(name);
+            for (const std::vector<Halide::Expr> &args : o == own.calls.end() ? std::vector<std::vector<Halide::Expr>>{}
+                                                                                : o->second) {
+                if (transposed_axes(args, r) == *across) ++own_across;
+            }
+            if (own_across != across_calls) continue;
+        }
+        out.push_back({array->second, across_calls, across->first, across->second, other_calls > 0});
     }
     return out;
 }

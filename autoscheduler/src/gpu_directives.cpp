@@ -45,7 +45,14 @@ void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead>
                             const RegionPlan &p, const Halide::VarOrRVar &block) {
     const int64_t tile_rows = p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1);   // r's axis k
     for (const TransposedRead &read : reads) {
-        Halide::Func staged = w.in_wrapper(read.array, r.func);
+        // An array also read along its rows (a + a.T): the copy serves the reads across only (a
+        // wrapper of every read would stage the bounding box of both tiles).
+        const std::pair<int, int> across{read.region_axis, read.array_axis};
+        Halide::Func staged = read.also_straight
+                                  ? w.rerouted_copy(read.array, r.func, [&](const std::vector<Halide::Expr> &args) {
+                                        return transposed_axes(args, r) == across;
+                                    })
+                                  : w.in_wrapper(read.array, r.func);
         w.compute_at(staged, r.func, &block);
         const std::vector<Halide::Var> axes = staged.args();
         StageRef s = ScheduleWriter::pure(staged);

@@ -186,6 +186,38 @@ Halide::Func ScheduleWriter::in_wrapper(const Halide::Func &f, const Halide::Fun
     return wrapper;
 }
 
+Halide::Func ScheduleWriter::rerouted_copy(const Halide::Func &f, const Halide::Func &consumer,
+                                           const std::function<bool(const std::vector<Halide::Expr> &)> &rerouted) {
+    Halide::Func copy(f.name() + "_copy_in_" + consumer.name());
+    const std::vector<Halide::Var> args = f.args();
+    copy(args) = Halide::Func(f)(args);
+    class Reroute : public Halide::Internal::IRGraphMutator {
+    public:
+        Reroute(const Halide::Func &from, const Halide::Func &to,
+                const std::function<bool(const std::vector<Halide::Expr> &)> &picks)
+            : from_(from.name()), to_(to), picks_(picks) {}
+
+    protected:
+        using IRGraphMutator::visit;
+        Halide::Expr visit(const Halide::Internal::Call *op) override {
+            if (op->name != from_ || !(op->call_type == Halide::Internal::Call::Halide ||
+                                       op->call_type == Halide::Internal::Call::Image) || !picks_(op->args)) {
+                return IRGraphMutator::visit(op);
+            }
+            return Halide::Func(to_)(op->args);
+        }
+
+    private:
+        std::string from_;
+        Halide::Func to_;
+        const std::function<bool(const std::vector<Halide::Expr> &)> &picks_;
+    } reroute(f, copy, rerouted);
+    Halide::Internal::Function(consumer.function()).mutate(&reroute);
+    source_ += "Func " + cpp_name(copy.name()) + " = " + cpp_name(f.name()) + ";  // read by " +
+               cpp_name(consumer.name()) + " at its calls across " + cpp_name(f.name()) + "'s rows only\n";
+    return copy;
+}
+
 void ScheduleWriter::unscheduled(const StageRef &s) {
     on_stage(s, "unscheduled()", [](Halide::Stage &stage) { stage.unscheduled(); });
 }

@@ -5,6 +5,7 @@
 
 #include <Halide.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ public:
     // A wrapper of `f` that `consumer` reads instead of `f` (Func::in): scheduled on its own, it
     // stages f's values, so that f itself can be computed inside the wrapper's loops.
     Halide::Func in_wrapper(const Halide::Func &f, const Halide::Func &consumer);
+    // A copy of `f` (the same values) that `consumer` reads instead of `f` at the calls `rerouted`
+    // picks (its arguments, Halide order), a wrapper of some calls only: `consumer`'s definitions
+    // are rewritten to call it there. (Func::in takes every call.)
+    Halide::Func rerouted_copy(const Halide::Func &f, const Halide::Func &consumer,
+                               const std::function<bool(const std::vector<Halide::Expr> &)> &rerouted);
     // A stage whose loops stay serial and in their definition's order, said on purpose.
     void unscheduled(const StageRef &s);
 

@@ -1305,7 +1305,11 @@ def _two_transposed(x, y, z):
 
 
 def _symmetrize(a):
-    return (a + a.T) * 0.5      # a read both ways: not staged
+    return (a + a.T) * 0.5      # read both ways: a copy of its tile serves the reads across only
+
+
+def _antisymmetric_shifted(a, b):
+    return a[1:, 1:] - a[:-1, :-1].T * b[1:, :-1].T + a[1:, 1:].T   # two arrays, both ways, two across
 
 
 def _channels_first(img, scale):
@@ -1325,19 +1329,20 @@ def _nhwc_to_nchw(x):
 TRANSPOSED_CASES = [(_transpose_scale, [(100, 37)], True), (_transpose_scale, [(64, 64)], True),
                     (_transpose_scale, [(1000, 33)], True), (_transpose_scale, [(33, 1000)], True),
                     (_swap_add, [(3, 50, 70), (50,)], True), (_two_transposed, [(70, 45), (70, 45), (45, 70)], True),
-                    (_symmetrize, [(65, 65)], False), (_transpose_scale, [(7, 300)], False),
+                    (_symmetrize, [(65, 65)], True), (_transpose_scale, [(7, 300)], False),
                     (_transpose_scale, [(300, 20)], True), (_transpose_scale, [(300, 12)], False),
                     (_channels_first, [(9, 40, 16), (16,)], True), (_channels_first, [(5, 70, 33), (33,)], True),
                     (_channels_first, [(3, 64, 16), (16,)], True), (_transpose_scale, [(64, 16)], True),
                     (_channels_first, [(6, 50, 3), (3,)], False), (_channels_last, [(40, 7, 35)], True),
-                    (_nhwc_to_nchw, [(2, 5, 36, 24)], True)]
+                    (_nhwc_to_nchw, [(2, 5, 36, 24)], True), (_symmetrize, [(300, 300)], True),
+                    (_antisymmetric_shifted, [(70, 70), (70, 70)], True)]
 
 
 def test_arrays_read_transposed_are_staged_in_shared_memory():
     """A region reading an array across its rows (x.T, swapaxes, a permutation moving the array's
     innermost axis outwards) copies the array's tile per block into shared memory along its rows
-    (coalesced), padded against bank conflicts; an array read both ways, or too narrow a tile, is
-    read as it is."""
+    (coalesced), padded against bank conflicts; an array also read along its rows (a + a.T) has
+    a copy of its tile that only the reads across use; too narrow a tile is read as it is."""
     for fn, shapes, staged in TRANSPOSED_CASES:
         for dtype in (np.float32, np.float64):
             f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)

@@ -92,10 +92,16 @@ int point_bytes(const Halide::Func &f);
 // (img(c, w, h) read at out(w, h, c)): 2 and 1.
 struct TransposedRead {
     Halide::Func array;
-    int calls = 0;
+    int calls = 0;           // its reads across its rows
     int region_axis = 1;
     int array_axis = 1;
+    bool also_straight = false;   // also read along its rows (a + a.T): a copy serves the reads across
 };
+
+// For a call of an array by region `r` at `args` (Halide order): the region axis that walks the
+// array's axis 0 (-1 if none past 0) and the array's axis that region axis 0 walks (-1 if none).
+// Both past 0: a read across the array's rows.
+std::pair<int, int> transposed_axes(const std::vector<Halide::Expr> &args, const RegionFunc &r);
 
 // The arrays plain elementwise region `r` reads transposed (StageAnalysis::transposed_reads):
 // those that share the first one's region_axis (a block's tile spans one pair of axes).
