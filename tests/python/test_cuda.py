@@ -1384,3 +1384,58 @@ def test_gpu_vectors_of_64_bit_values_are_refused_not_a_crash():
         rule.compile_only(np.zeros((300, 20), dtype))
         vector = [d for d in rule.compile_records[-1]["report"]["decisions"] if d[1] == "gpu_vector"]
         assert vector and vector[0][3] == points, (dtype, vector)
+
+
+def _random_transposed_programs(seed, count):
+    """(source, shapes) of small programs reading arrays across their rows: a permutation that
+    moves the innermost axis (x.T, swapaxes, channels-first), alone or beside the same array read
+    along its rows (a + a.T, shifted slices of both), with broadcast operands, odd sizes."""
+    rng = np.random.default_rng(seed)
+    sizes = [1, 2, 3, 16, 17, 31, 32, 33, 64, 70]
+    ops = ["+", "-", "*"]
+    out = []
+    while len(out) < count:
+        kind = rng.integers(0, 4)
+        n, m = (int(rng.choice(sizes)) for _ in range(2))
+        op = ops[rng.integers(0, len(ops))]
+        if kind == 0:     # x.T with a row operand
+            out.append((f"return a.T {op} b", [(n, m), (n,)]))
+        elif kind == 1:   # read both ways, maybe shifted, maybe twice across
+            shift = int(rng.integers(0, 2))
+            if shift and n > 1:
+                out.append((f"return a[1:, 1:] {op} a[:-1, :-1].T * 0.5 + a[1:, 1:].T", [(n, n)]))
+            else:
+                out.append((f"return (a {op} a.T) * 0.5 + b.T", [(n, n), (n, n)]))
+        elif kind == 2:   # a 3-D swap of the two innermost axes, both ways
+            k = int(rng.choice([1, 2, 5]))
+            out.append((f"return np.swapaxes(a, 1, 2) {op} a", [(k, n, n)]))
+        else:             # channels-last to channels-first, with a per-channel scale
+            c = int(rng.choice([3, 16, 33]))
+            out.append((f"return np.transpose(a, (2, 0, 1)) {op} b[:, None, None]", [(n, m, c), (c,)]))
+    return out
+
+
+def test_random_transposed_reads_compile_for_the_gpu():
+    """Staged transposed reads (and reads both ways) compile for the GPU at odd sizes, their
+    schedules accepted by the directives: no refusal, no abort of the process."""
+    for source, shapes in _random_transposed_programs(5, 24):
+        ns = {"np": np}
+        exec("def f(a, b=None):\n    " + source, ns)   # noqa: S102 - the test's own programs
+        for dtype in (np.float32, np.float64):
+            f = hc.hcompile(ns["f"], target=CUDA_TARGET, fullgraph=True)
+            f.compile_only(*_rng_inputs(np.random.default_rng(0), shapes, dtype))
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+def test_random_transposed_reads_on_the_gpu_match_numpy(dtype, torch_cuda):
+    torch = torch_cuda
+    rng = np.random.default_rng(47)
+    for source, shapes in _random_transposed_programs(6, 24):
+        ns = {"np": np}
+        exec("def f(a, b=None):\n    " + source, ns)   # noqa: S102 - the test's own programs
+        args = _rng_inputs(rng, shapes, dtype)
+        want = ns["f"](*args)
+        got = hc.hcompile(ns["f"], fullgraph=True)(*[torch.from_numpy(a).cuda() for a in args]).cpu().numpy()
+        assert got.dtype == want.dtype and got.shape == want.shape, source
+        assert np.array_equal(got, want, equal_nan=True), (source, shapes)   # the same arithmetic
