@@ -285,8 +285,7 @@ std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowere
     for (const Halide::Expr &v : definition_values(r.func, -1, &lowered.see_through)) v.accept(&found);
     // The region's own calls (no pass-through Func inlined): an array read both ways has only
     // these of its transposed reads rerouted to its copy (gpu_directives.cpp).
-    CallArguments own;
-    for (const Halide::Expr &v : definition_values(r.func, -1)) v.accept(&own);
+    std::optional<CallArguments> own;
     for (const auto &[name, calls] : found.calls) {
         auto array = stored.find(name);
         if (array == stored.end()) continue;
@@ -308,11 +307,13 @@ std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowere
         if (!across || !one_way || (!out.empty() && out[0].region_axis != across->first)) continue;
         if (other_calls > 0) {
             // Read both ways (a + a.T): only where every read across is the region's own.
+            if (!own) {
+                own.emplace();
+                for (const Halide::Expr &v : definition_values(r.func, -1)) v.accept(&*own);
+            }
             int own_across = 0;
-            auto o = own.calls.find(name);
-            for (const std::vector<Halide::Expr> &args : o == own.calls.end() ? std::vector<std::vector<Halide::Expr>>{}
-                                                                                : o->second) {
-                if (transposed_axes(args, r) == *across) ++own_across;
+            if (auto o = own->calls.find(name); o != own->calls.end()) {
+                for (const std::vector<Halide::Expr> &args : o->second) own_across += transposed_axes(args, r) == *across;
             }
             if (own_across != across_calls) continue;
         }

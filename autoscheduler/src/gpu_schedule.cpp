@@ -1,7 +1,6 @@
 #include "hcompile/gpu_schedule.h"
 
 #include <algorithm>
-#include <set>
 #include <string>
 
 #include "hcompile/analysis.h"

@@ -213,8 +213,10 @@ Halide::Func ScheduleWriter::rerouted_copy(const Halide::Func &f, const Halide::
         const std::function<bool(const std::vector<Halide::Expr> &)> &picks_;
     } reroute(f, copy, rerouted);
     Halide::Internal::Function(consumer.function()).mutate(&reroute);
-    source_ += "Func " + cpp_name(copy.name()) + " = " + cpp_name(f.name()) + ";  // read by " +
-               cpp_name(consumer.name()) + " at its calls across " + cpp_name(f.name()) + "'s rows only\n";
+    // No directive makes it (Func::in takes every call): said as a definition and a comment.
+    source_ += "Func " + cpp_name(copy.name()) + ";  // (_) = " + cpp_name(f.name()) + "(_), read by " +
+               cpp_name(consumer.name()) + " at its calls across " + cpp_name(f.name()) +
+               "'s rows only (its definition rewritten)\n";
     return copy;
 }
 
