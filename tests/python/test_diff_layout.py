@@ -16,7 +16,10 @@ SHAPES = [(), (1,), (1, 1), (0,), (3, 0), (0, 4), (7,), (1, 5), (2, 3, 4, 5), (2
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_shapes(shape, dtype, rng):
     f = fn_from_src(CHAIN)
-    check(f, make(rng, shape, dtype, "small"), make(rng, shape, dtype, "small"), ops=3)
+    # exp(a * 0.5) - b cancels when the two are close (|each| <= e**1.5 for "small" inputs); on a
+    # one-element array the largest |expected| is that cancelled value, so the absolute tolerance
+    # is scaled by the operands' bound instead.
+    check(f, make(rng, shape, dtype, "small"), make(rng, shape, dtype, "small"), ops=3, scale=4.5)
 
 
 BROADCAST = [((3, 1), (1, 4)), ((5,), (2, 5)), ((), (4, 4)), ((4, 4), ()), ((2, 1, 3), (4, 1)),
