@@ -53,8 +53,8 @@ private:
             return;
         }
         const int width = natural_lanes(r, target_);
-        if (r.row_fused && lowered_.row_root >= 0) {
-            add(i, Choice::ComputeAtRow, -1, lowered_.row_root);
+        if (r.row_fused()) {
+            add(i, Choice::ComputeAtRow, -1, r.row_root);
         } else {
             add(i, Choice::ComputeRoot);
         }
@@ -81,7 +81,7 @@ private:
     // root's parallel row loop already.
     void choose_pure_loops(int i, const RegionFunc &r, int width) {
         if (r.vars.empty()) return;
-        const bool parallel = product(r.extents) >= kMinParallelElements && !r.row_fused;
+        const bool parallel = product(r.extents) >= kMinParallelElements && !r.row_fused();
         if (r.vars.size() == 1 && parallel) {
             add(i, Choice::ParallelChunks, 0, kParallelChunks);
             add(i, Choice::Vectorize, 0, width);
@@ -114,7 +114,7 @@ private:
             add(i, Choice::ReduceInLanes, -1, width);
         }
         const bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty();
-        if (parallel && !r.row_fused && r.extents.back() > 1 && !update_axis_serial(r, static_cast<int>(r.vars.size()) - 1)) add_parallel_update(i, r, across);
+        if (parallel && !r.row_fused() && r.extents.back() > 1 && !update_axis_serial(r, static_cast<int>(r.vars.size()) - 1)) add_parallel_update(i, r, across);
     }
 
     // A float sum (BlockedSum, lowering.h): the accumulator's lanes are the vector, or, with one
@@ -129,7 +129,7 @@ private:
             across = width;
         }
         const bool parallel = product(r.extents) * product(r.rextents) >= kMinParallelElements && !r.vars.empty() &&
-                              !r.row_fused && r.extents.back() > 1;
+                              !r.row_fused() && r.extents.back() > 1;
         if (parallel) add_parallel_update(i, r, across);
     }
 

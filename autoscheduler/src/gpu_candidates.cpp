@@ -53,7 +53,7 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
     }
     // Threads of a block per output of a reduction over rows (a row root's members take its
     // threads: changing them is several regions' change).
-    for (int64_t threads : region == lowered.row_root ? std::vector<int64_t>{} : std::vector<int64_t>{128, 512}) {
+    for (int64_t threads : is_row_root(lowered, region) ? std::vector<int64_t>{} : std::vector<int64_t>{128, 512}) {
         changed(Choice::GpuRows, [&](Decision &d) { return d.value != threads && (d.value = threads, true); });
     }
     // Block shapes of a tile of two axes.

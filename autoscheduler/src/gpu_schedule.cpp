@@ -60,9 +60,8 @@ enum class RowBlocks { None, Stored, Recomputed };
 // elementwise kernels spread over the whole GPU). Recomputed, softmax over rows of any length
 // ran 0.243 ms for 8192² on an H200, where a kernel per reduction took 0.438 (layer norm 0.090
 // against 0.275).
-RowBlocks row_blocks(const LoweredPipeline &lowered) {
-    if (lowered.row_root < 0) return RowBlocks::None;
-    const RegionFunc &root = lowered.regions[lowered.row_root];
+RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
+    const RegionFunc &root = lowered.regions[root_region];
     // The rows themselves may be any number (the grid's x), as a batch of varying size is.
     if (root.vars.size() < 2 || root.accumulator.defined() || root.library_call || !block_loops_fit_grid(root, 1)) {
         return RowBlocks::None;
@@ -71,7 +70,7 @@ RowBlocks row_blocks(const LoweredPipeline &lowered) {
     bool members = false, output_member = false;
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
-        if (!r.row_fused || (r.optional && !r.stored_by_default)) continue;
+        if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         members = true;
         if (r.library_call || r.op_class == OpClass::Matmul || own_accumulator(r) || r.staged_operand.defined()) {
             return RowBlocks::None;
@@ -128,13 +127,18 @@ bool read_by_library_call(const LoweredPipeline &lowered, const RegionFunc &r) {
 
 Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &analysis) {
     Schedule schedule;
-    const RowBlocks blocks = row_blocks(lowered);
-    const bool rows = blocks != RowBlocks::None;
-    // The threads of a row root's blocks, which its members' loops across the row share.
-    const int64_t row_threads = rows ? block_reduction_threads(lowered.regions[lowered.row_root].extents[0]) : 0;
+    // Each row group's blocks, by its root's region.
+    std::vector<RowBlocks> group_blocks(lowered.regions.size(), RowBlocks::None);
+    for (int root : lowered.row_roots) group_blocks[root] = row_blocks(lowered, root);
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const int region = static_cast<int>(i);
+        // The region's row group (its root's region; -1 for none) and how it maps onto blocks.
+        const int group = is_row_root(lowered, region) ? region : r.row_root;
+        const RowBlocks blocks = group >= 0 ? group_blocks[group] : RowBlocks::None;
+        const bool rows = blocks != RowBlocks::None;
+        // The threads of a row root's blocks, which its members' loops across the row share.
+        const int64_t row_threads = rows ? block_reduction_threads(lowered.regions[group].extents[0]) : 0;
         if (r.optional && !r.stored_by_default) {
             schedule.push_back({region, Choice::Inline});
             continue;
@@ -142,18 +146,18 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // Elementwise work over rows of a block's vectors or more: four neighbours a thread.
         const bool row_vector = !r.accumulator.defined() && !r.vars.empty() &&
                                 r.extents[0] >= kThreadsPerBlock * kVectorPoints && !computes_64_bit(r.func);
-        if (rows && region == lowered.row_root) {
+        if (rows && region == group) {
             schedule.push_back({region, Choice::ComputeRoot});
             schedule.push_back({region, Choice::GpuRows, -1, row_threads});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }
-        if (blocks == RowBlocks::Recomputed && r.row_fused && !r.accumulator.defined()) {
+        if (blocks == RowBlocks::Recomputed && r.row_fused() && !r.accumulator.defined()) {
             schedule.push_back({region, Choice::Inline});
             continue;
         }
-        if (rows && r.row_fused) {
-            schedule.push_back({region, Choice::ComputeAtRow, -1, lowered.row_root});
+        if (rows && r.row_fused()) {
+            schedule.push_back({region, Choice::ComputeAtRow, -1, group});
             schedule.push_back({region, Choice::GpuTile, -1, row_threads, 0});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;

@@ -57,14 +57,14 @@ void set_once(T &field, T value, T unset, const Decision &d, const LoweredPipeli
 }  // namespace
 
 bool plain_elementwise(const RegionFunc &r) {
-    return !r.accumulator.defined() && !r.library_call && !r.row_fused && !r.vars.empty() &&
+    return !r.accumulator.defined() && !r.library_call && !r.row_fused() && !r.vars.empty() &&
            r.op_class != OpClass::Matmul;
 }
 
 bool own_accumulator(const RegionFunc &r) { return r.accumulator.defined() && r.accumulator.name() == r.func.name(); }
 
 bool tile_member(const RegionFunc &r) {
-    return plain_elementwise(r) || (own_accumulator(r) && r.serial_update_axes == 0 && !r.vars.empty() && !r.row_fused &&
+    return plain_elementwise(r) || (own_accumulator(r) && r.serial_update_axes == 0 && !r.vars.empty() && !r.row_fused() &&
                                     r.func.num_update_definitions() == 1);
 }
 
@@ -206,7 +206,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         case Choice::Inline:
             set_once(p.placed, true, false, d, lowered);
             need(r.optional || (lowered.for_gpu && !is_output(lowered, d.region) &&
-                                (r.library_call || (r.row_fused && !r.accumulator.defined()))),
+                                (r.library_call || (r.row_fused() && !r.accumulator.defined()))),
                  "only an optional region (a stencil intermediate, or a store the scheduler may undo), a cuBLAS "
                  "call's copy that is no output, or an elementwise row member on the GPU is inlined");
             p.inlined = true;
@@ -232,7 +232,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.gpu_rows_per_thread = d.value2;
             break;
         case Choice::GpuRows:
-            need((static_cast<int>(d.region) == lowered.row_root && r.vars.size() >= 2 && !r.accumulator.defined() &&
+            need((is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 && !r.accumulator.defined() &&
                   block_loops_fit_grid(r, 1)) ||
                      gpu_rows_reduction(r),
                  "only the row root (elementwise, two axes or more), or a reduction over its innermost axis alone, "

@@ -56,8 +56,7 @@ std::vector<Schedule> stored_candidates(const LoweredPipeline &lowered, int i, c
     const int64_t cores = machine.cores;
     const int last = static_cast<int>(r.vars.size()) - 1;
     std::vector<std::vector<Schedule>> choices;
-    const bool per_row = r.row_fused && lowered.row_root >= 0;
-    choices.push_back({per_row ? Schedule{{i, Choice::ComputeAtRow, -1, lowered.row_root}} : Schedule{{i, Choice::ComputeRoot}}});
+    choices.push_back({r.row_fused() ? Schedule{{i, Choice::ComputeAtRow, -1, r.row_root}} : Schedule{{i, Choice::ComputeRoot}}});
     // Vectors first: where the model ties (a memory-bound region) the search keeps the first,
     // and scalar loops cost more than the model's bandwidth bound says.
     auto vector_options = [&](int64_t extent) {
@@ -93,7 +92,7 @@ std::vector<Schedule> stored_candidates(const LoweredPipeline &lowered, int i, c
         std::vector<Schedule> loops;
         for (const Schedule &v : vector_options(r.extents[0])) {
             loops.push_back(v);
-            if (per_row) continue;
+            if (r.row_fused()) continue;
             if (r.vars.size() == 1) {
                 for (int64_t chunks : {2 * cores, int64_t(64)}) {
                     if (r.extents[0] < 4 * chunks * std::max<int64_t>(w, 1)) continue;
@@ -133,7 +132,7 @@ std::vector<Schedule> stored_candidates(const LoweredPipeline &lowered, int i, c
         std::vector<Schedule> updates;
         for (const Schedule &st : strategy) {
             updates.push_back(st);
-            if (per_row || r.vars.empty() || r.extents[last] <= 1 || update_axis_serial(r, last)) continue;
+            if (r.row_fused() || r.vars.empty() || r.extents[last] <= 1 || update_axis_serial(r, last)) continue;
             int64_t across = 1;
             for (const Decision &d : st) {
                 if (d.choice == Choice::ReduceAcrossOutputs || (d.choice == Choice::SumVector && r.blocked_sum->lanes == 1)) {

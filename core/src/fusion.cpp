@@ -303,46 +303,85 @@ std::vector<NodeId> first_stores_reached(const Graph &g, const Partition &p, con
 
 }  // namespace
 
+namespace {
+
+// Whether `root`, an elementwise region stored whole, can root a row group.
+bool row_root_candidate(const Node &root) {
+    return op_class(root.kind) == OpClass::Elementwise && root.ndim() >= 2 && root.shape[0] >= 2;
+}
+
+// Drops the members whose value reaches a store outside the group (`root` and the members),
+// until none does: a member is computed per row inside the root's loop, where no region outside
+// it can read it (a matrix product computed once, before the rows, that reads a member). A
+// member whose value reaches no store at all is dropped too. Returns whether any member is left.
+bool close_group(const Graph &g, const Partition &p, const std::vector<std::vector<NodeId>> &users, NodeId root,
+                 std::vector<bool> &member) {
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const Region &region : p.regions) {
+            if (!member[region.root]) continue;
+            const std::vector<NodeId> stores = first_stores_reached(g, p, users, region.root);
+            const bool inside = !stores.empty() && std::all_of(stores.begin(), stores.end(), [&](NodeId s) {
+                return s == root || member[s];
+            });
+            if (!inside) {
+                member[region.root] = false;
+                changed = true;
+            }
+        }
+    }
+    return std::any_of(member.begin(), member.end(), [](bool m) { return m; });
+}
+
+void add_row_group(Partition &p, NodeId root, const std::vector<bool> &member) {
+    p.row_roots.push_back(root);
+    for (size_t id = 0; id < member.size(); ++id) {
+        if (member[id]) p.row_root_of[id] = root;
+    }
+}
+
+}  // namespace
+
 void find_row_fusion(const Graph &graph, Partition &partition, bool producers_outside) {
-    partition.row_root = -1;
-    partition.row_fused.assign(graph.num_nodes(), false);
-    if (graph.outputs().size() != 1) return;
-    const Node &root = graph.node(graph.outputs()[0]);
-    if (op_class(root.kind) != OpClass::Elementwise || root.ndim() < 2 || root.shape[0] < 2) return;
+    partition.row_roots.clear();
+    partition.row_root_of.assign(graph.num_nodes(), -1);
     std::vector<std::vector<NodeId>> users(graph.num_nodes());
     for (const Node &n : graph.nodes()) {
         for (NodeId in : n.inputs) users[in].push_back(n.id);
     }
-    std::vector<bool> member(graph.num_nodes(), false);
-    bool any_outside = false;
-    for (const Region &region : partition.regions) {
-        if (region.root == root.id) continue;
-        if (row_aligned(graph, partition, users, graph.node(region.root), root)) {
-            member[region.root] = true;
-        } else if (producers_outside) {
-            any_outside = true;
-        } else {
-            return;
-        }
-    }
-    // A region computed once, before the rows (a matrix product whose rows a softmax reads),
-    // cannot read one computed per row: such members leave the rows too, until none is left.
-    for (bool changed = any_outside; changed;) {
-        changed = false;
+    if (!producers_outside) {
+        // One group, rooted at the single output, every other region in it.
+        if (graph.outputs().size() != 1) return;
+        const Node &root = graph.node(graph.outputs()[0]);
+        if (!row_root_candidate(root)) return;
+        std::vector<bool> member(graph.num_nodes(), false);
         for (const Region &region : partition.regions) {
-            if (!member[region.root]) continue;
-            for (NodeId store : first_stores_reached(graph, partition, users, region.root)) {
-                if (store != root.id && !member[store]) {
-                    member[region.root] = false;
-                    changed = true;
-                    break;
-                }
-            }
+            if (region.root == root.id) continue;
+            if (!row_aligned(graph, partition, users, graph.node(region.root), root)) return;
+            member[region.root] = true;
         }
+        if (close_group(graph, partition, users, root.id, member)) add_row_group(partition, root.id, member);
+        return;
     }
-    if (std::none_of(member.begin(), member.end(), [](bool m) { return m; })) return;
-    partition.row_root = root.id;
-    partition.row_fused = member;
+    // Groups rooted at elementwise regions stored whole, the latest first: each takes the
+    // row-aligned regions before it (no output: an output is stored whole) that nothing outside
+    // the group reads; a region taken is neither a later candidate's member nor a root.
+    std::vector<bool> taken(graph.num_nodes(), false), is_output(graph.num_nodes(), false);
+    for (NodeId out : graph.outputs()) is_output[out] = true;
+    for (auto it = partition.regions.rbegin(); it != partition.regions.rend(); ++it) {
+        const Node &root = graph.node(it->root);
+        if (taken[root.id] || !row_root_candidate(root)) continue;
+        std::vector<bool> member(graph.num_nodes(), false);
+        for (auto before = std::next(it); before != partition.regions.rend(); ++before) {
+            const Node &r = graph.node(before->root);
+            if (!taken[r.id] && !is_output[r.id] && row_aligned(graph, partition, users, r, root)) member[r.id] = true;
+        }
+        if (!close_group(graph, partition, users, root.id, member)) continue;
+        taken[root.id] = true;
+        for (size_t id = 0; id < member.size(); ++id) taken[id] = taken[id] || member[id];
+        add_row_group(partition, root.id, member);
+    }
+    std::reverse(partition.row_roots.begin(), partition.row_roots.end());
 }
 
 namespace {
@@ -389,17 +428,25 @@ void mark_store_choices(const Graph &graph, Partition &p) {
     }
 }
 
+// Regions no row group computes per row: its roots and the regions outside every group.
+size_t regions_outside_rows(const Partition &p) {
+    return static_cast<size_t>(std::count_if(p.regions.begin(), p.regions.end(),
+                                             [&](const Region &r) { return row_root_of(p, r.root) < 0; }));
+}
+
 Partition choose_partition(const Graph &graph, bool producers_outside_rows) {
     Partition p = partition_with_budget(graph, kRecomputeBudget);
     find_row_fusion(graph, p, producers_outside_rows);
-    if (p.row_root < 0) {
+    if (p.row_roots.empty()) {
         mark_optional_regions(graph, p);
         mark_store_choices(graph, p);
         return p;
     }
+    // The row budget stores more; taken where that adds no region outside the groups (a kernel of
+    // its own on the GPU).
     Partition stored = partition_with_budget(graph, kRowRecomputeBudget);
     find_row_fusion(graph, stored, producers_outside_rows);
-    return stored.row_root >= 0 ? stored : p;
+    return !stored.row_roots.empty() && regions_outside_rows(stored) <= regions_outside_rows(p) ? stored : p;
 }
 
 std::string describe(const Graph &graph, const BudgetStore &b) {
@@ -433,8 +480,8 @@ std::string print_partition(const Graph &graph, const Partition &partition) {
             out += " fuses";
             for (NodeId id : r.fused) out += " %" + std::to_string(id) + ":" + op_name(graph.node(id).kind);
         }
-        if (marks(partition.row_fused, r.root)) {
-            out += " [computed per row of %" + std::to_string(partition.row_root) + "]";
+        if (row_root_of(partition, r.root) >= 0) {
+            out += " [computed per row of %" + std::to_string(row_root_of(partition, r.root)) + "]";
         }
         if (marks(partition.stored_by_default, r.root)) {
             out += " [optional: stored by the cost rule; the schedule may inline it]";

@@ -57,7 +57,7 @@ TEST_CASE("softmax without row fusion: reductions are roots, elementwise work is
     Softmax sm(/*extra_output=*/true);  // two outputs: no single row root
     Partition p = partition_into_regions(sm.g);
     REQUIRE(p.materialized.size() == static_cast<size_t>(sm.g.num_nodes()));
-    CHECK(p.row_root == -1);
+    CHECK(p.row_roots.empty());
     // The exp is read by two regions: the cost rule inlines it into both (2 places, 11 units),
     // and it is an optional region, which the baseline inlines and the search may store.
     CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.e, sm.s, sm.y});
@@ -81,19 +81,66 @@ TEST_CASE("softmax without row fusion: reductions are roots, elementwise work is
 TEST_CASE("softmax with row fusion: reductions and the shared exp are computed per output row") {
     Softmax sm(/*extra_output=*/false);
     Partition p = partition_into_regions(sm.g);
-    CHECK(p.row_root == sm.y);
+    CHECK(p.row_roots == std::vector<NodeId>{sm.y});
     CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.e, sm.s, sm.y});
     for (NodeId id : {sm.m, sm.e, sm.s}) {
         INFO("node %", id);
-        CHECK(p.row_fused[id]);
+        CHECK(p.row_root_of[id] == sm.y);
     }
-    CHECK_FALSE(p.row_fused[sm.y]);
+    CHECK(p.row_root_of[sm.y] == -1);
     CHECK(print_partition(sm.g, p) ==
           "region 0 -> %1 (max) [computed per row of %7]\n"
           "region 1 -> %4 (exp) fuses %2:broadcast %3:sub [computed per row of %7]\n"
           "region 2 -> %5 (sum) [computed per row of %7]\n"
           "region 3 -> %7 (div) fuses %6:broadcast\n"
           "%4 (exp) stored: inlined it would be computed at 2 places of up to 12 op units each (recompute budget 8)\n");
+}
+
+// Softmax rows appended to `g` after `x` (rows x cols): max, exp, sum and the division.
+struct SoftmaxRows {
+    NodeId m, e, s, y;
+    SoftmaxRows(Graph &g, NodeId x, int64_t rows, int64_t cols) {
+        m = g.add_op(OpKind::Max, {x}, reduce_attrs({1}, 1));
+        NodeId d = g.add_op(OpKind::Sub, {x, g.add_op(OpKind::Broadcast, {m}, Attrs{{"shape", Ints{rows, cols}}})});
+        e = g.add_op(OpKind::Exp, {d});
+        s = g.add_op(OpKind::Sum, {e}, reduce_attrs({1}, 1));
+        y = g.add_op(OpKind::Div, {e, g.add_op(OpKind::Broadcast, {s}, Attrs{{"shape", Ints{rows, cols}}})});
+    }
+};
+
+TEST_CASE("on the GPU, each softmax read by a product roots a row group of its own") {
+    // softmax(softmax(x) @ w): the first softmax is stored whole for the product, its reductions
+    // computed per row of it; the second's per row of the output.
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {6, 8});
+    NodeId w = g.add_input(1, DType::Float32, {8, 5});
+    SoftmaxRows first(g, x, 6, 8);
+    NodeId mm = g.add_op(OpKind::Matmul, {first.y, w});
+    SoftmaxRows second(g, mm, 6, 5);
+    g.set_outputs({second.y});
+
+    Partition gpu = partition_into_regions(g, /*producers_outside_rows=*/true);
+    CHECK(gpu.row_roots == std::vector<NodeId>{first.y, second.y});
+    for (NodeId id : {first.m, first.e, first.s}) CHECK(gpu.row_root_of[id] == first.y);
+    for (NodeId id : {second.m, second.e, second.s}) CHECK(gpu.row_root_of[id] == second.y);
+    for (NodeId id : {first.y, mm, second.y}) CHECK(gpu.row_root_of[id] == -1);
+    // The CPU's rule: every region row-aligned with the single output (the product is not).
+    CHECK(partition_into_regions(g).row_roots.empty());
+}
+
+TEST_CASE("a row group takes no output and no region read outside it") {
+    // softmax(x) with its max returned too and the exp's column sums: the max is an output
+    // (stored whole) and the exp is read by a region outside the rows, so the row sum is the
+    // only member.
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {6, 8});
+    SoftmaxRows sm(g, x, 6, 8);
+    NodeId col = g.add_op(OpKind::Sum, {sm.e}, reduce_attrs({0}, 0));
+    g.set_outputs({sm.y, sm.m, col});
+    Partition gpu = partition_into_regions(g, /*producers_outside_rows=*/true);
+    CHECK(gpu.row_roots == std::vector<NodeId>{sm.y});
+    CHECK(gpu.row_root_of[sm.s] == sm.y);
+    for (NodeId id : {sm.m, sm.e, col}) CHECK(gpu.row_root_of[id] == -1);
 }
 
 TEST_CASE("row fusion refuses reductions whose rows do not line up with the output's") {
@@ -104,14 +151,14 @@ TEST_CASE("row fusion refuses reductions whose rows do not line up with the outp
     NodeId s = g.add_op(OpKind::Sum, {x}, reduce_attrs({1}, 0));
     NodeId bs = g.add_op(OpKind::Broadcast, {s}, Attrs{{"shape", Ints{6, 6}}});
     g.set_outputs({g.add_op(OpKind::Sub, {x, bs})});
-    CHECK(partition_into_regions(g).row_root == -1);
+    CHECK(partition_into_regions(g).row_roots.empty());
 
     Graph h;  // a column reduction (axis 0) with keepdims: rows do not line up either
     NodeId hx = h.add_input(0, DType::Float32, {6, 6});
     NodeId hs = h.add_op(OpKind::Sum, {hx}, reduce_attrs({0}, 1));
     NodeId hb = h.add_op(OpKind::Broadcast, {hs}, Attrs{{"shape", Ints{6, 6}}});
     h.set_outputs({h.add_op(OpKind::Sub, {hx, hb})});
-    CHECK(partition_into_regions(h).row_root == -1);
+    CHECK(partition_into_regions(h).row_roots.empty());
 }
 
 TEST_CASE("matmul: elementwise producers are materialized, layout producers are not") {

@@ -32,10 +32,12 @@ struct Partition {
     // same-rank broadcasts, each row of the output needs just the same row of each of them; they
     // are then computed row by row inside the output's loop while the row is in cache, and a
     // shared transcendental is stored per row rather than recomputed (kRowRecomputeBudget). On the
-    // GPU other regions may stay outside the rows (a matrix product a softmax reads), computed
-    // once before them, where they read none of the rows' members.
-    NodeId row_root = -1;              // the output region's node, or -1
-    std::vector<bool> row_fused;       // per node: a reduction computed per row of row_root
+    // GPU a pipeline may hold several such groups, each rooted at an elementwise region stored
+    // whole (an output, or a value other regions read: a layer norm whose rows a matrix product
+    // reads, a softmax over attention scores); regions outside every group are computed once,
+    // before or after, and read no group's members.
+    std::vector<NodeId> row_roots;     // each group's root, in topological order (none: empty)
+    std::vector<NodeId> row_root_of;   // per node: the root a member is computed per row of, or -1
     std::vector<BudgetStore> budget_stores;  // roots chosen by the cost rule, in node order
     std::vector<int64_t> places;       // per node: the distinct places the cost rule counted
     // Per node: a region whose inline-or-store the scheduler chooses (empty when there are none,
@@ -53,6 +55,9 @@ struct Partition {
 
 // Whether per-node flags of a Partition mark `id` (an empty vector marks none).
 inline bool marks(const std::vector<bool> &flags, NodeId id) { return !flags.empty() && flags[id]; }
+
+// The row root node `id` is computed per row of, or -1 (not a row group's member).
+inline NodeId row_root_of(const Partition &p, NodeId id) { return p.row_root_of.empty() ? -1 : p.row_root_of[id]; }
 
 // Op units one evaluation of a node's own expression costs: a transcendental 10, a division or
 // square root 3, other arithmetic 1, layout ops and leaves 0.
@@ -82,12 +87,14 @@ int op_units(const Node &node);
 // Stores either rule forces are listed in `budget_stores`, logged (spdlog, info) and printed by
 // print_partition.
 //
-// `producers_outside_rows` (the GPU's): row fusion also where other regions are not row-aligned
-// (a matrix product a softmax reads), those computed once before the rows; without it, every
-// other region must be row-aligned (the CPU's measured rule).
+// `producers_outside_rows` (the GPU's): row groups also where other regions are not row-aligned
+// (a matrix product a softmax reads), those computed once before or after the rows, and a group
+// per elementwise region stored whole that has row-aligned producers; without it, one group at
+// most, rooted at the single output, and every other region must be row-aligned (the CPU's
+// measured rule).
 Partition partition_into_regions(const Graph &graph, bool producers_outside_rows = false);
 
-// Fills partition.row_root / row_fused when the graph qualifies (see Partition).
+// Fills partition.row_roots / row_root_of where the graph qualifies (see Partition).
 void find_row_fusion(const Graph &graph, Partition &partition, bool producers_outside = false);
 
 std::string print_partition(const Graph &graph, const Partition &partition);

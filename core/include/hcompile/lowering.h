@@ -3,6 +3,8 @@
 
 #include <Halide.h>
 
+#include <algorithm>
+
 #include <optional>
 #include <vector>
 
@@ -77,7 +79,9 @@ struct RegionFunc {
                                         // written in Halide, halide_pipeline.h)
     Halide::Func accumulator;           // the Func with the update (reductions, matmul); `func` reads
                                         // it, or is it (a Halide pipeline's reduction, halide_pipeline.h)
-    bool row_fused = false;             // computed per row of the pipeline's row root (Partition)
+    int row_root = -1;                  // the region (index in `regions`) it is computed per row of
+                                        // (a row group's member, Partition), or -1
+    bool row_fused() const { return row_root >= 0; }
     bool optional = false;              // the schedule chooses inline or store (Partition)
     bool stored_by_default = false;     // ... and the baseline stores it (else inlines it)
     std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure
@@ -98,7 +102,7 @@ struct LoweredPipeline {
     std::vector<LoweredScalar> scalars;
     std::vector<Halide::Func> outputs;     // one per graph output
     std::vector<RegionFunc> regions;       // materialized funcs, including outputs
-    int row_root = -1;                     // index in `regions` of the row-fusion root, or -1
+    std::vector<int> row_roots;            // indices in `regions` of the row groups' roots
     // Loads at constant indices, one Func per input (LowerContext::PointLoads): hcompile's
     // schedules compute them at root; Halide's autoschedulers refuse pre-scheduled Funcs and
     // place them themselves.
@@ -110,6 +114,11 @@ struct LoweredPipeline {
     bool for_gpu = false;  // lowered for a GPU target (its library calls are cuBLAS's)
     Halide::Pipeline pipeline;
 };
+
+// Whether region `region` of `lowered` roots a row group.
+inline bool is_row_root(const LoweredPipeline &lowered, int region) {
+    return std::find(lowered.row_roots.begin(), lowered.row_roots.end(), region) != lowered.row_roots.end();
+}
 
 // The target a lowered pipeline must be compiled for: `target` with IEEE float semantics
 // (Halide's strict_float feature). Halide's default float mode gives LLVM "no NaN, no inf, no

@@ -389,6 +389,21 @@ Halide::Target ieee_target(const Halide::Target &target) {
     return target.with_feature(Halide::Target::StrictFloat);
 }
 
+namespace {
+
+// Row groups (Partition) by region index: each member's root, and the roots.
+void link_row_groups(const Partition &partition, LoweredPipeline &out) {
+    std::vector<int> region_of_node(partition.materialized.size(), -1);
+    for (size_t i = 0; i < out.regions.size(); ++i) region_of_node[out.regions[i].node] = static_cast<int>(i);
+    for (RegionFunc &r : out.regions) {
+        const NodeId root = row_root_of(partition, r.node);
+        if (root >= 0) r.row_root = region_of_node[root];
+    }
+    for (NodeId root : partition.row_roots) out.row_roots.push_back(region_of_node[root]);
+}
+
+}  // namespace
+
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols,
                                 const std::vector<NodeId> &library_calls, bool for_gpu) {
@@ -457,13 +472,12 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         }
         out.node_funcs[n.id] = f;
         if (partition.materialized[n.id]) {
-            region.row_fused = marks(partition.row_fused, n.id);
             region.optional = marks(partition.optional, n.id);
             region.stored_by_default = marks(partition.stored_by_default, n.id);
-            if (n.id == partition.row_root) out.row_root = static_cast<int>(out.regions.size());
             if (op_class(n.kind) != OpClass::Leaf) out.regions.push_back(region);
         }
     }
+    link_row_groups(partition, out);
 
     // Outputs: a node's own Func, or a copy where Halide needs a distinct Func (an input or
     // constant returned as is, or the same node returned twice), or where other nodes read the

@@ -63,7 +63,7 @@ public:
 
     // The Func of a region root computed at the root (not per row of another region), or null.
     const Halide::Func *stored_region(NodeId id) const {
-        bool per_row = !partition_.row_fused.empty() && partition_.row_fused[id];
+        const bool per_row = row_root_of(partition_, id) >= 0;
         return partition_.materialized[id] && op_class(graph.node(id).kind) != OpClass::Leaf && !per_row
                    ? &funcs_[id] : nullptr;
     }
