@@ -243,13 +243,21 @@ Partition partition_with_budget(const Graph &graph, int budget) {
     return p;
 }
 
-// Whether node `r` (a reduction) keeps axis 0 with the same extent as `root` and every path from
-// it to another region passes only through elementwise ops and same-rank broadcasts, ending at
-// `root` or at other reductions; those keep axis 0 aligned with root's axis 0.
+// The shape whose rows a row group's root computes: its own, or for a reshape root (below) its
+// input's.
+const Shape &row_shape(const Graph &g, const Node &root) {
+    return root.kind == OpKind::Reshape ? g.node(root.inputs[0]).shape : root.shape;
+}
+
+// Whether node `r` (a reduction) keeps axis 0 with the same extent as `root`'s rows (row_shape)
+// and every path from it to another region passes only through elementwise ops and same-rank
+// broadcasts, ending at `root` or at other reductions; those keep axis 0 aligned with root's
+// axis 0.
 bool row_aligned(const Graph &g, const Partition &p, const std::vector<std::vector<NodeId>> &users,
                  const Node &r, const Node &root) {
     bool storable = op_class(r.kind) == OpClass::Reduction || op_class(r.kind) == OpClass::Elementwise;
-    if (!storable || r.ndim() != root.ndim() || r.shape[0] != root.shape[0]) return false;
+    const Shape &rows = row_shape(g, root);
+    if (!storable || r.ndim() != static_cast<int>(rows.size()) || r.shape[0] != rows[0]) return false;
     if (op_class(r.kind) == OpClass::Elementwise) {
         // keeps every axis; only its consumers' paths matter
     } else if (r.kind == OpKind::Argmax || r.kind == OpKind::Argmin) {
@@ -305,9 +313,22 @@ std::vector<NodeId> first_stores_reached(const Graph &g, const Partition &p, con
 
 namespace {
 
-// Whether `root`, an elementwise region stored whole, can root a row group.
-bool row_root_candidate(const Node &root) {
-    return op_class(root.kind) == OpClass::Elementwise && root.ndim() >= 2 && root.shape[0] >= 2;
+// Whether `root`, a region stored whole, can root a row group: elementwise, or (`reshapes`, the
+// GPU's) a reshape of an elementwise value that regroups only the axes before the innermost (a
+// layer norm's rows of (batch * tokens, width) returned as (batch, tokens, width)): its rows are
+// its input's, one to one.
+bool row_root_candidate(const Graph &g, const Node &root, bool reshapes) {
+    if (root.kind == OpKind::Reshape) {
+        const Node &in = g.node(root.inputs[0]);
+        if (!reshapes || op_class(in.kind) != OpClass::Elementwise || root.ndim() < 2 ||
+            root.shape.back() != in.shape.back()) {
+            return false;
+        }
+    } else if (op_class(root.kind) != OpClass::Elementwise) {
+        return false;
+    }
+    const Shape &rows = row_shape(g, root);
+    return rows.size() >= 2 && rows[0] >= 2;
 }
 
 // Drops the members whose value reaches a store outside the group (`root` and the members),
@@ -353,7 +374,7 @@ void find_row_fusion(const Graph &graph, Partition &partition, bool producers_ou
         // One group, rooted at the single output, every other region in it.
         if (graph.outputs().size() != 1) return;
         const Node &root = graph.node(graph.outputs()[0]);
-        if (!row_root_candidate(root)) return;
+        if (!row_root_candidate(graph, root, false)) return;
         std::vector<bool> member(graph.num_nodes(), false);
         for (const Region &region : partition.regions) {
             if (region.root == root.id) continue;
@@ -370,7 +391,7 @@ void find_row_fusion(const Graph &graph, Partition &partition, bool producers_ou
     for (NodeId out : graph.outputs()) is_output[out] = true;
     for (auto it = partition.regions.rbegin(); it != partition.regions.rend(); ++it) {
         const Node &root = graph.node(it->root);
-        if (taken[root.id] || !row_root_candidate(root)) continue;
+        if (taken[root.id] || !row_root_candidate(graph, root, true)) continue;
         std::vector<bool> member(graph.num_nodes(), false);
         for (auto before = std::next(it); before != partition.regions.rend(); ++before) {
             const Node &r = graph.node(before->root);

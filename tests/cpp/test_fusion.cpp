@@ -128,6 +128,24 @@ TEST_CASE("on the GPU, each softmax read by a product roots a row group of its o
     CHECK(partition_into_regions(g).row_roots.empty());
 }
 
+TEST_CASE("on the GPU a reshape that regroups only the outer axes roots the rows it reshapes") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {6, 8});
+    SoftmaxRows sm(g, x, 6, 8);
+    NodeId out = g.add_op(OpKind::Reshape, {sm.y}, Attrs{{"shape", Ints{2, 3, 8}}});
+    g.set_outputs({out});
+    Partition gpu = partition_into_regions(g, /*producers_outside_rows=*/true);
+    CHECK(gpu.row_roots == std::vector<NodeId>{out});
+    for (NodeId id : {sm.m, sm.e, sm.s}) CHECK(gpu.row_root_of[id] == out);
+    CHECK(partition_into_regions(g).row_roots.empty());   // the CPU's rule: an elementwise output
+
+    Graph h;   // a reshape that splits the rows themselves: their members would not line up
+    NodeId hx = h.add_input(0, DType::Float32, {6, 8});
+    SoftmaxRows hs(h, hx, 6, 8);
+    h.set_outputs({h.add_op(OpKind::Reshape, {hs.y}, Attrs{{"shape", Ints{6, 2, 4}}})});
+    CHECK(partition_into_regions(h, /*producers_outside_rows=*/true).row_roots.empty());
+}
+
 TEST_CASE("a row group takes no output and no region read outside it") {
     // softmax(x) with its max returned too and the exp's column sums: the max is an output
     // (stored whole) and the exp is read by a region outside the rows, so the row sum is the
