@@ -146,9 +146,9 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // The region's row group (its root's region; -1 for none) and how it maps onto blocks.
         const int group = is_row_root(lowered, region) ? region : r.row_root;
         const RowBlocks blocks = group >= 0 ? group_blocks[group] : RowBlocks::None;
-        const bool rows = blocks != RowBlocks::None;
+        const bool in_row_blocks = blocks != RowBlocks::None;
         // The threads of a row root's blocks, which its members' loops across the row share.
-        const int64_t row_threads = rows ? block_reduction_threads(lowered.regions[group].extents[0]) : 0;
+        const int64_t row_threads = in_row_blocks ? block_reduction_threads(lowered.regions[group].extents[0]) : 0;
         if (r.optional && !r.stored_by_default) {
             schedule.push_back({region, Choice::Inline});
             continue;
@@ -156,7 +156,7 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // Elementwise work over rows of a block's vectors or more: four neighbours a thread.
         const bool row_vector = !r.accumulator.defined() && !r.vars.empty() &&
                                 r.extents[0] >= kThreadsPerBlock * kVectorPoints && !computes_64_bit(r.func);
-        if (rows && region == group) {
+        if (in_row_blocks && region == group) {
             schedule.push_back({region, Choice::ComputeRoot});
             schedule.push_back({region, Choice::GpuRows, -1, row_threads});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
@@ -166,7 +166,7 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
             schedule.push_back({region, Choice::Inline});
             continue;
         }
-        if (rows && r.row_fused()) {
+        if (in_row_blocks && r.row_fused()) {
             schedule.push_back({region, Choice::ComputeAtRow, -1, group});
             schedule.push_back({region, Choice::GpuTile, -1, row_threads, 0});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
