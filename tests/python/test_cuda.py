@@ -252,15 +252,24 @@ def _two_layernorms(x, w):
     return _layernorm(y @ w + y).reshape(2, -1, x.shape[1])
 
 
+def _long_rows_reshaped(x):
+    return _layernorm(x * 2.0 + 1.0).reshape(4, -1, x.shape[1])
+
+
+def _two_long_layernorms(x, w):
+    return _layernorm(w @ _layernorm(x))
+
+
 # (function, shapes, regions computed per row of some row group's root). The later ones root
 # their groups at values other regions read (a layer norm or a softmax a product reads), or have
 # an output that is no member (the softmax's max, returned too), or two groups, the second's root
-# a reshape of its rows.
+# a reshape of its rows; the last two have rows too long for shared memory (members recomputed).
 ROWS_AFTER_PRODUCERS = [(_softmax_of_product, [(64, 48), (48, 300)], 3), (_layernorm_of_product, [(40, 64), (64, 512)], 2),
                         (_rows_and_columns, [(50, 700)], 1), (_column_sum_of_a_row_member, [(50, 700)], 0),
                         (_layernorm_read_by_a_product, [(40, 64), (64, 32)], 3),
                         (_attention, [(4, 48, 32), (4, 48, 32), (4, 48, 32)], 3), (_softmax_and_its_max, [(50, 300)], 2),
-                        (_two_layernorms, [(40, 64), (64, 64)], 5)]
+                        (_two_layernorms, [(40, 64), (64, 64)], 5),
+                        (_long_rows_reshaped, [(256, 12288)], 3), (_two_long_layernorms, [(256, 12288), (256, 256)], 5)]
 
 
 @pytest.mark.parametrize("fn,shapes,members", ROWS_AFTER_PRODUCERS, ids=lambda c: getattr(c, "__name__", ""))
