@@ -139,7 +139,9 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
     Schedule schedule;
     // Each row group's blocks, by its root's region.
     std::vector<RowBlocks> group_blocks(lowered.regions.size(), RowBlocks::None);
-    for (int root : lowered.row_roots) group_blocks[root] = row_blocks(lowered, root);
+    for (int root = 0; root < static_cast<int>(lowered.regions.size()); ++root) {
+        if (is_row_root(lowered, root)) group_blocks[root] = row_blocks(lowered, root);
+    }
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         const int region = static_cast<int>(i);

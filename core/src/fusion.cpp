@@ -309,10 +309,6 @@ std::vector<NodeId> first_stores_reached(const Graph &g, const Partition &p, con
     return stores;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether `root`, a region stored whole, can root a row group: elementwise, or (`reshapes`, the
 // GPU's) a reshape of an elementwise value that regroups only the axes before the innermost (a
 // layer norm's rows of (batch * tokens, width) returned as (batch, tokens, width)): its rows are
@@ -355,7 +351,6 @@ bool close_group(const Graph &g, const Partition &p, const std::vector<std::vect
 }
 
 void add_row_group(Partition &p, NodeId root, const std::vector<bool> &member) {
-    p.row_roots.push_back(root);
     for (size_t id = 0; id < member.size(); ++id) {
         if (member[id]) p.row_root_of[id] = root;
     }
@@ -364,7 +359,6 @@ void add_row_group(Partition &p, NodeId root, const std::vector<bool> &member) {
 }  // namespace
 
 void find_row_fusion(const Graph &graph, Partition &partition, bool producers_outside) {
-    partition.row_roots.clear();
     partition.row_root_of.assign(graph.num_nodes(), -1);
     std::vector<std::vector<NodeId>> users(graph.num_nodes());
     for (const Node &n : graph.nodes()) {
@@ -402,7 +396,18 @@ void find_row_fusion(const Graph &graph, Partition &partition, bool producers_ou
         for (size_t id = 0; id < member.size(); ++id) taken[id] = taken[id] || member[id];
         add_row_group(partition, root.id, member);
     }
-    std::reverse(partition.row_roots.begin(), partition.row_roots.end());
+}
+
+std::vector<NodeId> row_roots(const Partition &p) {
+    std::vector<bool> root(p.row_root_of.size(), false);
+    for (NodeId r : p.row_root_of) {
+        if (r >= 0) root[r] = true;
+    }
+    std::vector<NodeId> out;
+    for (const Region &region : p.regions) {
+        if (root[region.root]) out.push_back(region.root);
+    }
+    return out;
 }
 
 namespace {
@@ -458,7 +463,7 @@ size_t regions_outside_rows(const Partition &p) {
 Partition choose_partition(const Graph &graph, bool producers_outside_rows) {
     Partition p = partition_with_budget(graph, kRecomputeBudget);
     find_row_fusion(graph, p, producers_outside_rows);
-    if (p.row_roots.empty()) {
+    if (row_roots(p).empty()) {
         mark_optional_regions(graph, p);
         mark_store_choices(graph, p);
         return p;
@@ -467,7 +472,7 @@ Partition choose_partition(const Graph &graph, bool producers_outside_rows) {
     // its own on the GPU).
     Partition stored = partition_with_budget(graph, kRowRecomputeBudget);
     find_row_fusion(graph, stored, producers_outside_rows);
-    return !stored.row_roots.empty() && regions_outside_rows(stored) <= regions_outside_rows(p) ? stored : p;
+    return !row_roots(stored).empty() && regions_outside_rows(stored) <= regions_outside_rows(p) ? stored : p;
 }
 
 std::string describe(const Graph &graph, const BudgetStore &b) {

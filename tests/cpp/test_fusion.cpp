@@ -57,7 +57,7 @@ TEST_CASE("softmax without row fusion: reductions are roots, elementwise work is
     Softmax sm(/*extra_output=*/true);  // two outputs: no single row root
     Partition p = partition_into_regions(sm.g);
     REQUIRE(p.materialized.size() == static_cast<size_t>(sm.g.num_nodes()));
-    CHECK(p.row_roots.empty());
+    CHECK(row_roots(p).empty());
     // The exp is read by two regions: the cost rule inlines it into both (2 places, 11 units),
     // and it is an optional region, which the baseline inlines and the search may store.
     CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.e, sm.s, sm.y});
@@ -81,7 +81,7 @@ TEST_CASE("softmax without row fusion: reductions are roots, elementwise work is
 TEST_CASE("softmax with row fusion: reductions and the shared exp are computed per output row") {
     Softmax sm(/*extra_output=*/false);
     Partition p = partition_into_regions(sm.g);
-    CHECK(p.row_roots == std::vector<NodeId>{sm.y});
+    CHECK(row_roots(p) == std::vector<NodeId>{sm.y});
     CHECK(roots(p) == std::vector<NodeId>{sm.m, sm.e, sm.s, sm.y});
     for (NodeId id : {sm.m, sm.e, sm.s}) {
         INFO("node %", id);
@@ -120,12 +120,12 @@ TEST_CASE("on the GPU, each softmax read by a product roots a row group of its o
     g.set_outputs({second.y});
 
     Partition gpu = partition_into_regions(g, /*producers_outside_rows=*/true);
-    CHECK(gpu.row_roots == std::vector<NodeId>{first.y, second.y});
+    CHECK(row_roots(gpu) == std::vector<NodeId>{first.y, second.y});
     for (NodeId id : {first.m, first.e, first.s}) CHECK(gpu.row_root_of[id] == first.y);
     for (NodeId id : {second.m, second.e, second.s}) CHECK(gpu.row_root_of[id] == second.y);
     for (NodeId id : {first.y, mm, second.y}) CHECK(gpu.row_root_of[id] == -1);
     // The CPU's rule: every region row-aligned with the single output (the product is not).
-    CHECK(partition_into_regions(g).row_roots.empty());
+    CHECK(row_roots(partition_into_regions(g)).empty());
 }
 
 TEST_CASE("on the GPU a reshape that regroups only the outer axes roots the rows it reshapes") {
@@ -135,15 +135,15 @@ TEST_CASE("on the GPU a reshape that regroups only the outer axes roots the rows
     NodeId out = g.add_op(OpKind::Reshape, {sm.y}, Attrs{{"shape", Ints{2, 3, 8}}});
     g.set_outputs({out});
     Partition gpu = partition_into_regions(g, /*producers_outside_rows=*/true);
-    CHECK(gpu.row_roots == std::vector<NodeId>{out});
+    CHECK(row_roots(gpu) == std::vector<NodeId>{out});
     for (NodeId id : {sm.m, sm.e, sm.s}) CHECK(gpu.row_root_of[id] == out);
-    CHECK(partition_into_regions(g).row_roots.empty());   // the CPU's rule: an elementwise output
+    CHECK(row_roots(partition_into_regions(g)).empty());   // the CPU's rule: an elementwise output
 
     Graph h;   // a reshape that splits the rows themselves: their members would not line up
     NodeId hx = h.add_input(0, DType::Float32, {6, 8});
     SoftmaxRows hs(h, hx, 6, 8);
     h.set_outputs({h.add_op(OpKind::Reshape, {hs.y}, Attrs{{"shape", Ints{6, 2, 4}}})});
-    CHECK(partition_into_regions(h, /*producers_outside_rows=*/true).row_roots.empty());
+    CHECK(row_roots(partition_into_regions(h, /*producers_outside_rows=*/true)).empty());
 }
 
 TEST_CASE("a row group takes no output and no region read outside it") {
@@ -156,7 +156,7 @@ TEST_CASE("a row group takes no output and no region read outside it") {
     NodeId col = g.add_op(OpKind::Sum, {sm.e}, reduce_attrs({0}, 0));
     g.set_outputs({sm.y, sm.m, col});
     Partition gpu = partition_into_regions(g, /*producers_outside_rows=*/true);
-    CHECK(gpu.row_roots == std::vector<NodeId>{sm.y});
+    CHECK(row_roots(gpu) == std::vector<NodeId>{sm.y});
     CHECK(gpu.row_root_of[sm.s] == sm.y);
     for (NodeId id : {sm.m, sm.e, col}) CHECK(gpu.row_root_of[id] == -1);
 }
@@ -169,14 +169,14 @@ TEST_CASE("row fusion refuses reductions whose rows do not line up with the outp
     NodeId s = g.add_op(OpKind::Sum, {x}, reduce_attrs({1}, 0));
     NodeId bs = g.add_op(OpKind::Broadcast, {s}, Attrs{{"shape", Ints{6, 6}}});
     g.set_outputs({g.add_op(OpKind::Sub, {x, bs})});
-    CHECK(partition_into_regions(g).row_roots.empty());
+    CHECK(row_roots(partition_into_regions(g)).empty());
 
     Graph h;  // a column reduction (axis 0) with keepdims: rows do not line up either
     NodeId hx = h.add_input(0, DType::Float32, {6, 6});
     NodeId hs = h.add_op(OpKind::Sum, {hx}, reduce_attrs({0}, 1));
     NodeId hb = h.add_op(OpKind::Broadcast, {hs}, Attrs{{"shape", Ints{6, 6}}});
     h.set_outputs({h.add_op(OpKind::Sub, {hx, hb})});
-    CHECK(partition_into_regions(h).row_roots.empty());
+    CHECK(row_roots(partition_into_regions(h)).empty());
 }
 
 TEST_CASE("matmul: elementwise producers are materialized, layout producers are not") {

@@ -36,7 +36,6 @@ struct Partition {
     // whole (an output, or a value other regions read: a layer norm whose rows a matrix product
     // reads, a softmax over attention scores); regions outside every group are computed once,
     // before or after, and read no group's members.
-    std::vector<NodeId> row_roots;     // each group's root, in topological order (none: empty)
     std::vector<NodeId> row_root_of;   // per node: the root a member is computed per row of, or -1
     std::vector<BudgetStore> budget_stores;  // roots chosen by the cost rule, in node order
     std::vector<int64_t> places;       // per node: the distinct places the cost rule counted
@@ -58,6 +57,9 @@ inline bool marks(const std::vector<bool> &flags, NodeId id) { return !flags.emp
 
 // The row root node `id` is computed per row of, or -1 (not a row group's member).
 inline NodeId row_root_of(const Partition &p, NodeId id) { return p.row_root_of.empty() ? -1 : p.row_root_of[id]; }
+
+// The row groups' roots, in topological order (none: empty).
+std::vector<NodeId> row_roots(const Partition &p);
 
 // Op units one evaluation of a node's own expression costs: a transcendental 10, a division or
 // square root 3, other arithmetic 1, layout ops and leaves 0.
@@ -94,7 +96,7 @@ int op_units(const Node &node);
 // measured rule).
 Partition partition_into_regions(const Graph &graph, bool producers_outside_rows = false);
 
-// Fills partition.row_roots / row_root_of where the graph qualifies (see Partition).
+// Fills partition.row_root_of where the graph qualifies (see Partition).
 void find_row_fusion(const Graph &graph, Partition &partition, bool producers_outside = false);
 
 std::string print_partition(const Graph &graph, const Partition &partition);

@@ -4,7 +4,6 @@
 #include <Halide.h>
 
 #include <algorithm>
-
 #include <optional>
 #include <vector>
 
@@ -102,7 +101,6 @@ struct LoweredPipeline {
     std::vector<LoweredScalar> scalars;
     std::vector<Halide::Func> outputs;     // one per graph output
     std::vector<RegionFunc> regions;       // materialized funcs, including outputs
-    std::vector<int> row_roots;            // indices in `regions` of the row groups' roots
     // Loads at constant indices, one Func per input (LowerContext::PointLoads): hcompile's
     // schedules compute them at root; Halide's autoschedulers refuse pre-scheduled Funcs and
     // place them themselves.
@@ -115,9 +113,10 @@ struct LoweredPipeline {
     Halide::Pipeline pipeline;
 };
 
-// Whether region `region` of `lowered` roots a row group.
+// Whether region `region` of `lowered` roots a row group (some region is computed per row of it).
 inline bool is_row_root(const LoweredPipeline &lowered, int region) {
-    return std::find(lowered.row_roots.begin(), lowered.row_roots.end(), region) != lowered.row_roots.end();
+    return std::any_of(lowered.regions.begin(), lowered.regions.end(),
+                       [&](const RegionFunc &r) { return r.row_root == region; });
 }
 
 // The target a lowered pipeline must be compiled for: `target` with IEEE float semantics

@@ -391,7 +391,7 @@ Halide::Target ieee_target(const Halide::Target &target) {
 
 namespace {
 
-// Row groups (Partition) by region index: each member's root, and the roots.
+// Row groups (Partition) by region index: each member's root.
 void link_row_groups(const Partition &partition, LoweredPipeline &out) {
     std::vector<int> region_of_node(partition.materialized.size(), -1);
     for (size_t i = 0; i < out.regions.size(); ++i) region_of_node[out.regions[i].node] = static_cast<int>(i);
@@ -399,7 +399,6 @@ void link_row_groups(const Partition &partition, LoweredPipeline &out) {
         const NodeId root = row_root_of(partition, r.node);
         if (root >= 0) r.row_root = region_of_node[root];
     }
-    for (NodeId root : partition.row_roots) out.row_roots.push_back(region_of_node[root]);
 }
 
 }  // namespace
