@@ -99,9 +99,7 @@ RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
     }
     if (!members) return RowBlocks::None;
     if (!root.symbolic_axis(0) && shared <= kRowSharedBytes) return RowBlocks::Stored;
-    int64_t rows = 1;
-    for (size_t i = 1; i < root.extents.size(); ++i) rows *= std::max<int64_t>(root.extents[i], 1);
-    const bool enough_rows = root.symbolic || rows >= kMinRecomputedRows;
+    const bool enough_rows = root.symbolic || rows_from(root, 1) >= kMinRecomputedRows;
     return !output_member && enough_rows ? RowBlocks::Recomputed : RowBlocks::None;
 }
 
