@@ -224,14 +224,8 @@ def _column_sum_of_a_row_member(x):
     return x - m + (x - m).sum(axis=0)
 
 
-def _layernorm(z):
-    mu = z.mean(axis=-1, keepdims=True)
-    d = z - mu
-    return d / np.sqrt((d * d).mean(axis=-1, keepdims=True) + 1e-5)
-
-
 def _layernorm_read_by_a_product(x, w):
-    y = _layernorm(x * 2.0 + 1.0)
+    y = _layernorm_rows(x * 2.0 + 1.0)
     return y @ w + y[:, :w.shape[1]]
 
 
@@ -248,16 +242,16 @@ def _softmax_and_its_max(x):
 
 
 def _two_layernorms(x, w):
-    y = _layernorm(x + 1.0)
-    return _layernorm(y @ w + y).reshape(2, -1, x.shape[1])
+    y = _layernorm_rows(x + 1.0)
+    return _layernorm_rows(y @ w + y).reshape(2, -1, x.shape[1])
 
 
 def _long_rows_reshaped(x):
-    return _layernorm(x * 2.0 + 1.0).reshape(4, -1, x.shape[1])
+    return _layernorm_rows(x * 2.0 + 1.0).reshape(4, -1, x.shape[1])
 
 
 def _two_long_layernorms(x, w):
-    return _layernorm(w @ _layernorm(x))
+    return _layernorm_rows(w @ _layernorm_rows(x))
 
 
 # (function, shapes, regions computed per row of some row group's root). The later ones root
