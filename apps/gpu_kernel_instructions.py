@@ -29,7 +29,7 @@ from apps.bench import heading, publish
 POINTS_PER_PATH = 4   # the elementwise GPU rule's vector of four float32 points a thread
 
 
-def kernel_ptx(fn, shapes, arch):
+def kernel_ptx(fn, shapes, arch, fast_math=False):
     """The PTX of `fn`'s CUDA pipeline for float32 arrays of these shapes, targeted at `arch`."""
     # A compile keeps its lowered statement (the PTX in it) in its report only when a debug folder
     # or the output_code log asks for it; the folder is a throwaway one, the caller's restored.
@@ -37,7 +37,7 @@ def kernel_ptx(fn, shapes, arch):
     with tempfile.TemporaryDirectory() as d:
         os.environ["HCOMPILE_DEBUG_DIR"] = d
         try:
-            compiled = hc.hcompile(fn, target="cuda", fullgraph=True)
+            compiled = hc.hcompile(fn, target="cuda", fullgraph=True, fast_math=fast_math)
             compiled.compile_only(*[np.zeros(s, np.float32) for s in shapes])
         finally:
             if previous is None:
@@ -85,20 +85,25 @@ def main(argv=None) -> int:
     ap.add_argument("--workloads", default="tinyops")
     ap.add_argument("--arch", default="sm_90", help="ptxas's target (sm_90: H100 and H200)")
     ap.add_argument("--write", help="add or replace this section in a results file (apps/RESULTS.md)")
+    ap.add_argument("--fast-math", action="store_true", help="also count the kernels compiled with fast_math=True")
     a = ap.parse_args(argv)
     rows = []
     for name in a.workloads.split(","):
-        path = main_path(sass(kernel_ptx(getattr(W, name), [(8192, 8192)], a.arch), a.arch))
-        if not path:
-            print(f"[gpu_kernel_instructions] {name}: no vector main path (not an elementwise kernel)", file=sys.stderr)
-            continue
-        counts = {}
-        for instruction in path:
-            counts[opcode(instruction)] = counts.get(opcode(instruction), 0) + 1
-        busiest = ", ".join(f"{op} {n}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1])[:8])
-        rows.append(f"| {name} | {len(path)} | {len(path) / POINTS_PER_PATH:.1f} | {busiest} |")
+        for fast_math in (False, True) if a.fast_math else (False,):
+            path = main_path(sass(kernel_ptx(getattr(W, name), [(8192, 8192)], a.arch, fast_math), a.arch))
+            if not path:
+                print(f"[gpu_kernel_instructions] {name}: no vector main path (not an elementwise kernel)",
+                      file=sys.stderr)
+                break
+            counts = {}
+            for instruction in path:
+                counts[opcode(instruction)] = counts.get(opcode(instruction), 0) + 1
+            busiest = ", ".join(f"{op} {n}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1])[:8])
+            rows.append(f"| {name}{' (fast_math)' if fast_math else ''} | {len(path)} | "
+                        f"{len(path) / POINTS_PER_PATH:.1f} | {busiest} |")
     section = (heading(f"gpu-kernel-instructions: SASS instructions a point ({a.arch})") +
-               f"Command: `python -m apps.gpu_kernel_instructions --workloads {a.workloads} --arch {a.arch}` "
+               f"Command: `python -m apps.gpu_kernel_instructions --workloads {a.workloads} --arch {a.arch}"
+               f"{' --fast-math' if a.fast_math else ''}` "
                "(8192² float32; ptxas and cuobjdump of the CUDA Toolkit). The main path is one thread's "
                f"{POINTS_PER_PATH} points, static (IEEE divisions' slow-path calls included).\n\n"
                "| workload | main path | a point | most frequent |\n|---|---|---|---|\n" + "\n".join(rows) + "\n")

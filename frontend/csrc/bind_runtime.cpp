@@ -67,8 +67,9 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            int tuning_candidates,
                                                            const std::vector<std::pair<std::string, double>> &choice_weights,
                                                            const std::vector<std::pair<std::string, std::string>> &autoscheduler_params,
-                                                           int cuda_device) {
+                                                           int cuda_device, bool fast_math) {
     CompileOptions options;
+    options.fast_math = fast_math;
     options.cuda_device = cuda_device;
     options.autoscheduler = autoscheduler;
     options.autoscheduler_params = autoscheduler_params;
@@ -267,7 +268,7 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("autoscheduler") = "hcompile", nb::arg("schedule") = nb::none(), nb::arg("tuning_candidates") = 0,
           nb::arg("choice_weights") = std::vector<std::pair<std::string, double>>{},
           nb::arg("autoscheduler_params") = std::vector<std::pair<std::string, std::string>>{},
-          nb::arg("cuda_device") = -1,
+          nb::arg("cuda_device") = -1, nb::arg("fast_math") = false,
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"
@@ -277,7 +278,8 @@ void bind_runtime(nb::module_ &m) {
           "tuning_candidates: how many alternatives to the search's list report['candidates'] lists for max-autotune.\n"
           "choice_weights: (choice, log-weight) pairs, the learned correction the search ranks with (hcompile db fit).\n"
           "cuda_device: the CUDA device ordinal whose measured parameters the GPU cost model predicts for (-1: a\n"
-          "reference H100).");
+          "reference H100).\n"
+          "fast_math: GPU kernels compute float32 exp, tanh and division on the GPU's approximate instructions.");
     m.def("load_blas", &load_blas, nb::arg("path"),
           "Load the BLAS library matrix products may call; returns '' or why it cannot be used.");
     m.def("blas_available", &blas_available, "Whether a BLAS library is loaded.");

@@ -64,7 +64,8 @@ class CompiledFunction:
     """What ``hcompile(fn)`` returns: call it like ``fn``."""
 
     def __init__(self, fn, *, mode="default", fullgraph=False, dynamic=None, backend="halide",
-                 target="auto", autoscheduler="hcompile", schedule=None, _generated=False, _structure=None):
+                 target="auto", autoscheduler="hcompile", schedule=None, fast_math=False, _generated=False,
+                 _structure=None):
         if not isinstance(fn, type(lambda: 0)):
             raise TypeError(f"hcompile needs a Python function, got {type(fn).__name__}")
         if mode not in MODES:
@@ -77,11 +78,13 @@ class CompiledFunction:
         if not isinstance(target, str):
             raise TypeError(f"target must be a string, got {type(target).__name__}")
         _C.jit_target(target)  # ValueError naming what is wrong, rather than SIGILL on the first call
+        if not isinstance(fast_math, bool):
+            raise TypeError(f"fast_math must be True or False, got {fast_math!r}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         self.options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                             target="host" if target == "auto" else target, autoscheduler=autoscheduler,
-                            schedule=schedule)
+                            schedule=schedule, fast_math=fast_math)
         # One family of entries per argument structure (structure.py): a child CompiledFunction
         # per Spec, called with the leaves. Its entries that run as Python hand back _AS_PYTHON,
         # and the parent calls the function with the caller's own arguments.
@@ -476,7 +479,8 @@ class CompiledFunction:
         return _C.compile_graph(cap.graph, self._target(), guards.layouts(args), want_stmt,
                                 [(o, a) for a, o in cap.writebacks], list(config.also_compile_for),
                                 *(symbols or ([], [])), self.options["autoscheduler"], schedule, candidates,
-                                tuning.correction_weights() if config.cost_correction else [])
+                                tuning.correction_weights() if config.cost_correction else [],
+                                fast_math=self.options["fast_math"])
 
     def _compile(self, cap, args, record, symbols=None):
         """(kernel, report), or (None, None) when the compile fails. ``symbols``: (symbols,
@@ -485,7 +489,9 @@ class CompiledFunction:
         else the tuning database's best record, else the search (tuning.schedule_for)."""
         key = None
         if symbols is None and self.options["backend"] == "halide" and self.options["autoscheduler"] == "hcompile":
-            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(args), _C.jit_target(self._target()))
+            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(args),
+                                               _C.jit_target(self._target()) +
+                                               tuning.workload.fast_math_key(self.options))
         record["tuning_key"] = key
         choice = tuning.schedule_for(self.options["schedule"], key)
         schedule, record["schedule_origin"] = choice.schedule, choice.origin
@@ -760,6 +766,8 @@ def _warn_partial_options(options):
     notes = []
     if options["mode"] == "reduce-overhead":
         notes.append("mode='reduce-overhead' behaves like 'default' on the CPU (it captures CUDA graphs, a GPU feature)")
+    if options["fast_math"]:
+        notes.append("fast_math=True acts on GPU kernels only: CPU kernels stay NumPy-exact")
     for note in notes:
         _warn_once(note)
 
@@ -771,10 +779,14 @@ def _warn_once(note):
 
 
 def hcompile(fn=None, *, mode="default", fullgraph=False, dynamic=None, backend="halide", target="auto",
-             autoscheduler="hcompile", schedule=None):
-    """Compile a NumPy function (decorator, with or without options)."""
+             autoscheduler="hcompile", schedule=None, fast_math=False):
+    """Compile a NumPy function (decorator, with or without options).
+
+    ``fast_math=True``: GPU kernels compute float32 ``exp``, ``tanh`` and division with the GPU's
+    approximate instructions (a few ulp, as torch.compile's kernels do) instead of NumPy-exact
+    expansions; CPU kernels are NumPy-exact either way."""
     options = dict(mode=mode, fullgraph=fullgraph, dynamic=dynamic, backend=backend, target=target,
-                   autoscheduler=autoscheduler, schedule=schedule)
+                   autoscheduler=autoscheduler, schedule=schedule, fast_math=fast_math)
     if fn is None:
         return lambda f: CompiledFunction(f, **options)
     if isinstance(fn, CompiledFunction):

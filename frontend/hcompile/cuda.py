@@ -583,7 +583,8 @@ class CudaEntries:
             # database's machine): a later process reuses the measured schedule.
             library, device = tune
             key = tuning.workload.workload_key(str(cap.graph), guards.layouts(stand_ins),
-                                               f"{target} {library.device_name(device)}")
+                                               f"{target} {library.device_name(device)}" +
+                                               tuning.workload.fast_math_key(self._owner.options))
             choice = tuning.schedule_for(None, key)
             schedule, record["schedule_origin"], record["tuning_key"] = choice.schedule, choice.origin, key
             if choice.origin == "tuning record":
@@ -596,7 +597,8 @@ class CudaEntries:
                                     want_lowered_stmt=debug_dump.enabled() or logs.enabled("output_code"),
                                     symbols=compiled_symbols, extent_values=extent_values,
                                     autoscheduler=self._autoscheduler, schedule=decisions, tuning_candidates=candidates,
-                                    autoscheduler_params=list((peer_params or {}).items()), cuda_device=device)
+                                    autoscheduler_params=list((peer_params or {}).items()), cuda_device=device,
+                                    fast_math=self._owner.options["fast_math"])
         try:
             try:
                 kernel, report = compile_with(schedule, candidates)

@@ -261,7 +261,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
         return choose_library_calls(graph, ours && (gpu ? cublas_available() : blas_available()), gpu);
     });
     LoweredPipeline lowered = step("lower_to_halide", [&] {
-        return lower_to_halide(graph, partition, options.layouts, symbols, library_calls, gpu);
+        return lower_to_halide(graph, partition, options.layouts, symbols, library_calls, gpu, options.fast_math);
     });
     if (!library_calls.empty()) {
         const Halide::JITExtern gemm = gpu ? Halide::JITExtern(&hc_cublas_gemm) : Halide::JITExtern(&hc_blas_gemm);

@@ -141,6 +141,10 @@ void add_bfloat16_widening_pass(Halide::Pipeline &pipeline);
 // as NumPy does, instead of fused with an addition by Halide's CUDA back end.
 void add_gpu_rounding_pass(Halide::Pipeline &pipeline);
 
+// For a GPU pipeline lowered with fast_math: the marked float32 exp, tanh and divisions on the
+// GPU's approximate instructions inside kernels, exact on the host (src/lowering/gpu_fast_math.cpp).
+void add_gpu_fast_math_pass(Halide::Pipeline &pipeline);
+
 // For a GPU pipeline: C library calls in kernels made to CUDA's libdevice instead
 // (src/lowering/gpu_libm_calls.cpp): a kernel has no libm.
 void add_gpu_libm_calls_pass(Halide::Pipeline &pipeline);
@@ -149,9 +153,11 @@ void add_gpu_libm_calls_pass(Halide::Pipeline &pipeline);
 // `symbols`: the graph's symbolic extents (none: every shape is static).
 // `library_calls`: the matmul nodes to lower as BLAS calls (choose_library_calls).
 // `for_gpu`: for a GPU target (a float max or min keeps its NaN flag as a float, see
-// lower_reduction).
+// lower_reduction). `fast_math`: on a GPU target, float32 exp, tanh and division inside kernels
+// on the GPU's approximate instructions (add_gpu_fast_math_pass); ignored for the host.
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols = {},
-                                const std::vector<NodeId> &library_calls = {}, bool for_gpu = false);
+                                const std::vector<NodeId> &library_calls = {}, bool for_gpu = false,
+                                bool fast_math = false);
 
 }  // namespace hc

@@ -219,8 +219,10 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
     // read different elements, Halide cannot fold them equal and the plain instruction is exact.
     bool plain_float_subtraction = n.kind == OpKind::Sub && values[0].type().is_float() &&
                                    !may_fold_equal(values[0], values[1]);
+    Halide::Expr marked = fast_math ? fast_math_marker(graph, n, operands) : Halide::Expr();
     Halide::Expr value = without_nan_immediates(plain_float_subtraction ? operands[0] - operands[1]
-                                                                        : (*rule)(n, operands));
+                                                : marked.defined()       ? marked
+                                                                         : (*rule)(n, operands));
     // Halide folds operations on immediates as it builds them (the cast of an integer array's
     // constant isnan to float64 is 0.0), and its simplifier folds the rest later; a float constant
     // that reached a division would then be a division by a constant zero, which Halide's code
@@ -405,12 +407,13 @@ void link_row_groups(const Partition &partition, LoweredPipeline &out) {
 
 LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
                                 const std::vector<InputLayout> &layouts, const SymbolicExtents &symbols,
-                                const std::vector<NodeId> &library_calls, bool for_gpu) {
+                                const std::vector<NodeId> &library_calls, bool for_gpu, bool fast_math) {
     LoweredPipeline out;
     out.node_funcs.resize(graph.num_nodes());
     LowerContext ctx(graph, partition, out.node_funcs, out.scalars, symbols);
     ctx.library_calls.insert(library_calls.begin(), library_calls.end());
     ctx.for_gpu = for_gpu;
+    ctx.fast_math = for_gpu && fast_math;
     // Inputs first: any node may need a symbolic extent read from one (LowerContext::extent).
     for (const Node &n : graph.nodes()) {
         if (n.kind != OpKind::Input) continue;
@@ -527,6 +530,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
     add_bfloat16_widening_pass(out.pipeline);
     out.for_gpu = for_gpu;
     if (for_gpu) {
+        if (fast_math) add_gpu_fast_math_pass(out.pipeline);  // before the rounding pass fences its products
         add_gpu_rounding_pass(out.pipeline);
         add_gpu_libm_calls_pass(out.pipeline);
     }

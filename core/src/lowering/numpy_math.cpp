@@ -22,6 +22,7 @@
 //    correctly rounded, signed zeros and nan preserved; checked by the tests).
 #include "numpy_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -293,7 +294,6 @@ Expr expm1(Expr x) {
 }
 
 Expr tanh(Expr x) {
-    checked(x, "tanh");
     // |x| < 0.5625: odd polynomial a + a^3 P(a^2); P rel err 6.0e-8 (f32, deg 4),
     // 6.7e-17 (f64, deg 10), scaled by ~0.1 in the result. Above:
     // tanh|x| = 1 - 2 / (e^2|x| + 1), with e^2|x| = s (1 + p), s = 2^k, k >= 1, and the
@@ -303,6 +303,19 @@ Expr tanh(Expr x) {
     // beyond 9 (f32) / 19.1 (f64): |x| is clamped to 22 (s <= 2^64, no overflow). Both
     // branches are computed (the GPU and vector lanes would anyway), so the large one is
     // kept short: one exp-style reduction, no expm1 cancellation guard, no overflow scaling.
+    return tanh_with(x, [](const Expr &a) {
+        Reduced red = reduce_ln2(min(a, k(a, 22.0)) * k(a, 2.0), false);
+        Expr s = pow2(red.ki, a.type());
+        Expr denominator = fused_multiply_add(s, expm1_poly(red.r, false), s + k(a, 1.0));
+        // 1 - 2 / D spelled 1 - 2 (1 / D) (the same value: 2 (1 / D) is exact), one fused
+        // multiply-add after a GPU's correctly rounded reciprocal, a few instructions cheaper
+        // than its division.
+        return fused_multiply_add(k(a, -2.0), k(a, 1.0) / denominator, k(a, 1.0));
+    });
+}
+
+Expr tanh_with(Expr x, const std::function<Expr(const Expr &)> &large) {
+    checked(x, "tanh");
     static const std::vector<double> p32 = {-0.3333333134651184, 0.13333073258399963, -0.05390176922082901,
                                             0.021263424307107925, -0.006525685079395771};
     static const std::vector<double> p64 = {-0.3333333333333333,   0.13333333333332392,    -0.05396825396705984,
@@ -312,14 +325,7 @@ Expr tanh(Expr x) {
     Expr a = abs_f(x);
     Expr z = a * a;
     Expr small = fused_multiply_add(a * z, horner(z, is64(x) ? p64 : p32), a);
-    Reduced red = reduce_ln2(min(a, k(x, 22.0)) * k(x, 2.0), false);
-    Expr s = pow2(red.ki, x.type());
-    Expr denominator = fused_multiply_add(s, expm1_poly(red.r, false), s + k(x, 1.0));
-    // 1 - 2 / D spelled 1 - 2 (1 / D) (the same value: 2 (1 / D) is exact), one fused
-    // multiply-add after a GPU's correctly rounded reciprocal, a few instructions cheaper than
-    // its division.
-    Expr large = fused_multiply_add(k(x, -2.0), k(x, 1.0) / denominator, k(x, 1.0));
-    Expr t = select(a < k(x, 0.5625), small, large);
+    Expr t = select(a < k(x, 0.5625), small, large(a));
     return select(isnan_(x), x, with_sign(t, sign_bit(x)));
 }
 
@@ -946,9 +952,14 @@ Expr pow(Expr a, Expr b) {
 // (on the GPU, gpu_rounding.cpp sees to it); Halide has no fma operator, so this calls LLVM's
 // intrinsic, which Halide scalarizes and LLVM's SLP vectorizer puts back together into vector FMAs.
 Expr fused_multiply_add(const Expr &a, const Expr &b, const Expr &c) {
-    const Type t = a.type();
+    // Operands of one width: a scalar constant (a polynomial's coefficient) beside a vector is
+    // broadcast, as Halide's arithmetic operators do (the GPU's fast_math builds these after
+    // vectorization).
+    const int lanes = std::max({a.type().lanes(), b.type().lanes(), c.type().lanes()});
+    auto wide = [&](const Expr &e) { return e.type().lanes() == lanes ? e : Halide::Internal::Broadcast::make(e, lanes); };
+    const Type t = a.type().with_lanes(lanes);
     using Halide::Internal::Call;
-    Expr fma = Call::make(t, t.bits() == 32 ? "llvm.fma.f32" : "llvm.fma.f64", {a, b, c}, Call::PureExtern);
+    Expr fma = Call::make(t, t.bits() == 32 ? "llvm.fma.f32" : "llvm.fma.f64", {wide(a), wide(b), wide(c)}, Call::PureExtern);
     Expr has_fma = Call::make(Bool(), Call::target_has_feature, {make_const(Int(32), Target::FMA)}, Call::PureIntrinsic);
     return select(has_fma, fma, a * b + c);
 }

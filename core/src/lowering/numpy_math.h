@@ -10,6 +10,8 @@
 
 #include <Halide.h>
 
+#include <functional>
+
 namespace hc::math {
 
 Halide::Expr exp(Halide::Expr x);
@@ -21,6 +23,9 @@ Halide::Expr sin(Halide::Expr x);
 Halide::Expr cos(Halide::Expr x);
 Halide::Expr tan(Halide::Expr x);
 Halide::Expr tanh(Halide::Expr x);
+// tanh with tanh|x| above |x| = 0.5625 computed by `large` from |x| (tanh's own is exact; the
+// GPU's fast_math has its own, gpu_fast_math.cpp): the polynomial below, signs and NaN as tanh's.
+Halide::Expr tanh_with(Halide::Expr x, const std::function<Halide::Expr(const Halide::Expr &)> &large);
 Halide::Expr sinh(Halide::Expr x);
 Halide::Expr cosh(Halide::Expr x);
 Halide::Expr arcsin(Halide::Expr x);

@@ -26,6 +26,11 @@ namespace hc::lowering {
 Halide::Param<> float_scalar_param(DType dtype, const std::string &name);
 Halide::Expr float_scalar_value(DType dtype, const Halide::Param<> &param);
 
+// fast_math: node `n`'s float32 exp, tanh, division or reciprocal (1 / x included) as one
+// marked call, which a lowering pass makes approximate inside GPU kernels and exact on the host
+// (gpu_fast_math.cpp); an undefined Expr for every other operation.
+Halide::Expr fast_math_marker(const Graph &graph, const Node &n, const std::vector<Halide::Expr> &operands);
+
 class LowerContext {
 public:
     LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs,
@@ -72,6 +77,9 @@ public:
     std::set<NodeId> library_calls;
     // Lowering for a GPU target (lower_to_halide's for_gpu).
     bool for_gpu = false;
+    // float32 exp, tanh and division marked for the GPU's approximate instructions
+    // (fast_math_marker; lower_to_halide's fast_math).
+    bool fast_math = false;
     // The pipeline's user context, as the cuBLAS extern stages take it: one Expr for all of them
     // (each user_context_value() is a parameter of its own, and Halide refuses two of one name).
     Halide::Expr user_context = Halide::user_context_value();

@@ -35,6 +35,11 @@ def workload_key(graph_text, arguments, target):
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def fast_math_key(options):
+    """What a record's target says of a function's fast_math option: its kernels are other kernels."""
+    return " fast_math" if options.get("fast_math") else ""
+
+
 @functools.cache
 def versions():
     """(hcompile, Halide): records of other versions are never reused. The versions the C++ was

@@ -29,6 +29,10 @@ struct CompileOptions {
     // as "parallelism").
     std::vector<std::pair<std::string, std::string>> autoscheduler_params;
     bool want_lowered_stmt = false;         // also produce Halide's lowered statement (slower)
+    // GPU kernels compute float32 exp, tanh and division with the GPU's approximate instructions
+    // (a few ulp, lowering.h's add_gpu_fast_math_pass) instead of NumPy-exact; host code is exact
+    // either way.
+    bool fast_math = false;
     // (output index, argument index): the output holds the written argument's final contents;
     // where safe (in_place.h) the kernel writes it straight into the argument.
     std::vector<std::pair<int, int>> writebacks;

@@ -1,0 +1,179 @@
+// fast_math: float32 exp, tanh and division inside GPU kernels on the GPU's approximate
+// instructions (ex2.approx, div.full) instead of the NumPy-exact expansions.
+//
+// Why: an exact float32 exp is about 25 instructions a point on the GPU and an IEEE division
+// about 10 (a reciprocal estimate, two refinements and a range check); tinyops runs about 93 a
+// point and is then bound by arithmetic, not memory. The approximate instructions are what
+// torch.compile's and jax.jit's kernels use. The user asks for them (hcompile(fast_math=True));
+// NumPy-exact stays the default.
+//
+// How: the lowering marks each such operation with a call of its own (fast_math_marker), and a
+// custom lowering pass replaces the marks once Halide has decided what runs where: inside a GPU
+// kernel the approximate sequence, on the host the exact operation (libm's expf and tanhf, an
+// IEEE division). Bounds inference and the schedule see one opaque pure call per operation.
+//
+// Accuracy (each sequence's derivation below; measured on a GPU by apps/gpu_fast_math_accuracy.py):
+// exp about 3 ulp over the whole range, tanh about 3 ulp, division 2 ulp (PTX's div.full); results
+// below 2^-126 may flush to zero. NaN, infinities and signed zeros are NumPy's.
+#include <Halide.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "numpy_math.h"
+#include "rules.h"
+
+namespace hc {
+namespace {
+
+using Halide::Expr;
+using Halide::Internal::Call;
+using Halide::Internal::For;
+using Halide::Internal::IRMutator;
+using Halide::Internal::Shuffle;
+
+constexpr const char *kExpMark = "hc_fast_exp_f32";
+constexpr const char *kTanhMark = "hc_fast_tanh_f32";
+constexpr const char *kDivideMark = "hc_fast_divide_f32";
+constexpr const char *kReciprocalMark = "hc_fast_reciprocal_f32";
+
+Expr f32(double v, int lanes) { return Halide::Internal::make_const(Halide::Float(32, lanes), v); }
+
+// A scalar function applied lane by lane: the NVPTX intrinsics and libm take one float (the GPU
+// has no vector float arithmetic; a thread's vector of points is registers side by side).
+Expr lanewise(const std::string &name, const std::vector<Expr> &args) {
+    const Halide::Type t = args[0].type();
+    if (t.lanes() == 1) return Call::make(t, name, args, Call::PureExtern);
+    std::vector<Expr> lanes;
+    for (int i = 0; i < t.lanes(); ++i) {
+        std::vector<Expr> lane_args;
+        for (const Expr &a : args) lane_args.push_back(Shuffle::make_extract_element(a, i));
+        lanes.push_back(Call::make(t.element_of(), name, lane_args, Call::PureExtern));
+    }
+    return Shuffle::make_concat(lanes);
+}
+
+// 2^t on ex2.approx.ftz.f32: 2 ulp; a result below 2^-126 is 0 (the form that keeps subnormal
+// results spends three more instructions scaling around the approximation).
+Expr ex2_approx(const Expr &t) { return lanewise("llvm.nvvm.ex2.approx.ftz.f", {t}); }
+
+// 1 / d on rcp.approx.ftz.f32: 1 ulp for d in the normal range (where it is used).
+Expr rcp_approx(const Expr &d) { return lanewise("llvm.nvvm.rcp.approx.ftz.f", {d}); }
+
+// a / b on div.full.f32: at most 2 ulp for every a and b, IEEE's special values.
+Expr div_full(const Expr &a, const Expr &b) { return lanewise("llvm.nvvm.div.full", {a, b}); }
+
+// e^x = 2^h (1 + d): h = x log2(e) rounded, and d = (x log2(e) - h) ln 2 from the fused
+// multiply-adds, the part of the exponent h lost (up to 2^-17 at |x| ~ 88). Without it the
+// error would grow with |x| (about 1.2 |x| ulp, torch.compile's and CUDA's __expf). 1 + d
+// keeps d to 2^-24, so the result is ex2's 2 ulp plus about one rounding. d comes from x
+// clamped to +-104 so that it is finite: for larger |x| or a NaN, 2^h alone is the answer
+// (inf, 0 or NaN) and multiplying it by 1 + d keeps that.
+Expr approximate_exp(const Expr &x) {
+    const int n = x.type().lanes();
+    const double log2e = 1.4426950408889634, log2e_lo = 1.9259629911783425e-08;  // float32(log2e) + lo
+    Expr h = x * f32(log2e, n);
+    Expr xc = Halide::clamp(x, f32(-104.0, n), f32(104.0, n));
+    Expr hc = xc * f32(log2e, n);
+    Expr lost = math::fused_multiply_add(xc, f32(log2e_lo, n), math::fused_multiply_add(xc, f32(log2e, n), -hc));
+    Expr scale = math::fused_multiply_add(lost, f32(0.6931471805599453, n), f32(1.0, n));
+    return ex2_approx(h) * scale;
+}
+
+// tanh: below |x| = 0.5625 the exact expansion's odd polynomial (a few fused multiply-adds);
+// above, 1 - 2 / (E + 1) with E = e^2|x| from ex2 (|x| clamped to 22, where tanh is 1: no
+// overflow). 2 E / (E + 1)^2 <= 0.45 there, so E's error (ex2's, and the rounding of 2|x| log2(e),
+// which grows with |x| as E's weight shrinks) reaches the result at most halved.
+Expr approximate_tanh(const Expr &x) {
+    return math::tanh_with(x, [](const Expr &a) {
+        const int n = a.type().lanes();
+        Expr e = ex2_approx(Halide::min(a, f32(22.0, n)) * f32(2.0 * 1.4426950408889634, n));
+        // E + 1 is in [2.1, 2^64]: the reciprocal's normal range, with no scaling as div.full does.
+        return f32(1.0, n) - f32(2.0, n) * rcp_approx(e + f32(1.0, n));
+    });
+}
+
+// This pass runs after Halide has answered the sequences' questions about the target (the
+// exact polynomials ask whether it has fused multiply-adds): inside a GPU kernel it has.
+class AnswerFmaQuery : public IRMutator {
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        if (op->is_intrinsic(Call::target_has_feature)) {
+            const std::optional<int64_t> feature = Halide::Internal::as_const_int(op->args[0]);
+            if (feature && *feature == Halide::Target::FMA) return Halide::Internal::const_true();
+        }
+        return IRMutator::visit(op);
+    }
+};
+
+Expr in_kernel(const Expr &sequence) { return Halide::Internal::simplify(AnswerFmaQuery().mutate(sequence)); }
+
+// Replaces the marks: the approximate sequences inside GPU kernels, the exact operations on the
+// host (libm called lane by lane, as C computes them).
+class ExpandFastMath : public IRMutator {
+    using IRMutator::visit;
+    bool in_kernel_ = false;
+
+    Halide::Internal::Stmt visit(const For *op) override {
+        const bool was = in_kernel_;
+        in_kernel_ = in_kernel_ || op->device_api == Halide::DeviceAPI::CUDA || Halide::Internal::is_gpu(op->for_type);
+        Halide::Internal::Stmt s = IRMutator::visit(op);
+        in_kernel_ = was;
+        return s;
+    }
+
+    Expr visit(const Call *op) override {
+        Expr e = IRMutator::visit(op);
+        const Call *call = e.as<Call>();
+        if (!call || call->call_type != Call::PureExtern) return e;
+        if (call->name == kExpMark) return in_kernel_ ? in_kernel(approximate_exp(call->args[0])) : lanewise("expf", call->args);
+        if (call->name == kTanhMark) return in_kernel_ ? in_kernel(approximate_tanh(call->args[0])) : lanewise("tanhf", call->args);
+        if (call->name == kReciprocalMark) {
+            return in_kernel_ ? rcp_approx(call->args[0]) : f32(1.0, call->type.lanes()) / call->args[0];
+        }
+        if (call->name == kDivideMark) {
+            return in_kernel_ ? div_full(call->args[0], call->args[1]) : call->args[0] / call->args[1];
+        }
+        return e;
+    }
+};
+
+}  // namespace
+
+namespace lowering {
+
+namespace {
+
+// Whether node `id` is the constant 1 (broadcast or not): NumPy's 1 / x, a reciprocal.
+bool is_one(const Graph &graph, NodeId id) {
+    const Node *n = &graph.node(id);
+    if (n->kind == OpKind::Broadcast) n = &graph.node(n->inputs[0]);
+    return n->kind == OpKind::Constant && is_float(n->dtype) && constant_value(*n) == 1.0;
+}
+
+}  // namespace
+
+Expr fast_math_marker(const Graph &graph, const Node &n, const std::vector<Expr> &operands) {
+    for (const Expr &e : operands) {
+        if (e.type().element_of() != Halide::Float(32)) return Expr();
+    }
+    if (operands.empty()) return Expr();
+    const Halide::Type t = operands[0].type();
+    auto mark = [&](const char *name, std::vector<Expr> args) { return Call::make(t, name, args, Call::PureExtern); };
+    switch (n.kind) {
+    case OpKind::Exp: return mark(kExpMark, {operands[0]});
+    case OpKind::Tanh: return mark(kTanhMark, {operands[0]});
+    case OpKind::Reciprocal: return mark(kReciprocalMark, {operands[0]});
+    case OpKind::Div:
+        return is_one(graph, n.inputs[0]) ? mark(kReciprocalMark, {operands[1]})
+                                          : mark(kDivideMark, {operands[0], operands[1]});
+    default: return Expr();
+    }
+}
+
+}  // namespace lowering
+
+void add_gpu_fast_math_pass(Halide::Pipeline &pipeline) { pipeline.add_custom_lowering_pass(new ExpandFastMath); }
+
+}  // namespace hc
