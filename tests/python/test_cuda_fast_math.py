@@ -92,7 +92,7 @@ gpu = pytest.mark.gpu
 
 def _ulps(got, want64):
     """Error in float32 ulps of the float64 reference, where it is a normal float32."""
-    normal = np.isfinite(want64) & (np.abs(want64) >= 2.0 ** -126)
+    normal = (np.abs(want64) >= 2.0 ** -126) & (np.abs(want64) <= np.finfo(np.float32).max)
     ulp = np.spacing(np.abs(want64[normal]).astype(np.float32)).astype(np.float64)
     return np.abs(got[normal].astype(np.float64) - want64[normal]) / ulp
 
@@ -104,8 +104,8 @@ def _run(torch, fn, *arrays):
 
 @gpu
 @pytest.mark.parametrize("name,fn,arity,bound", [
-    ("exp", np.exp, 1, 4.0), ("tanh", np.tanh, 1, 4.0), ("divide", np.divide, 2, 2.5),
-    ("reciprocal", lambda x: 1 / x, 1, 1.5)])
+    ("exp", lambda x: np.exp(x), 1, 4.0), ("tanh", lambda x: np.tanh(x), 1, 4.0),
+    ("divide", lambda x, y: x / y, 2, 2.5), ("reciprocal", lambda x: 1 / x, 1, 1.5)])
 def test_fast_math_operations_are_within_their_stated_error(name, fn, arity, bound, torch_cuda):
     rng = np.random.default_rng(7)
     n = 1 << 20
@@ -114,7 +114,7 @@ def test_fast_math_operations_are_within_their_stated_error(name, fn, arity, bou
     elif name == "tanh":
         args = [np.concatenate([rng.uniform(-12, 12, n), rng.uniform(-0.6, 0.6, n)]).astype(np.float32)]
     else:
-        args = [(np.exp2(rng.uniform(-100, 100, 2 * n)) * rng.choice([-1, 1], 2 * n)).astype(np.float32)
+        args = [(np.exp2(rng.uniform(-62, 62, 2 * n)) * rng.choice([-1, 1], 2 * n)).astype(np.float32)
                 for _ in range(arity)]
     got = _run(torch_cuda, fn, *args)
     assert got.dtype == np.float32
@@ -122,7 +122,8 @@ def test_fast_math_operations_are_within_their_stated_error(name, fn, arity, bou
 
 
 @gpu
-@pytest.mark.parametrize("fn,arity", [(np.exp, 1), (np.tanh, 1), (np.divide, 2), (lambda x: 1 / x, 1)])
+@pytest.mark.parametrize("fn,arity", [(lambda x: np.exp(x), 1), (lambda x: np.tanh(x), 1), (lambda x, y: x / y, 2),
+                                      (lambda x: 1 / x, 1)])
 def test_fast_math_special_values_are_numpys(fn, arity, torch_cuda):
     """NaN, infinities, signed zeros and overflow as NumPy gives them; a result NumPy gives below
     2^-126 may be a zero of its sign (flushed)."""
