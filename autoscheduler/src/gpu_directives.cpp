@@ -28,6 +28,8 @@ constexpr int kUnrollSteps = 8;
 // every kCombineLanes-th, before one thread reduces theirs: 16 + 16 serial steps instead of one
 // thread's 256, while the other threads of the block wait.
 constexpr int64_t kCombineLanes = 16;
+// Neighbouring elements a thread of a block's reduction reads a step (schedule_gpu_block_reduction).
+constexpr int64_t kReductionVector = 4;
 
 // A stage run by one GPU thread (of one block): a region with no axes, and what it reads.
 void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
@@ -140,16 +142,32 @@ void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVa
 // shared memory for the next step. Computed at the block itself, the accumulator lived in shared
 // memory, a load and a store each step (softmax over rows of 8192 on an H100, its max reduced
 // this way: 0.252 -> 0.243 ms).
+//
+// `vector` > 1: `partial` has `vector` results a thread, its neighbours' (a step reads that many
+// neighbouring elements, one wide load where aligned), kept as one vector register.
 void accumulate_per_thread(ScheduleWriter &w, const Halide::Func &partial, const Halide::Func &consumer,
                            const Halide::Func &root, const Halide::VarOrRVar &row, const Halide::Var &thread,
-                           const Halide::RVar &step, int unroll) {
+                           const Halide::RVar &step, int unroll, int vector = 1) {
     Halide::Func staged = w.in_wrapper(partial, consumer);
     w.compute_at(staged, root, &row);
-    w.gpu_threads(ScheduleWriter::pure(staged), thread);
-    const Halide::VarOrRVar per_thread = thread;
+    Halide::VarOrRVar per_thread = thread;
+    if (vector > 1) {
+        Halide::Var threads("gpu_vector_thread"), lanes("gpu_vector_lane");
+        w.split(ScheduleWriter::pure(staged), thread, threads, lanes, vector, kTail);
+        w.gpu_threads(ScheduleWriter::pure(staged), threads);
+        per_thread = threads;
+    } else {
+        w.gpu_threads(ScheduleWriter::pure(staged), thread);
+    }
     w.compute_at(partial, staged, &per_thread);
     StageRef partial_update = ScheduleWriter::update(partial);
-    w.reorder(partial_update, {step, thread});
+    if (vector > 1) {
+        w.vectorize(ScheduleWriter::pure(partial), thread, vector, kTail);
+        w.reorder(partial_update, {thread, step});
+        w.vectorize(partial_update, thread, vector, kTail);
+    } else {
+        w.reorder(partial_update, {step, thread});
+    }
     if (unroll > 1) w.unroll(partial_update, step, unroll, kTail);
 }
 
@@ -201,15 +219,24 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         // Each thread reduces every `threads`-th element of the row; kCombineLanes threads then
         // reduce the threads' partial results, each every kCombineLanes-th; one thread reduces
         // theirs.
+        //
+        // Rows of a known length, a multiple of four and at least two steps of four a thread:
+        // a thread's step reads four neighbouring elements (a 16-byte load). One element a step,
+        // a block of softmax's rows of 8192 had 8 KB of loads in flight, too few to keep the
+        // memory busy at four blocks a multiprocessor.
+        const int64_t extent = r.rextents[0];
+        const int vector = !r.symbolic && extent % kReductionVector == 0 && extent >= 2 * kReductionVector * threads
+                               ? static_cast<int>(kReductionVector) : 1;
         Halide::RVar outer("r_step"), inner("r_thread"), group("r_group"), member("r_member");
         Halide::Var thread("gpu_thread_x"), lane("gpu_combine_x");
-        Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(threads), thread);
+        Halide::Func partial =
+            w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(threads * vector), thread);
         Halide::Func combined;
         if (threads % kCombineLanes == 0 && threads > kCombineLanes) {
             combined = w.split_and_rfactor(update, inner, group, member, kCombineLanes, lane);
         }
         accumulate_per_thread(w, partial, combined.defined() ? combined : acc, root.func, row, thread, outer,
-                              unroll_factor(steps_of(r.rextents[0], r.symbolic, threads)));
+                              unroll_factor(steps_of(extent, r.symbolic, threads * vector)), vector);
         if (combined.defined()) accumulate_per_thread(w, combined, acc, root.func, row, lane, group, 1);
     }
     w.gpu_threads(update, r.vars[0]);   // the rest serially, by one thread

@@ -168,15 +168,20 @@ def _schedule_source(fn, *args):
     return f.compile_records[-1]["report"]["schedule_source"]
 
 
-def test_a_blocks_reduction_accumulates_each_threads_part_in_a_register():
+@pytest.mark.parametrize("columns,vector", [(8192, 4), (2048, 4), (1026, 1), (300, 1)])
+def test_a_blocks_reduction_accumulates_each_threads_part_in_a_register(columns, vector):
     """A row's max by 256 threads: each thread's partial result is computed inside the thread
-    loop of a wrapper (Func::in) that hands them on, so it is not kept in shared memory."""
-    source = _schedule_source(_row_extremes, np.ones((16, 8192), np.float32))
+    loop of a wrapper (Func::in) that hands them on, so it is not kept in shared memory. Rows of
+    a multiple of four, two steps a thread or more: four neighbours a step, one vector (16-byte
+    loads)."""
+    source = _schedule_source(_row_extremes, np.ones((16, columns), np.float32))
     wrappers = [line.split(" = ")[0].split()[-1] for line in source.splitlines() if ".in(" in line]
     assert wrappers, source
+    per_thread = "gpu_vector_thread" if vector > 1 else "gpu_thread_x"
     for wrapper in wrappers:
-        assert f"compute_at({wrapper}, gpu_thread_x)" in source or f"compute_at({wrapper}, gpu_combine_x)" in source
+        assert f"compute_at({wrapper}, {per_thread})" in source or f"compute_at({wrapper}, gpu_combine_x)" in source
     assert "_intm.update(0).gpu_threads" not in source
+    assert ("_intm.update(0).vectorize(gpu_thread_x, 4," in source) == (vector > 1)
 
 
 @pytest.mark.parametrize("columns,unroll", [(8192, 8), (4096, 4), (2048, 2), (1024, 1)])

@@ -161,7 +161,7 @@ def test_fast_math_workloads_match_numpy_closely(name, shapes, torch_cuda):
         got = compiled(*[torch_cuda.from_numpy(a).cuda() for a in args]).cpu().numpy()
         assert got.shape == want.shape and got.dtype == np.float32
         assert np.abs(got - want).max() <= 2e-6 * max(np.abs(want).max(), 1e-30)
-        args = [-a for a in args]
+        args = [np.array(-a) for a in args]   # (a 0-d array negated is a NumPy scalar)
 
 
 @gpu
