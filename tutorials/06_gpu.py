@@ -14,6 +14,8 @@
 # skips the rest. Dynamic shapes work here as on the CPU (the last section).
 
 # %%
+import os
+import tempfile
 import time
 
 import numpy as np
@@ -62,17 +64,43 @@ else:
     on_gpu = f(t)                              # a torch.Tensor on the same device
     print(type(on_gpu).__name__, on_gpu.device, "matches NumPy:",
           np.allclose(on_gpu.cpu().numpy(), on_cpu, rtol=1e-5, atol=1e-6))
-    for name, call, arg in [("NumPy on the CPU", tinyops, big), ("hcompile on the CPU", f, big),
-                            ("hcompile on the GPU", f, t)]:
+    def ms_per_call(call, arg):
         call(arg)
         torch.cuda.synchronize()
         start = time.perf_counter()
         for _ in range(10):
             call(arg)
         torch.cuda.synchronize()
-        print(f"{name}: {(time.perf_counter() - start) / 10 * 1e3:.2f} ms")
+        return (time.perf_counter() - start) / 10 * 1e3
+
+    for name, call, arg in [("NumPy on the CPU", tinyops, big), ("hcompile on the CPU", f, big),
+                            ("hcompile on the GPU", f, t)]:
+        print(f"{name}: {ms_per_call(call, arg):.2f} ms")
     print("target='cuda' with NumPy in and out:",
           np.allclose(hc.hcompile(softmax_rows, target="cuda")(big[:64]), softmax_rows(big[:64]), rtol=1e-5))
+
+# %% [markdown]
+# NumPy-exact math costs instructions: tinyops' exact `exp`, `tanh` and three IEEE divisions run
+# about 108 machine instructions a point, and on an H200 the kernel is bound by them, not by
+# memory. `fast_math=True` computes float32 `exp`, `tanh` and division in GPU kernels with the
+# GPU's approximate instructions, as torch.compile's kernels do (within 3.2 ulp, NaN and infinities
+# as NumPy's; float64 and CPU kernels stay exact). The PTX shows them (no GPU needed; a debug
+# folder keeps a compile's lowered statement, whose end is the kernels' PTX):
+
+# %%
+fast = hc.hcompile(tinyops, target="host-cuda-cuda_capability_86", fast_math=True)
+with tempfile.TemporaryDirectory() as folder:
+    os.environ["HCOMPILE_DEBUG_DIR"] = folder
+    fast.compile_only(x)
+    del os.environ["HCOMPILE_DEBUG_DIR"]
+ptx = fast.compile_records[-1]["report"]["lowered_stmt"]
+print({op: ptx.count(op) for op in ("ex2.approx", "rcp.approx", "div.full", "div.rn")})
+if gpu:
+    f_fast = hc.hcompile(tinyops, fast_math=True)
+    exact, approximate = f(t), f_fast(t)
+    print("largest difference from the exact kernel:", (exact - approximate).abs().max().item())
+    for name, call in [("exact", f), ("fast_math", f_fast)]:
+        print(f"hcompile on the GPU, {name}: {ms_per_call(call, t):.3f} ms")
 
 # %% [markdown]
 # Matrix products on the GPU call cuBLAS (the one PyTorch or CuPy already loaded) on the caller's

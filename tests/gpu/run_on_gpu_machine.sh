@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU tests and the GPU benchmark on the lent GPU machine (the `device` tool), in one go:
 #   builds hcompile there (apps/device/build_on_gpu_machine.sh, files carried in .dev/; its header
-#   lists them), runs the tests marked `gpu`, the differential suite compiled for the GPU, apps/gpu_bench.py, apps/gpu_matmul.py, apps/gpu_dynamic_bench.py and
+#   lists them), runs the tests marked `gpu`, the differential suite compiled for the GPU, apps/gpu_bench.py, apps/gpu_fast_math_bench.py, apps/gpu_matmul.py, apps/gpu_dynamic_bench.py and
 #   apps/gpu_cost_model_ranking.py. From the
 #   repository root:
 #     device run: bash tests/gpu/run_on_gpu_machine.sh   (carry: .dev)
@@ -32,6 +32,7 @@ DIFFERENTIAL="test_diff_chains.py test_diff_elementwise.py test_diff_layout.py t
 (cd tests/python && HCOMPILE_TEST_TARGET=cuda-torch python3 -m pytest -q -p no:cacheprovider -p no:benchmark $PARALLEL \
   -rfE $DIFFERENTIAL) 2>&1 | tee "$OUT/gpu_differential_torch.log" | tail -20
 python3 -m apps.gpu_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
+python3 -m apps.gpu_fast_math_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
 python3 -m apps.gpu_matmul --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -10
 python3 -m apps.gpu_cost_model_ranking --write "$OUT/gpu_bench.md" 2>&1 | tail -20
