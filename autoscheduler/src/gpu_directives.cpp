@@ -141,33 +141,40 @@ void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVa
 // inside the thread loop of a wrapper), the wrapper then stores the block's partial results in
 // shared memory for the next step. Computed at the block itself, the accumulator lived in shared
 // memory, a load and a store each step (softmax over rows of 8192 on an H100, its max reduced
-// this way: 0.252 -> 0.243 ms).
-//
-// `vector` > 1: `partial` has `vector` results a thread, its neighbours' (a step reads that many
-// neighbouring elements, one wide load where aligned), kept as one vector register.
+// this way: 0.252 -> 0.243 ms). Its `unroll` steps a time are unrolled.
 void accumulate_per_thread(ScheduleWriter &w, const Halide::Func &partial, const Halide::Func &consumer,
                            const Halide::Func &root, const Halide::VarOrRVar &row, const Halide::Var &thread,
-                           const Halide::RVar &step, int unroll, int vector = 1) {
+                           const Halide::RVar &step, int unroll) {
     Halide::Func staged = w.in_wrapper(partial, consumer);
     w.compute_at(staged, root, &row);
-    Halide::VarOrRVar per_thread = thread;
-    if (vector > 1) {
-        Halide::Var threads("gpu_vector_thread"), lanes("gpu_vector_lane");
-        w.split(ScheduleWriter::pure(staged), thread, threads, lanes, vector, kTail);
-        w.gpu_threads(ScheduleWriter::pure(staged), threads);
-        per_thread = threads;
-    } else {
-        w.gpu_threads(ScheduleWriter::pure(staged), thread);
-    }
+    w.gpu_threads(ScheduleWriter::pure(staged), thread);
+    const Halide::VarOrRVar per_thread = thread;
     w.compute_at(partial, staged, &per_thread);
     StageRef partial_update = ScheduleWriter::update(partial);
-    if (vector > 1) {
-        w.vectorize(ScheduleWriter::pure(partial), thread, vector, kTail);
-        w.reorder(partial_update, {thread, step});
-        w.vectorize(partial_update, thread, vector, kTail);
-    } else {
-        w.reorder(partial_update, {step, thread});
-    }
+    w.reorder(partial_update, {step, thread});
+    if (unroll > 1) w.unroll(partial_update, step, unroll, kTail);
+}
+
+// As accumulate_per_thread, a thread reading `vector` neighbouring elements a step (one wide
+// load where aligned): `partial` holds them side by side in one vector register (its pure
+// variable `lanes`), and `folded` (a result a thread, over `lane_steps`) reduces them in the
+// thread before the block's threads combine theirs. Handed on unfolded, a block's max over rows
+// of 8192 had four times the partial results to combine, 64 serial steps for each of 16 threads.
+void accumulate_vectors_per_thread(ScheduleWriter &w, const Halide::Func &partial, const Halide::Func &folded,
+                                   const Halide::Func &consumer, const Halide::Func &root,
+                                   const Halide::VarOrRVar &row, const Halide::Var &thread, const Halide::Var &lanes,
+                                   const Halide::RVar &step, const Halide::RVar &lane_steps, int unroll, int vector) {
+    Halide::Func staged = w.in_wrapper(folded, consumer);
+    w.compute_at(staged, root, &row);
+    w.gpu_threads(ScheduleWriter::pure(staged), thread);
+    const Halide::VarOrRVar per_thread = thread;
+    w.compute_at(folded, staged, &per_thread);
+    w.unroll(ScheduleWriter::update(folded), lane_steps);
+    w.compute_at(partial, folded, &per_thread);
+    w.vectorize(ScheduleWriter::pure(partial), lanes, vector, kTail);
+    StageRef partial_update = ScheduleWriter::update(partial);
+    w.reorder(partial_update, {lanes, step});
+    w.vectorize(partial_update, lanes, vector, kTail);
     if (unroll > 1) w.unroll(partial_update, step, unroll, kTail);
 }
 
@@ -177,8 +184,8 @@ void accumulate_per_thread(ScheduleWriter &w, const Halide::Func &partial, const
 void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, int64_t threads) {
     const Halide::VarOrRVar row = gpu_row_loop(root);
     Halide::Func acc = r.accumulator;
-    w.compute_at(acc, root.func, &row);
     if (r.blocked_sum) {
+        w.compute_at(acc, root.func, &row);
         // The sum's lanes are the threads; each walks its blocks (inner stages computed per block).
         const BlockedSum &b = *r.blocked_sum;
         w.gpu_threads(ScheduleWriter::pure(acc), b.lane);
@@ -213,8 +220,8 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         }
         return;
     }
-    w.gpu_threads(ScheduleWriter::pure(acc), r.vars[0]);
     StageRef update = ScheduleWriter::update(acc);
+    bool in_register = false;   // the last step's one thread accumulates in a register
     if (r.associative_vectorizable && r.rdom.defined()) {
         // Each thread reduces every `threads`-th element of the row; kCombineLanes threads then
         // reduce the threads' partial results, each every kCombineLanes-th; one thread reduces
@@ -228,18 +235,52 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         const int vector = !r.symbolic && extent % kReductionVector == 0 && extent >= 2 * kReductionVector * threads
                                ? static_cast<int>(kReductionVector) : 1;
         Halide::RVar outer("r_step"), inner("r_thread"), group("r_group"), member("r_member");
-        Halide::Var thread("gpu_thread_x"), lane("gpu_combine_x");
-        Halide::Func partial =
-            w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(threads * vector), thread);
+        Halide::RVar vectors("r_vectors"), lane_steps("r_lane");
+        Halide::Var thread("gpu_thread_x"), lane("gpu_combine_x"), lanes("gpu_vector_lane");
+        // After these, the accumulator's update reduces over `inner`, one partial result a thread.
+        Halide::Func partial, folded;
+        if (vector > 1) {
+            partial = w.split_and_rfactor(update, r.rdom[0], outer, vectors, static_cast<int>(threads * vector), lanes);
+            folded = w.split_and_rfactor(update, vectors, inner, lane_steps, vector, thread, /*rfactor_outer=*/true);
+        } else {
+            partial = w.split_and_rfactor(update, r.rdom[0], outer, inner, static_cast<int>(threads), thread);
+        }
         Halide::Func combined;
         if (threads % kCombineLanes == 0 && threads > kCombineLanes) {
             combined = w.split_and_rfactor(update, inner, group, member, kCombineLanes, lane);
         }
-        accumulate_per_thread(w, partial, combined.defined() ? combined : acc, root.func, row, thread, outer,
-                              unroll_factor(steps_of(extent, r.symbolic, threads * vector)), vector);
-        if (combined.defined()) accumulate_per_thread(w, combined, acc, root.func, row, lane, group, 1);
+        const Halide::Func &next = combined.defined() ? combined : acc;
+        const int unroll = unroll_factor(steps_of(extent, r.symbolic, threads * vector));
+        if (vector > 1) {
+            accumulate_vectors_per_thread(w, partial, folded, next, root.func, row, thread, lanes, outer, lane_steps,
+                                          unroll, vector);
+        } else {
+            accumulate_per_thread(w, partial, next, root.func, row, thread, outer, unroll);
+        }
+        // Each combining thread's steps unrolled: their loads issue together, and only the
+        // reduction's own chain is serial.
+        if (combined.defined()) {
+            accumulate_per_thread(w, combined, acc, root.func, row, lane, group, unroll_factor(threads / kCombineLanes));
+        }
+        // The last step, one thread's: in a register (computed in the thread loop of a wrapper
+        // its consumer reads), its steps unrolled. Computed at the block, the accumulator was in
+        // shared memory, a load and a store a step, while the block's other threads waited.
+        in_register = r.func.name() != acc.name();
+        if (in_register) {
+            Halide::Func staged = w.in_wrapper(acc, r.func);
+            w.compute_at(staged, root.func, &row);
+            w.gpu_threads(ScheduleWriter::pure(staged), r.vars[0]);
+            const Halide::VarOrRVar at = r.vars[0];
+            w.compute_at(acc, staged, &at);
+            const Halide::RVar &last = combined.defined() ? member : inner;   // (an rfactor leaves its variable's name)
+            w.unroll(update, last, unroll_factor(combined.defined() ? kCombineLanes : threads), kTail);
+        }
     }
-    w.gpu_threads(update, r.vars[0]);   // the rest serially, by one thread
+    if (!in_register) {   // the rest serially, by one thread
+        w.compute_at(acc, root.func, &row);
+        w.gpu_threads(ScheduleWriter::pure(acc), r.vars[0]);
+        w.gpu_threads(update, r.vars[0]);
+    }
 }
 
 // The accumulator of a thread's tile of `vector` x `rows` points (gpu_vector on a matrix product):

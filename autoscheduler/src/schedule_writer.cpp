@@ -168,14 +168,16 @@ void ScheduleWriter::reorder(const StageRef &s, const std::vector<Halide::VarOrR
 }
 
 Halide::Func ScheduleWriter::split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,
-                                               const Halide::RVar &inner, int factor, const Halide::Var &lane) {
+                                               const Halide::RVar &inner, int factor, const Halide::Var &lane,
+                                               bool rfactor_outer) {
     declare(outer);
     declare(inner);
     declare(lane);
     Halide::Stage stage = s.stage;
-    Halide::Func intermediate = stage.split(r, outer, inner, factor).rfactor(inner, lane);
+    const Halide::RVar &pure = rfactor_outer ? outer : inner;
+    Halide::Func intermediate = stage.split(r, outer, inner, factor).rfactor(pure, lane);
     source_ += "Func " + cpp_name(intermediate.name()) + " = " + s.name + ".split(" + name_of(r) + ", " +
-               name_of(outer) + ", " + name_of(inner) + ", " + std::to_string(factor) + ").rfactor(" + name_of(inner) +
+               name_of(outer) + ", " + name_of(inner) + ", " + std::to_string(factor) + ").rfactor(" + name_of(pure) +
                ", " + name_of(lane) + ");\n";
     return intermediate;
 }

@@ -55,9 +55,11 @@ public:
     void gpu_threads(const StageRef &s, const Halide::VarOrRVar &v);
     void gpu_single_thread(const StageRef &s);
     // Splits the update's reduction variable `r` into `outer` and `inner`, then rfactors
-    // `inner` into the new pure variable `lane`; returns the intermediate Func.
+    // `inner` (`rfactor_outer`: `outer`) into the new pure variable `lane`; returns the
+    // intermediate Func.
     Halide::Func split_and_rfactor(const StageRef &s, const Halide::RVar &r, const Halide::RVar &outer,
-                                   const Halide::RVar &inner, int factor, const Halide::Var &lane);
+                                   const Halide::RVar &inner, int factor, const Halide::Var &lane,
+                                   bool rfactor_outer = false);
     // A wrapper of `f` that `consumer` reads instead of `f` (Func::in): scheduled on its own, it
     // stages f's values, so that f itself can be computed inside the wrapper's loops.
     Halide::Func in_wrapper(const Halide::Func &f, const Halide::Func &consumer);

@@ -3,6 +3,8 @@
 Without a GPU (CI) the kernels are still compiled for CUDA, so the GPU schedules are checked by
 Halide's CUDA code generator; with one (the `gpu` marker; tests/gpu/run_on_gpu_machine.sh runs
 them on the lent GPU machine) every result is compared with NumPy on the same inputs."""
+import re
+
 import numpy as np
 import pytest
 
@@ -171,17 +173,21 @@ def _schedule_source(fn, *args):
 @pytest.mark.parametrize("columns,vector", [(8192, 4), (2048, 4), (1026, 1), (300, 1)])
 def test_a_blocks_reduction_accumulates_each_threads_part_in_a_register(columns, vector):
     """A row's max by 256 threads: each thread's partial result is computed inside the thread
-    loop of a wrapper (Func::in) that hands them on, so it is not kept in shared memory. Rows of
-    a multiple of four, two steps a thread or more: four neighbours a step, one vector (16-byte
-    loads)."""
+    loop of a wrapper (Func::in) that hands them on, so it is not kept in shared memory; so are
+    the 16 combining threads' and the last thread's, their steps unrolled. Rows of a multiple of
+    four, two steps a thread or more: four neighbours a step (16-byte loads), folded in the
+    thread before the block's threads combine them."""
     source = _schedule_source(_row_extremes, np.ones((16, columns), np.float32))
-    wrappers = [line.split(" = ")[0].split()[-1] for line in source.splitlines() if ".in(" in line]
-    assert wrappers, source
-    per_thread = "gpu_vector_thread" if vector > 1 else "gpu_thread_x"
-    for wrapper in wrappers:
-        assert f"compute_at({wrapper}, {per_thread})" in source or f"compute_at({wrapper}, gpu_combine_x)" in source
+    wrapped = {line.split(" = ")[1].split(".in(")[0]: line.split(" = ")[0].split()[-1]
+               for line in source.splitlines() if ".in(" in line}
+    assert len(wrapped) == 6, source   # two reductions: their threads', lanes' and last steps
+    for inner, wrapper in wrapped.items():
+        assert f"{inner}.compute_at({wrapper}, " in source and f"{wrapper}.gpu_threads(" in source
+    lines = source.splitlines()
+    assert sum(".update(0).unroll(r_member, 8," in line for line in lines) == 2, source   # the last steps
+    assert not any(re.match(r"acc_[0-9_]+\.update\(0\)\.gpu_threads", line) for line in lines), source
     assert "_intm.update(0).gpu_threads" not in source
-    assert ("_intm.update(0).vectorize(gpu_thread_x, 4," in source) == (vector > 1)
+    assert bool(re.search(r"_intm\w*\.update\(0\)\.vectorize\(gpu_vector_lane, 4,", source)) == (vector > 1), source
 
 
 @pytest.mark.parametrize("columns,unroll", [(8192, 8), (4096, 4), (2048, 2), (1024, 1)])
