@@ -231,8 +231,15 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         // a thread's step reads four neighbouring elements (a 16-byte load). One element a step,
         // a block of softmax's rows of 8192 had 8 KB of loads in flight, too few to keep the
         // memory busy at four blocks a multiprocessor.
+        // Not for 64-bit values: LLVM's NVPTX back end takes no vectors of them (a float64 row
+        // min's vector NaN test was a call of the wrong signature, an abort in an LLVM built
+        // with assertions). Not for a row whose length is only known at run time either.
         const int64_t extent = r.rextents[0];
-        const int vector = !r.symbolic && extent % kReductionVector == 0 && extent >= 2 * kReductionVector * threads
+        const std::optional<int64_t> known = Halide::Internal::as_const_int(Halide::Internal::simplify(r.rdom[0].extent()));
+        const std::vector<Halide::Type> types = acc.types();
+        const bool narrow = std::all_of(types.begin(), types.end(), [](const Halide::Type &t) { return t.bits() <= 32; });
+        const int vector = narrow && !r.symbolic && known && *known == extent && extent % kReductionVector == 0 &&
+                                   extent >= 2 * kReductionVector * threads
                                ? static_cast<int>(kReductionVector) : 1;
         Halide::RVar outer("r_step"), inner("r_thread"), group("r_group"), member("r_member");
         Halide::RVar vectors("r_vectors"), lane_steps("r_lane");
