@@ -220,7 +220,7 @@ print(peer.compile_records[-1]["report"]["schedule_source"][:600])
 # `mode="reduce-overhead"`: where a call launches many kernels (each about 4-5 µs from the host),
 # hcompile captures it in a CUDA graph at its second call and replays it afterwards. Arguments
 # that stay the same tensors (the weights) are read where they are; a new batch is copied in; each
-# result is a tensor of its own. Calls of fewer than 12 launches keep default mode, which is
+# result is a tensor of its own. Calls of fewer than 10 launches keep default mode, which is
 # faster for them. Eight normalised layers launch 16 kernels here (`cuda_graphs.launches`): each
 # layer's product, and its layer norm as one kernel of a block per row (the tanh and the
 # reductions computed per row inside it: a row group, README's GPU section).
