@@ -83,9 +83,9 @@ else:
 # NumPy-exact math costs instructions: tinyops' exact `exp`, `tanh` and three IEEE divisions run
 # about 108 machine instructions a point, and on an H200 the kernel is bound by them, not by
 # memory. `fast_math=True` computes float32 `exp`, `tanh` and division in GPU kernels with the
-# GPU's approximate instructions, as torch.compile's kernels do (within 3.2 ulp, NaN and infinities
-# as NumPy's; float64 and CPU kernels stay exact). The PTX shows them (no GPU needed; a debug
-# folder keeps a compile's lowered statement, whose end is the kernels' PTX):
+# GPU's approximate instructions (within 3.2 ulp, NaN and infinities as NumPy's; float64 and CPU
+# kernels stay exact). The PTX shows them (no GPU needed; a debug folder keeps a compile's lowered
+# statement, whose end is the kernels' PTX):
 
 # %%
 fast = hc.hcompile(tinyops, target="host-cuda-cuda_capability_86", fast_math=True)
