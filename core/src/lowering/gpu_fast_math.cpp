@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_mutator.h"
 #include "numpy_math.h"
 #include "rules.h"
 
@@ -30,7 +31,6 @@ namespace {
 
 using Halide::Expr;
 using Halide::Internal::Call;
-using Halide::Internal::For;
 using Halide::Internal::IRMutator;
 using Halide::Internal::Shuffle;
 
@@ -108,33 +108,24 @@ class AnswerFmaQuery : public IRMutator {
     }
 };
 
-Expr in_kernel(const Expr &sequence) { return Halide::Internal::simplify(AnswerFmaQuery().mutate(sequence)); }
+Expr kernel_sequence(const Expr &sequence) { return Halide::Internal::simplify(AnswerFmaQuery().mutate(sequence)); }
 
 // Replaces the marks: the approximate sequences inside GPU kernels, the exact operations on the
 // host (libm called lane by lane, as C computes them).
-class ExpandFastMath : public IRMutator {
-    using IRMutator::visit;
-    bool in_kernel_ = false;
-
-    Halide::Internal::Stmt visit(const For *op) override {
-        const bool was = in_kernel_;
-        in_kernel_ = in_kernel_ || op->device_api == Halide::DeviceAPI::CUDA || Halide::Internal::is_gpu(op->for_type);
-        Halide::Internal::Stmt s = IRMutator::visit(op);
-        in_kernel_ = was;
-        return s;
-    }
+class ExpandFastMath : public lowering::KernelAwareMutator {
+    using KernelAwareMutator::visit;
 
     Expr visit(const Call *op) override {
         Expr e = IRMutator::visit(op);
         const Call *call = e.as<Call>();
         if (!call || call->call_type != Call::PureExtern) return e;
-        if (call->name == kExpMark) return in_kernel_ ? in_kernel(approximate_exp(call->args[0])) : lanewise("expf", call->args);
-        if (call->name == kTanhMark) return in_kernel_ ? in_kernel(approximate_tanh(call->args[0])) : lanewise("tanhf", call->args);
+        if (call->name == kExpMark) return in_kernel() ? kernel_sequence(approximate_exp(call->args[0])) : lanewise("expf", call->args);
+        if (call->name == kTanhMark) return in_kernel() ? kernel_sequence(approximate_tanh(call->args[0])) : lanewise("tanhf", call->args);
         if (call->name == kReciprocalMark) {
-            return in_kernel_ ? rcp_approx(call->args[0]) : f32(1.0, call->type.lanes()) / call->args[0];
+            return in_kernel() ? rcp_approx(call->args[0]) : f32(1.0, call->type.lanes()) / call->args[0];
         }
         if (call->name == kDivideMark) {
-            return in_kernel_ ? div_full(call->args[0], call->args[1]) : call->args[0] / call->args[1];
+            return in_kernel() ? div_full(call->args[0], call->args[1]) : call->args[0] / call->args[1];
         }
         return e;
     }
@@ -156,10 +147,10 @@ bool is_one(const Graph &graph, NodeId id) {
 }  // namespace
 
 Expr fast_math_marker(const Graph &graph, const Node &n, const std::vector<Expr> &operands) {
+    if (operands.empty()) return Expr();
     for (const Expr &e : operands) {
         if (e.type().element_of() != Halide::Float(32)) return Expr();
     }
-    if (operands.empty()) return Expr();
     const Halide::Type t = operands[0].type();
     auto mark = [&](const char *name, std::vector<Expr> args) { return Call::make(t, name, args, Call::PureExtern); };
     switch (n.kind) {

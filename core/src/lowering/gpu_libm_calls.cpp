@@ -13,27 +13,19 @@
 #include <string>
 
 #include "hcompile/lowering.h"
+#include "kernel_mutator.h"
 
 namespace hc {
 namespace {
 
 using namespace Halide::Internal;
 
-class CallLibdeviceInKernels : public IRMutator {
-    using IRMutator::visit;
-    bool in_kernel_ = false;
-
-    Halide::Internal::Stmt visit(const For *op) override {
-        const bool was = in_kernel_;
-        in_kernel_ = in_kernel_ || op->device_api == Halide::DeviceAPI::CUDA || is_gpu(op->for_type);
-        Halide::Internal::Stmt s = IRMutator::visit(op);
-        in_kernel_ = was;
-        return s;
-    }
+class CallLibdeviceInKernels : public lowering::KernelAwareMutator {
+    using KernelAwareMutator::visit;
 
     Halide::Expr visit(const Call *op) override {
         Halide::Expr e = IRMutator::visit(op);
-        if (!in_kernel_ || op->call_type != Call::PureExtern || (op->name != "fmodf" && op->name != "fmod")) return e;
+        if (!in_kernel() || op->call_type != Call::PureExtern || (op->name != "fmodf" && op->name != "fmod")) return e;
         const Call *call = e.as<Call>();
         const Halide::Type wide = Halide::Float(64, call->type.lanes());
         Halide::Expr fmod = Call::make(wide, "__nv_fmod", {Halide::cast(wide, call->args[0]), Halide::cast(wide, call->args[1])},
