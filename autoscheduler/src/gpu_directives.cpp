@@ -136,6 +136,16 @@ void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVa
     if (unroll > 1) w.unroll(s, step, unroll, kTail);
 }
 
+// `f` computed per thread in registers: inside the thread loop (over `thread`) of a wrapper
+// that `consumer` reads instead, the wrapper computed at `root`'s row (in shared memory).
+void per_thread_in_wrapper(ScheduleWriter &w, const Halide::Func &f, const Halide::Func &consumer,
+                           const Halide::Func &root, const Halide::VarOrRVar &row, const Halide::VarOrRVar &thread) {
+    Halide::Func staged = w.in_wrapper(f, consumer);
+    w.compute_at(staged, root, &row);
+    w.gpu_threads(ScheduleWriter::pure(staged), thread);
+    w.compute_at(f, staged, &thread);
+}
+
 // Partial results of a block's reduction (an rfactor intermediate, one per thread) that
 // `consumer` reads: each thread accumulates its own in a register (the intermediate computed
 // inside the thread loop of a wrapper), the wrapper then stores the block's partial results in
@@ -145,11 +155,7 @@ void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVa
 void accumulate_per_thread(ScheduleWriter &w, const Halide::Func &partial, const Halide::Func &consumer,
                            const Halide::Func &root, const Halide::VarOrRVar &row, const Halide::Var &thread,
                            const Halide::RVar &step, int unroll) {
-    Halide::Func staged = w.in_wrapper(partial, consumer);
-    w.compute_at(staged, root, &row);
-    w.gpu_threads(ScheduleWriter::pure(staged), thread);
-    const Halide::VarOrRVar per_thread = thread;
-    w.compute_at(partial, staged, &per_thread);
+    per_thread_in_wrapper(w, partial, consumer, root, row, thread);
     StageRef partial_update = ScheduleWriter::update(partial);
     w.reorder(partial_update, {step, thread});
     if (unroll > 1) w.unroll(partial_update, step, unroll, kTail);
@@ -164,12 +170,9 @@ void accumulate_vectors_per_thread(ScheduleWriter &w, const Halide::Func &partia
                                    const Halide::Func &consumer, const Halide::Func &root,
                                    const Halide::VarOrRVar &row, const Halide::Var &thread, const Halide::Var &lanes,
                                    const Halide::RVar &step, const Halide::RVar &lane_steps, int unroll, int vector) {
-    Halide::Func staged = w.in_wrapper(folded, consumer);
-    w.compute_at(staged, root, &row);
-    w.gpu_threads(ScheduleWriter::pure(staged), thread);
-    const Halide::VarOrRVar per_thread = thread;
-    w.compute_at(folded, staged, &per_thread);
+    per_thread_in_wrapper(w, folded, consumer, root, row, thread);
     w.unroll(ScheduleWriter::update(folded), lane_steps);
+    const Halide::VarOrRVar per_thread = thread;
     w.compute_at(partial, folded, &per_thread);
     w.vectorize(ScheduleWriter::pure(partial), lanes, vector, kTail);
     StageRef partial_update = ScheduleWriter::update(partial);
@@ -274,11 +277,7 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         // shared memory, a load and a store a step, while the block's other threads waited.
         in_register = r.func.name() != acc.name();
         if (in_register) {
-            Halide::Func staged = w.in_wrapper(acc, r.func);
-            w.compute_at(staged, root.func, &row);
-            w.gpu_threads(ScheduleWriter::pure(staged), r.vars[0]);
-            const Halide::VarOrRVar at = r.vars[0];
-            w.compute_at(acc, staged, &at);
+            per_thread_in_wrapper(w, acc, r.func, root.func, row, r.vars[0]);
             const Halide::RVar &last = combined.defined() ? member : inner;   // (an rfactor leaves its variable's name)
             w.unroll(update, last, unroll_factor(combined.defined() ? kCombineLanes : threads), kTail);
         }
