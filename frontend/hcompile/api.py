@@ -489,9 +489,7 @@ class CompiledFunction:
         else the tuning database's best record, else the search (tuning.schedule_for)."""
         key = None
         if symbols is None and self.options["backend"] == "halide" and self.options["autoscheduler"] == "hcompile":
-            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(args),
-                                               _C.jit_target(self._target()) +
-                                               tuning.workload.fast_math_key(self.options))
+            key = tuning.workload.workload_key(str(cap.graph), guards.layouts(args), _C.jit_target(self._target()))
         record["tuning_key"] = key
         choice = tuning.schedule_for(self.options["schedule"], key)
         schedule, record["schedule_origin"] = choice.schedule, choice.origin

@@ -8,8 +8,8 @@ import pytest
 
 import hcompile as hc
 from apps import workloads as W
+from test_cuda import CUDA_TARGET, torch_cuda  # noqa: F401 (a fixture, by name)
 
-CUDA_TARGET = "host-cuda-cuda_capability_86"
 APPROXIMATE = ("ex2.approx", "div.full", "rcp.approx")
 
 
@@ -70,22 +70,6 @@ def test_fast_math_records_are_other_tuning_records():
 
 
 # -- on a GPU ---------------------------------------------------------------------------------
-
-def _torch_cuda():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch if torch.cuda.is_available() else None
-
-
-@pytest.fixture
-def torch_cuda():
-    torch = _torch_cuda()
-    if torch is None:
-        pytest.skip("no CUDA GPU with PyTorch")
-    return torch
-
 
 gpu = pytest.mark.gpu
 

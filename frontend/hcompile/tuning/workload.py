@@ -36,7 +36,8 @@ def workload_key(graph_text, arguments, target):
 
 
 def fast_math_key(options):
-    """What a record's target says of a function's fast_math option: its kernels are other kernels."""
+    """What a GPU record's target says of a function's fast_math option: its kernels are other
+    kernels (a CPU's are the same either way, and keep one record)."""
     return " fast_math" if options.get("fast_math") else ""
 
 
