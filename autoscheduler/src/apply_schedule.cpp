@@ -331,7 +331,7 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
             continue;
         }
         if (p.gpu_threads_x && p.row_of >= 0) {
-            schedule_gpu_row_member(w, r, lowered.regions[p.row_of], p);
+            schedule_gpu_row_member(w, r, lowered.regions[p.row_of], plans[p.row_of], p);
             continue;
         }
         if (p.gpu_threads_x) {

@@ -75,7 +75,9 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::Inline: return s + "inline into its consumers";
     case Choice::GpuTile:
         return s + "gpu_tile in blocks of " + value + (d.value2 ? "x" + std::to_string(d.value2) : "") + " threads";
-    case Choice::GpuRows: return s + "gpu_rows: a block of " + value + " threads per row";
+    case Choice::GpuRows:
+        return s + "gpu_rows: a block of " + value + " threads per row" +
+               (d.value2 > 1 ? ", " + std::to_string(d.value2) + " rows a block" : "");
     case Choice::GpuVector:
         return s + "gpu_vector of " + value + " points" + (d.value2 ? " x " + std::to_string(d.value2) + " rows" : "") +
                " per thread";

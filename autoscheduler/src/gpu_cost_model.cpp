@@ -87,9 +87,12 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / std::max<int64_t>(
 // Blocks and threads per block of kernel `root` under its plan.
 void launch_shape(const RegionFunc &r, const RegionPlan &plan, const StageAnalysis &s, GpuKernelPrediction &k) {
     if (plan.gpu_rows > 0) {
-        k.threads = plan.gpu_rows;
-        // A row root: a block per row of its innermost axis; a reduction: a block per output.
-        k.blocks = r.accumulator.defined() ? s.points : std::max<int64_t>(1, s.points / std::max<int64_t>(r.extents[0], 1));
+        // A row root: a block per row of its innermost axis, or per block of rows; a reduction: a
+        // block per output.
+        const int64_t rows = std::max<int64_t>(plan.gpu_rows_per_block, 1);
+        k.threads = plan.gpu_rows * rows;
+        k.blocks = r.accumulator.defined() ? s.points
+                                           : std::max<int64_t>(1, s.points / std::max<int64_t>(r.extents[0] * rows, 1));
         return;
     }
     if (plan.gpu_threads_x > 0 && !r.extents.empty()) {
@@ -137,9 +140,10 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
             ++reductions;
             k.shared_bytes += kSharedPerReduction;
         } else if (!m.extents.empty()) {
-            k.shared_bytes += m.extents[0] * point_bytes(m.func);   // a row of it per block
+            k.shared_bytes += m.extents[0] * point_bytes(m.func);   // a row of it per block's row
         }
     }
+    k.shared_bytes *= std::max<int64_t>(plan.gpu_rows_per_block, 1);
     if (r.accumulator.defined() && plan.gpu_rows > 0) k.shared_bytes += kSharedPerReduction;
     if (plan.gpu_stage_transposed) {   // each array's tile, its rows padded by one (gpu_directives.cpp)
         const int64_t rows = plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1);

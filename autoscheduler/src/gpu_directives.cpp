@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -86,12 +87,45 @@ bool fuses_block_loops(const RegionFunc &root) {
     return root.accumulator.defined() && !block_loops_fit_grid(root, 0);
 }
 
-// The loop over rows of a GpuRows root: the innermost of its block loops (an elementwise root's
-// axes past the innermost, a reduction's every axis: one block per output), where the regions
-// computed per row are computed.
-Halide::VarOrRVar gpu_row_loop(const RegionFunc &root) {
-    if (fuses_block_loops(root)) return Halide::Var(kFusedRows);
-    return root.vars[root.accumulator.defined() ? 0 : 1];
+// The block loop of a GpuRows root of several rows a block (GpuRows' value2): its axis 1 split
+// into blocks of rows.
+constexpr const char *kRowBlocks = "gpu_row_block";
+
+// Where a region computed per row of a GpuRows root is computed: the loop over rows of the root,
+// the innermost of its block loops (an elementwise root's axes past the innermost, a reduction's
+// every axis: one block per output). With several rows a block (GpuRows' value2), the loop over
+// those blocks: each Func computed there holds the block's rows, its axis `row` (by name) on the
+// block's second thread dimension, y (empty: one row a block).
+struct RowBlock {
+    Halide::VarOrRVar loop;
+    std::string row;
+};
+
+// The row axis of member `r` of `root`'s rows: axis 1 where r has the root's axes (elementwise,
+// or a reduction keeping its reduced axis), else axis 0 (a reduction dropping it).
+std::string member_row_axis(const RegionFunc &r, const RegionFunc &root) {
+    return r.vars.size() == root.vars.size() ? r.vars[1].name() : r.vars[0].name();
+}
+
+RowBlock row_block_of(const RegionFunc &r, const RegionFunc &root, const RegionPlan &root_plan) {
+    if (fuses_block_loops(root)) return {Halide::Var(kFusedRows), ""};
+    if (root_plan.gpu_rows_per_block > 1) return {Halide::Var(kRowBlocks), member_row_axis(r, root)};
+    return {root.vars[root.accumulator.defined() ? 0 : 1], ""};
+}
+
+// Stage `s` of `f`, computed at a block of rows, with its threads (x, along `x`) for each of the
+// block's rows: f's row axis the threads' y, outside x. Nothing where a block has one row, or
+// where x is the row axis itself (a reduction's value, a thread per row).
+void threads_over_rows(ScheduleWriter &w, const StageRef &s, const Halide::Func &f, const Halide::VarOrRVar &x,
+                       const RowBlock &at) {
+    if (at.row.empty() || x.name() == at.row) return;
+    for (const Halide::Var &v : f.args()) {
+        if (v.name() != at.row) continue;
+        w.reorder(s, {x, v});
+        w.gpu_threads(s, v);
+        return;
+    }
+    throw std::invalid_argument("schedule: " + f.name() + " is computed per block of rows and has no row axis " + at.row);
 }
 
 // The points of axis 0 a GPU thread computes as one vector (GpuVector; one without it).
@@ -114,6 +148,9 @@ int64_t steps_of(int64_t extent, bool symbolic, int64_t per_step) {
     return symbolic ? 0 : (extent + per_step - 1) / per_step;
 }
 
+// The thread loop of threads_across.
+constexpr const char *kThreadAcross = "gpu_thread_x";
+
 // `s`'s innermost axis `v` across `threads` GPU threads, each thread walking its columns a block
 // width apart (coalesced: neighbouring threads read neighbouring elements), the walk innermost so
 // that the block's threads need no barrier between its steps. `vector` > 1: a thread's columns
@@ -121,7 +158,7 @@ int64_t steps_of(int64_t extent, bool symbolic, int64_t per_step) {
 // thread's (steps_of), for its unroll.
 void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &v, int64_t threads, int vector,
                     int64_t steps) {
-    Halide::Var step("gpu_step"), thread("gpu_thread_x");
+    Halide::Var step("gpu_step"), thread(kThreadAcross);
     Halide::VarOrRVar columns = v;
     if (vector > 1) {
         Halide::Var vectors("gpu_vectors"), lanes("gpu_vector");
@@ -139,10 +176,11 @@ void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVa
 // `f` computed per thread in registers: inside the thread loop (over `thread`) of a wrapper
 // that `consumer` reads instead, the wrapper computed at `root`'s row (in shared memory).
 void per_thread_in_wrapper(ScheduleWriter &w, const Halide::Func &f, const Halide::Func &consumer,
-                           const Halide::Func &root, const Halide::VarOrRVar &row, const Halide::VarOrRVar &thread) {
+                           const Halide::Func &root, const RowBlock &at, const Halide::VarOrRVar &thread) {
     Halide::Func staged = w.in_wrapper(f, consumer);
-    w.compute_at(staged, root, &row);
+    w.compute_at(staged, root, &at.loop);
     w.gpu_threads(ScheduleWriter::pure(staged), thread);
+    threads_over_rows(w, ScheduleWriter::pure(staged), staged, thread, at);
     w.compute_at(f, staged, &thread);
 }
 
@@ -153,9 +191,9 @@ void per_thread_in_wrapper(ScheduleWriter &w, const Halide::Func &f, const Halid
 // memory, a load and a store each step (softmax over rows of 8192 on an H100, its max reduced
 // this way: 0.252 -> 0.243 ms). Its `unroll` steps a time are unrolled.
 void accumulate_per_thread(ScheduleWriter &w, const Halide::Func &partial, const Halide::Func &consumer,
-                           const Halide::Func &root, const Halide::VarOrRVar &row, const Halide::Var &thread,
+                           const Halide::Func &root, const RowBlock &at, const Halide::Var &thread,
                            const Halide::RVar &step, int unroll) {
-    per_thread_in_wrapper(w, partial, consumer, root, row, thread);
+    per_thread_in_wrapper(w, partial, consumer, root, at, thread);
     StageRef partial_update = ScheduleWriter::update(partial);
     w.reorder(partial_update, {step, thread});
     if (unroll > 1) w.unroll(partial_update, step, unroll, kTail);
@@ -168,9 +206,9 @@ void accumulate_per_thread(ScheduleWriter &w, const Halide::Func &partial, const
 // of 8192 had four times the partial results to combine, 64 serial steps for each of 16 threads.
 void accumulate_vectors_per_thread(ScheduleWriter &w, const Halide::Func &partial, const Halide::Func &folded,
                                    const Halide::Func &consumer, const Halide::Func &root,
-                                   const Halide::VarOrRVar &row, const Halide::Var &thread, const Halide::Var &lanes,
+                                   const RowBlock &at, const Halide::Var &thread, const Halide::Var &lanes,
                                    const Halide::RVar &step, const Halide::RVar &lane_steps, int unroll, int vector) {
-    per_thread_in_wrapper(w, folded, consumer, root, row, thread);
+    per_thread_in_wrapper(w, folded, consumer, root, at, thread);
     w.unroll(ScheduleWriter::update(folded), lane_steps);
     const Halide::VarOrRVar per_thread = thread;
     w.compute_at(partial, folded, &per_thread);
@@ -184,14 +222,16 @@ void accumulate_vectors_per_thread(ScheduleWriter &w, const Halide::Func &partia
 // The accumulator of reduction `r`, computed per block of `root` (r's row there, or r's own
 // output when `r` is the root) by the block's threads: a blocked sum by its lanes, another
 // reduction over the row by `threads` partial results (rfactor), then one thread.
-void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, int64_t threads) {
-    const Halide::VarOrRVar row = gpu_row_loop(root);
+void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root,
+                                  const RegionPlan &root_plan, int64_t threads) {
+    const RowBlock at = row_block_of(r, root, root_plan);
     Halide::Func acc = r.accumulator;
     if (r.blocked_sum) {
-        w.compute_at(acc, root.func, &row);
+        w.compute_at(acc, root.func, &at.loop);
         // The sum's lanes are the threads; each walks its blocks (inner stages computed per block).
         const BlockedSum &b = *r.blocked_sum;
         w.gpu_threads(ScheduleWriter::pure(acc), b.lane);
+        threads_over_rows(w, ScheduleWriter::pure(acc), acc, b.lane, at);
         auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
             if (index < 0) return;
             if (part.num_update_definitions() > 0 && !part.rvars(0).empty()) {   // a lane's block
@@ -212,14 +252,16 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
             order.push_back(b.lane);
             if (order.size() > 1) w.reorder(update, order);
             w.gpu_threads(update, b.lane);
-            const Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0]) : Halide::VarOrRVar(b.lane);
-            w.compute_at(part, acc, &at);
+            threads_over_rows(w, update, acc, b.lane, at);
+            const Halide::VarOrRVar per_part = domain.defined() ? Halide::VarOrRVar(domain[0]) : Halide::VarOrRVar(b.lane);
+            w.compute_at(part, acc, &per_part);
         };
         stage(b.block_stage, b.block_domain, b.blocks);
         stage(b.tail_stage, b.tail_domain, b.tail);
         if (b.groups.defined()) {   // the lanes' sums, a group a thread
-            w.compute_at(b.groups, root.func, &row);
+            w.compute_at(b.groups, root.func, &at.loop);
             w.gpu_threads(ScheduleWriter::pure(b.groups), b.group);
+            threads_over_rows(w, ScheduleWriter::pure(b.groups), b.groups, b.group, at);
         }
         return;
     }
@@ -262,30 +304,32 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         const Halide::Func &next = combined.defined() ? combined : acc;
         const int unroll = unroll_factor(steps_of(extent, r.symbolic, threads * vector));
         if (vector > 1) {
-            accumulate_vectors_per_thread(w, partial, folded, next, root.func, row, thread, lanes, outer, lane_steps,
+            accumulate_vectors_per_thread(w, partial, folded, next, root.func, at, thread, lanes, outer, lane_steps,
                                           unroll, vector);
         } else {
-            accumulate_per_thread(w, partial, next, root.func, row, thread, outer, unroll);
+            accumulate_per_thread(w, partial, next, root.func, at, thread, outer, unroll);
         }
         // Each combining thread's steps unrolled: their loads issue together, and only the
         // reduction's own chain is serial.
         if (combined.defined()) {
-            accumulate_per_thread(w, combined, acc, root.func, row, lane, group, unroll_factor(threads / kCombineLanes));
+            accumulate_per_thread(w, combined, acc, root.func, at, lane, group, unroll_factor(threads / kCombineLanes));
         }
         // The last step, one thread's: in a register (computed in the thread loop of a wrapper
         // its consumer reads), its steps unrolled. Computed at the block, the accumulator was in
         // shared memory, a load and a store a step, while the block's other threads waited.
         in_register = r.func.name() != acc.name();
         if (in_register) {
-            per_thread_in_wrapper(w, acc, r.func, root.func, row, r.vars[0]);
+            per_thread_in_wrapper(w, acc, r.func, root.func, at, r.vars[0]);
             const Halide::RVar &last = combined.defined() ? member : inner;   // (an rfactor leaves its variable's name)
             w.unroll(update, last, unroll_factor(combined.defined() ? kCombineLanes : threads), kTail);
         }
     }
     if (!in_register) {   // the rest serially, by one thread
-        w.compute_at(acc, root.func, &row);
+        w.compute_at(acc, root.func, &at.loop);
         w.gpu_threads(ScheduleWriter::pure(acc), r.vars[0]);
+        threads_over_rows(w, ScheduleWriter::pure(acc), acc, r.vars[0], at);
         w.gpu_threads(update, r.vars[0]);
+        threads_over_rows(w, update, acc, r.vars[0], at);
     }
 }
 
@@ -348,6 +392,17 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
                        steps_of(root.extents[0], root.symbolic_axis(0), p.gpu_rows * thread_vector(p)));
     }
+    // Several rows a block: the block's threads a row across (x) times its rows (y); the regions
+    // computed per row hold the block's rows, each on its y. A block's steps that wait on each
+    // other (its barriers between regions, a reduction's combining steps) then serve that many
+    // rows, where short rows took a block's whole wait each (softmax over rows of 64 on an H200:
+    // 0.5 TB/s in blocks of one row).
+    const bool row_blocks = !reduction && p.gpu_rows_per_block > 1;
+    if (row_blocks) {
+        Halide::Var block_row("gpu_block_row");
+        w.split(s, root.vars[1], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block), kTail);
+        w.gpu_threads(s, block_row);
+    }
     // A block loop per axis, those past the third fused into the grid's z (CUDA grids have three;
     // block_loops_fit_grid checks the sizes). Not all fused into one: the rows' footprints in
     // Halide's bounds grew to whole axes (526 KB of shared memory).
@@ -359,7 +414,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
             fused = next;
         }
         w.gpu_blocks(s, fused);
-        schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
+        schedule_gpu_block_reduction(w, root, root, p, p.gpu_rows);
         return;
     }
     Halide::VarOrRVar z = first + 2 < root.vars.size() ? root.vars[first + 2] : Halide::VarOrRVar(Halide::Var());
@@ -368,23 +423,28 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         w.fuse(s, z, root.vars[i], fused);
         z = fused;
     }
-    for (size_t i = first; i < std::min(root.vars.size(), first + 2); ++i) w.gpu_blocks(s, root.vars[i]);
+    for (size_t i = first; i < std::min(root.vars.size(), first + 2); ++i) {
+        w.gpu_blocks(s, row_blocks && i == 1 ? Halide::VarOrRVar(Halide::Var(kRowBlocks)) : root.vars[i]);
+    }
     if (first + 2 < root.vars.size()) w.gpu_blocks(s, z);
-    if (reduction) schedule_gpu_block_reduction(w, root, root, p.gpu_rows);
+    if (reduction) schedule_gpu_block_reduction(w, root, root, p, p.gpu_rows);
 }
 
 // A region computed per row of a GpuRows root, inside its block (see Choice::GpuRows).
-void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, const RegionPlan &p) {
-    const Halide::VarOrRVar row = gpu_row_loop(root);
-    w.compute_at(r.func, root.func, &row);
+void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, const RegionPlan &root_plan,
+                             const RegionPlan &p) {
+    const RowBlock at = row_block_of(r, root, root_plan);
+    w.compute_at(r.func, root.func, &at.loop);
     if (!r.accumulator.defined()) {
         threads_across(w, ScheduleWriter::pure(r.func), r.vars[0], p.gpu_threads_x, thread_vector(p),
                        steps_of(r.extents[0], r.symbolic_axis(0), p.gpu_threads_x * thread_vector(p)));
+        threads_over_rows(w, ScheduleWriter::pure(r.func), r.func, Halide::Var(kThreadAcross), at);
         return;
     }
     // The reduction's value: one point per block (its row), one thread.
     w.gpu_threads(ScheduleWriter::pure(r.func), r.vars[0]);
-    schedule_gpu_block_reduction(w, r, root, p.gpu_threads_x);
+    threads_over_rows(w, ScheduleWriter::pure(r.func), r.func, r.vars[0], at);
+    schedule_gpu_block_reduction(w, r, root, root_plan, p.gpu_threads_x);
 }
 
 // A region on the GPU (GpuTile): its pure loops in blocks of threads, one thread per output

@@ -27,6 +27,10 @@ constexpr int64_t kStencilRowsPerBlock = 4;
 // The fewest blocks a register-tiled matrix product may have: about two per multiprocessor of a
 // large GPU (an H100 or H200 has 132).
 constexpr int64_t kMinTiledBlocks = 256;
+// A row group's threads a block, where its rows are short enough to run several a block.
+constexpr int64_t kRowBlockThreads = 128;
+// A row group's points a thread of a row (row_group_threads).
+constexpr int64_t kPointsPerRowThread = 4;
 // The fewest rows of a static length that run a block each with their members recomputed
 // (row_blocks): the same two blocks per multiprocessor.
 constexpr int64_t kMinRecomputedRows = kMinTiledBlocks;
@@ -103,6 +107,44 @@ RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
     return !output_member && enough_rows ? RowBlocks::Recomputed : RowBlocks::None;
 }
 
+// A row group's threads a row: a quarter of its length (a power of two; one for rows shorter than
+// four), up to kThreadsPerBlock; a row of a length only known at run time, block_reduction_threads.
+// Measured on an H200 (softmax and layer norm over rows of 16 to 1024, every power of two of
+// threads and rows a block): a quarter of the row was the best or within 10% of it everywhere,
+// where a warp or more a row (a block of 32 threads per row of 16, 256 per row of 512) ran the
+// block's fixed steps (loop bounds, guards, barriers, a reduction's combining) for idle threads:
+// 2-8x the time. A float sum's lanes are as many (reduction_rules.cpp's kGpuLaneElements).
+int64_t row_group_threads(const RegionFunc &root) {
+    if (root.symbolic_axis(0)) return block_reduction_threads(root.extents[0]);
+    int64_t threads = 1;
+    while (threads * 2 <= std::min(root.extents[0] / kPointsPerRowThread, kThreadsPerBlock)) threads *= 2;
+    return threads;
+}
+
+// Rows of a row group a block (GpuRows' value2): as many as make kRowBlockThreads threads with the
+// row's, where they divide the root's axis 1 (a static one) and leave kMinTiledBlocks blocks; one
+// where a member's axes are not the root's rows. Measured with row_group_threads on an H200,
+// softmax over 262144 rows of 16: 159.6 us in blocks of a row of 32 threads, 20.6 in blocks of 32
+// rows of 4 threads (rows of 64: 65.6 -> 25.1, in 8 rows of 16; torch.compile 6.0 and 6.6).
+int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t threads) {
+    const RegionFunc &root = lowered.regions[root_region];
+    if (root.symbolic || root.vars.size() < 2) return 1;
+    for (const RegionFunc &r : lowered.regions) {
+        if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
+        const bool same_axes = r.vars.size() == root.vars.size() && (!r.accumulator.defined() || r.extents[0] == 1);
+        const bool dropped = r.accumulator.defined() && r.vars.size() + 1 == root.vars.size();
+        const size_t row_axis = same_axes ? 1 : 0;
+        if (!(same_axes || dropped) || r.extents.size() <= row_axis || r.extents[row_axis] != root.extents[1]) return 1;
+    }
+    const int64_t rows = rows_from(root, 1);
+    int64_t per_block = 1;
+    while (per_block * 2 <= kMaxRowsPerBlock && threads * per_block * 2 <= kRowBlockThreads &&
+           root.extents[1] % (per_block * 2) == 0 && rows / (per_block * 2) >= kMinTiledBlocks) {
+        per_block *= 2;
+    }
+    return per_block;
+}
+
 // Blocks of `x` x `y` points over a region's two innermost axes, times its other axes' extents.
 int64_t tiled_blocks(const RegionFunc &r, int64_t x, int64_t y) {
     int64_t blocks = (r.extents[0] + x - 1) / x * ((r.extents[1] + y - 1) / y);
@@ -147,18 +189,23 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         const int group = is_row_root(lowered, region) ? region : r.row_root;
         const RowBlocks blocks = group >= 0 ? group_blocks[group] : RowBlocks::None;
         const bool in_row_blocks = blocks != RowBlocks::None;
-        // The threads of a row root's blocks, which its members' loops across the row share.
-        const int64_t row_threads = in_row_blocks ? block_reduction_threads(lowered.regions[group].extents[0]) : 0;
+        // The threads of a row root's blocks a row, which its members' loops across the row share,
+        // and its rows a block (a warp of threads or more in all).
+        int64_t row_threads = in_row_blocks ? row_group_threads(lowered.regions[group]) : 0;
+        const int64_t block_rows = in_row_blocks ? row_group_rows(lowered, group, row_threads) : 0;
+        if (in_row_blocks) row_threads = std::max(row_threads, kWarp / block_rows);
         if (r.optional && !r.stored_by_default) {
             schedule.push_back({region, Choice::Inline});
             continue;
         }
-        // Elementwise work over rows of a block's vectors or more: four neighbours a thread.
-        const bool row_vector = !r.accumulator.defined() && !r.vars.empty() &&
-                                r.extents[0] >= kThreadsPerBlock * kVectorPoints && !computes_64_bit(r.func);
+        // Elementwise work over rows of two steps of a block's vectors or more: four neighbours a
+        // thread (rows of 1024, a step each, measured slower on an H200: layer norm 38.0 against
+        // 31.5 us for 8192 rows).
+        const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks &&
+                                r.extents[0] >= 2 * row_threads * kVectorPoints && !computes_64_bit(r.func);
         if (in_row_blocks && region == group) {
             schedule.push_back({region, Choice::ComputeRoot});
-            schedule.push_back({region, Choice::GpuRows, -1, row_threads});
+            schedule.push_back({region, Choice::GpuRows, -1, row_threads, block_rows > 1 ? block_rows : 0});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }

@@ -237,8 +237,20 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                      gpu_rows_reduction(r),
                  "only the row root (elementwise, two axes or more), or a reduction over its innermost axis alone, "
                  "runs in blocks of rows, where its block loops fit a CUDA grid");
-            need(d.value >= 32 && d.value <= 1024, "a block has 32 to 1024 threads");
+            // A row's threads: a warp or more, or fewer where the block has several rows (a
+            // block of a warp or more in all).
+            need(d.value >= 1 && d.value * std::max<int64_t>(d.value2, 1) >= 32 && d.value <= 1024,
+                 "a block has 32 to 1024 threads (a row's times its rows)");
+            // Rows a block: a power of two dividing the root's static axis 1 (no partial block,
+            // whose rows past the end its regions computed per row would still read).
+            need(d.value2 <= 1 || (!r.accumulator.defined() && d.value2 <= kMaxRowsPerBlock &&
+                                   (d.value2 & (d.value2 - 1)) == 0 && !r.symbolic_axis(1) &&
+                                   r.extents[1] % d.value2 == 0),
+                 "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the row root's axis 1, "
+                 "of a static size");
+            need(d.value * std::max<int64_t>(d.value2, 1) <= 1024, "a block has up to 1024 threads (a row's times its rows)");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
+            p.gpu_rows_per_block = d.value2;
             break;
         case Choice::GpuStageTransposed: {
             const std::vector<TransposedRead> reads = transposed_read_arrays(lowered, r);
@@ -275,6 +287,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
     }
     const bool on_gpu =
         std::any_of(plans.begin(), plans.end(), [](const RegionPlan &p) { return p.gpu_threads_x > 0 || p.gpu_rows > 0; });
+    std::vector<int64_t> shared_rows(plans.size(), 0);   // per row root of several rows a block: its bytes stored per row
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!whole_pipeline && !decided[i]) continue;
         const RegionPlan &p = plans[i];
@@ -298,6 +311,32 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         if (whole_pipeline && p.gpu_threads_x && p.row_of >= 0 && plans[p.row_of].gpu_rows != p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " is computed per row on the GPU: its row root needs "
                                         "gpu_rows of as many threads");
+        }
+        if (whole_pipeline && p.row_of >= 0 && plans[p.row_of].gpu_rows_per_block > 1) {
+            // Its row axis is the root's axis 1: its own axis 1 (the root's axes), or axis 0 (a
+            // reduction that drops the reduced axis).
+            const RegionFunc &root = lowered.regions[p.row_of];
+            const bool same_axes = r.vars.size() == root.vars.size() && (!r.accumulator.defined() || r.extents[0] == 1);
+            const bool dropped = r.accumulator.defined() && r.vars.size() + 1 == root.vars.size();
+            const size_t row_axis = same_axes ? 1 : 0;
+            if (!(same_axes || dropped) || r.extents.size() <= row_axis || r.extents[row_axis] != root.extents[1]) {
+                throw std::invalid_argument("schedule: " + region + " is computed per row of a root of several rows a "
+                                            "block, and its axes are not the root's rows");
+            }
+            // Stored per row, each of the block's rows.
+            if (!r.accumulator.defined() && !p.inlined) {
+                shared_rows[p.row_of] += r.extents[0] * point_bytes(r.func) * plans[p.row_of].gpu_rows_per_block;
+                if (shared_rows[p.row_of] > kSharedBytesPerBlock) {
+                    throw std::invalid_argument("schedule: " + region + " is stored per row of a root of " +
+                                                std::to_string(plans[p.row_of].gpu_rows_per_block) +
+                                                " rows a block: over a block's 48 KiB of shared memory");
+                }
+            }
+            // A blocked sum's lanes are threads of each row too.
+            if (r.blocked_sum && r.blocked_sum->lanes * plans[p.row_of].gpu_rows_per_block > 1024) {
+                throw std::invalid_argument("schedule: " + region + ": its sum's " + std::to_string(r.blocked_sum->lanes) +
+                                            " lanes for each of a block's rows are over 1024 threads");
+            }
         }
         if (whole_pipeline && p.gpu_threads_x && p.row_of >= 0 && !r.accumulator.defined() &&
             lowered.regions[p.row_of].symbolic_axis(0)) {

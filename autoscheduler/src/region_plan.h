@@ -8,6 +8,11 @@
 
 namespace hc {
 
+// The most rows of a GpuRows root one block computes (GpuRows' value2).
+constexpr int64_t kMaxRowsPerBlock = 32;
+// Shared memory a GPU block may take without asking for more (every CUDA device's static limit).
+constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
+
 // One region's decisions (each field is set by at most one decision).
 struct RegionPlan {
     bool placed = false;
@@ -37,6 +42,7 @@ struct RegionPlan {
     int64_t gpu_vector = 0;       // GpuVector: points of axis 0 per GPU thread (0: one)
     int64_t gpu_rows_per_thread = 0;  // GpuVector's value2: rows of axis 1 per thread (0: one)
     int64_t gpu_rows = 0;         // GpuRows: threads per block of the row root's blocks of rows
+    int64_t gpu_rows_per_block = 0;  //   and the root's rows a block (value2; 0: one)
     bool gpu_stage_transposed = false;  // GpuStageTransposed
 };
 

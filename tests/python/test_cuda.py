@@ -145,19 +145,25 @@ def test_many_rows_too_long_for_shared_memory_run_a_block_each_their_members_rec
 
 
 def test_short_rows_take_a_block_of_warps_per_row():
-    """Rows of a warp or more reduce in a block per row (whole warps, up to 256 threads): a row
-    root and its members (softmax), or a reduction alone; the block loops past the grid's third
-    fused into its z. A reduction over shorter rows: a thread per row."""
+    """A row group (softmax) takes a thread for every four points of a row, and several rows a
+    block where they divide its rows and leave blocks enough (128 threads a block), else a warp
+    a row; a reduction alone reduces rows of a warp or more in a block per row (whole warps, up
+    to 256 threads), its block loops past the grid's third fused into its z. A reduction over
+    shorter rows: a thread per row."""
     def row_sums(x):
         return x.sum(axis=-1, keepdims=True)
 
-    for fn, shape, threads in ((_softmax_rows, (16, 8, 64, 64), 64), (_softmax_rows, (7, 33), 32),
-                               (_softmax_rows, (5, 200), 128), (row_sums, (16, 8, 64, 64), 64),
-                               (row_sums, (3, 2, 5, 7, 40), 32)):
+    for fn, shape, rows in ((_softmax_rows, (16, 8, 64, 64), "16 threads per row, 8 rows a block"),
+                            (_softmax_rows, (262144, 16), "4 threads per row, 32 rows a block"),
+                            (_softmax_rows, (7, 33), "32 threads per row\n"),
+                            (_softmax_rows, (5, 200), "32 threads per row\n"),
+                            (_softmax_rows, (8192, 512), "128 threads per row\n"),
+                            (row_sums, (16, 8, 64, 64), "64 threads per row\n"),
+                            (row_sums, (3, 2, 5, 7, 40), "32 threads per row\n")):
         f = hc.hcompile(fn, target=CUDA_TARGET)
         f.compile_only(np.ones(shape, np.float32))
         schedule = f.compile_records[-1]["report"]["schedule"]
-        assert f"gpu_rows: a block of {threads} threads per row" in schedule, schedule
+        assert f"gpu_rows: a block of {rows}" in schedule, schedule
         assert "256" not in schedule, schedule
     f = hc.hcompile(row_sums, target=CUDA_TARGET)
     f.compile_only(np.ones((40, 31), np.float32))
@@ -168,6 +174,41 @@ def _schedule_source(fn, *args):
     f = hc.hcompile(fn, target=CUDA_TARGET)
     f.compile_only(*args)
     return f.compile_records[-1]["report"]["schedule_source"]
+
+
+def _normalized_rows(x):
+    return x / x.sum(axis=-1)[..., None]     # a row reduction dropping its axis, read per row
+
+
+def _rows_a_block(decisions, rows, threads=None):
+    """`decisions` with the row root's gpu_rows taking `rows` rows a block (and `threads` a row,
+    its members' too, where given)."""
+    def threads_of(choice, value):
+        return threads if threads is not None and choice in ("gpu_rows", "gpu_tile") else value
+    return [(r, c, a, threads_of(c, v), rows if c == "gpu_rows" else b) for (r, c, a, v, b) in decisions
+            if threads is None or c != "gpu_vector"]
+
+
+def test_rows_a_block_are_a_power_of_two_dividing_the_rows_within_a_blocks_threads():
+    """gpu_rows' value2 (rows a block) is refused, with a clear error, where it does not divide
+    the root's rows, is no power of two, makes a block of over 1024 threads (a row's threads or a
+    sum's lanes times the rows), or is given to a reduction alone."""
+    x = np.ones((1024, 64), np.float32)
+    rule = hc.hcompile(_softmax_rows, target=CUDA_TARGET, fullgraph=True)
+    rule.compile_only(x)
+    decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
+    for rows, why in ((3, "power of two"), (64, "up to 32"), (32, "up to 1024 threads")):
+        wide = [(r, c, a, 64 if c in ("gpu_rows", "gpu_tile") else v, b) for (r, c, a, v, b) in decisions]
+        f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, fullgraph=True, schedule=_rows_a_block(wide, rows))
+        with pytest.raises(hc.CompileError, match=why):
+            f.compile_only(x)
+    odd = hc.hcompile(_softmax_rows, target=CUDA_TARGET, fullgraph=True, schedule=_rows_a_block(decisions, 8))
+    with pytest.raises(hc.CompileError, match="dividing"):
+        odd.compile_only(np.ones((1020, 64), np.float32))
+    sums = hc.hcompile(lambda a: a.sum(axis=-1), target=CUDA_TARGET, fullgraph=True,
+                       schedule=[(0, "compute_root", -1, 0, 0), (0, "gpu_rows", -1, 64, 4)])
+    with pytest.raises(hc.CompileError, match="power of two"):
+        sums.compile_only(x)
 
 
 @pytest.mark.parametrize("columns,vector", [(8192, 4), (2048, 4), (1026, 1), (300, 1)])
@@ -204,10 +245,10 @@ def test_a_blocks_reduction_reads_four_neighbours_only_of_32_bit_values_in_rows_
     assert ("vectorize(gpu_vector_lane" in source) == vector, source
 
 
-@pytest.mark.parametrize("columns,unroll", [(8192, 8), (4096, 4), (2048, 2), (1024, 1)])
+@pytest.mark.parametrize("columns,unroll", [(8192, 8), (4096, 4), (2048, 2), (1024, 4), (16, 1)])
 def test_a_rows_threads_unroll_no_more_steps_than_they_have(columns, unroll):
-    """A thread's steps along a row (columns / 256 threads / 4-point vectors) are unrolled by at
-    most their number: a longer unroll ran them all in its guarded tail."""
+    """A thread's steps along a row (columns / 256 threads, in 4-point vectors from two steps of
+    them) are unrolled by at most their number: a longer unroll ran them all in its guarded tail."""
     source = _schedule_source(_layernorm_rows, np.ones((8, columns), np.float32))
     steps = [line for line in source.splitlines() if "unroll(gpu_step" in line]
     if unroll == 1:
@@ -775,6 +816,35 @@ def test_rows_of_every_unroll_and_tail_on_the_gpu(torch_cuda):
         for fn in (_softmax_rows, _layernorm_rows, _row_extremes):
             f = hc.hcompile(fn, fullgraph=True)    # (a function keeps eight shapes' kernels)
             np.testing.assert_allclose(f(torch.from_numpy(x).cuda()).cpu().numpy(), fn(x), rtol=2e-5, atol=1e-6)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda):
+    """Rows short enough to run several a block (the rule's, and every other power of two of rows
+    a block that fits): NumPy's answer, and the same bits as blocks of one row (each row's
+    arithmetic is the same; only where it runs changes)."""
+    torch = torch_cuda
+    rng = np.random.default_rng(13)
+    for shape in [(8192, 16), (4096, 64), (2048, 100), (1024, 256), (16, 8, 64, 64), (512, 3)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        xt = torch.from_numpy(x).cuda()
+        for fn in (_softmax_rows, _layernorm_rows, _row_extremes, _normalized_rows):
+            rule = hc.hcompile(fn, fullgraph=True)
+            got = rule(xt)
+            np.testing.assert_allclose(got.cpu().numpy(), fn(x), rtol=2e-5 if dtype == np.float32 else 1e-12,
+                                       atol=1e-6 if dtype == np.float32 else 1e-12)
+            decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
+            # One row a block takes a warp of threads or more (a row's threads change no arithmetic).
+            threads = next(v for (_, c, _, v, _) in decisions if c == "gpu_rows")
+            one = hc.hcompile(fn, fullgraph=True, schedule=_rows_a_block(decisions, 0, max(threads, 32)))(xt)
+            assert torch.equal(got, one), (fn.__name__, shape)
+            for rows in (2, 8, 32):
+                try:
+                    several = hc.hcompile(fn, fullgraph=True, schedule=_rows_a_block(decisions, rows))(xt)
+                except hc.CompileError:
+                    continue     # more threads than a block has, or rows it does not divide
+                assert torch.equal(several, one), (fn.__name__, shape, rows)
 
 
 @gpu

@@ -94,6 +94,11 @@ constexpr int kSumBlock = 32;
 constexpr int kGpuSumLanes = 256;
 // The lanes' sums are added in groups of this many by a GPU thread each (then the groups' by one).
 constexpr int kGpuLaneGroup = 16;
+// A GPU lane's fewest elements in a row shorter than kGpuLaneElements * kGpuSumLanes. A lane an
+// element (rows of 64: 64 lanes, each one load and one compensated step) gave a block of rows
+// several times the threads and instructions its row needs: short rows run several a block
+// (gpu_schedule.cpp), a lane's threads each row's.
+constexpr int kGpuLaneElements = 4;
 
 // One step of Neumaier's compensated summation of v into (s, c).
 Halide::Tuple neumaier(const Expr &s, const Expr &c, const Expr &v) {
@@ -168,9 +173,13 @@ ReductionLowering lower_float_sum(const LowerContext &ctx, const Node &n, const 
     // over an empty domain adds nothing).
     const bool symbolic = ctx.symbols.symbol_of(x.shape[inner]) >= 0;
     int64_t n0 = x.shape[inner];
-    // On a GPU a row shorter than kGpuSumLanes takes the most lanes (a power of two) it fills.
+    // On a GPU the lanes are threads: up to kGpuSumLanes, and for a shorter row of a known length
+    // the most (a power of two) of kGpuLaneElements elements or more each.
     int want = kSumLanes;
-    while (ctx.for_gpu && want < kGpuSumLanes && (symbolic || n0 >= 2 * want)) want *= 2;
+    if (ctx.for_gpu) {
+        want = symbolic ? kGpuSumLanes : 1;
+        while (!symbolic && want < kGpuSumLanes && n0 >= 2 * want * kGpuLaneElements) want *= 2;
+    }
     int lanes = inner == x.ndim() - 1 && (symbolic || n0 >= want) ? want : 1;
     Expr n0_expr = ctx.extent(x, static_cast<int>(inner));
     Expr lane_rows = n0_expr / lanes, leftover = n0_expr % lanes;
