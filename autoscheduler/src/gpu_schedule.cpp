@@ -29,8 +29,6 @@ constexpr int64_t kStencilRowsPerBlock = 4;
 constexpr int64_t kMinTiledBlocks = 256;
 // A row group's threads a block, where its rows are short enough to run several a block.
 constexpr int64_t kRowBlockThreads = 128;
-// A row group's points a thread of a row (row_group_threads).
-constexpr int64_t kPointsPerRowThread = 4;
 // The fewest rows of a static length that run a block each with their members recomputed
 // (row_blocks): the same two blocks per multiprocessor.
 constexpr int64_t kMinRecomputedRows = kMinTiledBlocks;
@@ -107,25 +105,23 @@ RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
     return !output_member && enough_rows ? RowBlocks::Recomputed : RowBlocks::None;
 }
 
-// A row group's threads a row: a quarter of its length (a power of two; one for rows shorter than
-// four), up to kThreadsPerBlock; a row of a length only known at run time, block_reduction_threads.
-// Measured on an H200 (softmax and layer norm over rows of 16 to 1024, every power of two of
-// threads and rows a block): a quarter of the row was the best or within 10% of it everywhere,
-// where a warp or more a row (a block of 32 threads per row of 16, 256 per row of 512) ran the
-// block's fixed steps (loop bounds, guards, barriers, a reduction's combining) for idle threads:
-// 2-8x the time. A float sum's lanes are as many (reduction_rules.cpp's kGpuLaneElements).
+// A row group's threads a row: as many as a float sum over the row has lanes (gpu_sum_lanes: about
+// the row's square root for short rows, up to 256); a row of a length only known at run time,
+// block_reduction_threads. Measured on an H200 (softmax and layer norm over 16M elements as rows
+// of 16 to 1024, every power of two of threads and rows a block): a warp or more a row (32
+// threads per row of 16, 256 per row of 512) ran the block's fixed steps (loop bounds, guards,
+// barriers, a reduction's combining) for idle threads, 2-8x the time; a thread a lane was the best
+// or within 10% of it everywhere.
 int64_t row_group_threads(const RegionFunc &root) {
     if (root.symbolic_axis(0)) return block_reduction_threads(root.extents[0]);
-    int64_t threads = 1;
-    while (threads * 2 <= std::min(root.extents[0] / kPointsPerRowThread, kThreadsPerBlock)) threads *= 2;
-    return threads;
+    return gpu_sum_lanes(root.extents[0]);
 }
 
 // Rows of a row group a block (GpuRows' value2): as many as make kRowBlockThreads threads with the
 // row's, where they divide the root's axis 1 (a static one) and leave kMinTiledBlocks blocks; one
-// where a member's axes are not the root's rows. Measured with row_group_threads on an H200,
-// softmax over 262144 rows of 16: 159.6 us in blocks of a row of 32 threads, 20.6 in blocks of 32
-// rows of 4 threads (rows of 64: 65.6 -> 25.1, in 8 rows of 16; torch.compile 6.0 and 6.6).
+// where a member's axes are not the root's rows. Measured on an H200, softmax over 262144 rows of
+// 16: 159.6 us in blocks of a row of 32 threads, 20.6 in blocks of 32 rows of 4 threads (kernel
+// times; torch.compile 6.0).
 int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t threads) {
     const RegionFunc &root = lowered.regions[root_region];
     if (root.symbolic || root.vars.size() < 2) return 1;

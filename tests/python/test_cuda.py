@@ -120,7 +120,7 @@ def test_rows_run_one_block_each_where_they_fit_in_shared_memory():
     f = hc.hcompile(_layernorm_rows, target=CUDA_TARGET)
     f.compile_only(x)
     schedule = f.compile_records[-1]["report"]["schedule"]
-    assert "gpu_rows: a block of 256 threads per row" in schedule and "compute_at_row" in schedule
+    assert "gpu_rows: a block of 128 threads per row" in schedule and "compute_at_row" in schedule
     # softmax stores exp(x - max) per row: 128 KiB a row is past shared memory.
     wide = hc.hcompile(_softmax_rows, target=CUDA_TARGET)
     wide.compile_only(np.ones((4, 32768), np.float32))
@@ -145,19 +145,19 @@ def test_many_rows_too_long_for_shared_memory_run_a_block_each_their_members_rec
 
 
 def test_short_rows_take_a_block_of_warps_per_row():
-    """A row group (softmax) takes a thread for every four points of a row, and several rows a
-    block where they divide its rows and leave blocks enough (128 threads a block), else a warp
-    a row; a reduction alone reduces rows of a warp or more in a block per row (whole warps, up
-    to 256 threads), its block loops past the grid's third fused into its z. A reduction over
-    shorter rows: a thread per row."""
+    """A row group (softmax) takes a thread a lane of its sums (about the square root of a short
+    row), and several rows a block where they divide its rows and leave blocks enough (128
+    threads a block), else a warp a row; a reduction alone reduces rows of a warp or more in a
+    block per row (whole warps, up to 256 threads), its block loops past the grid's third fused
+    into its z. A reduction over shorter rows: a thread per row."""
     def row_sums(x):
         return x.sum(axis=-1, keepdims=True)
 
-    for fn, shape, rows in ((_softmax_rows, (16, 8, 64, 64), "16 threads per row, 8 rows a block"),
+    for fn, shape, rows in ((_softmax_rows, (16, 8, 64, 64), "8 threads per row, 16 rows a block"),
                             (_softmax_rows, (262144, 16), "4 threads per row, 32 rows a block"),
                             (_softmax_rows, (7, 33), "32 threads per row\n"),
                             (_softmax_rows, (5, 200), "32 threads per row\n"),
-                            (_softmax_rows, (8192, 512), "128 threads per row\n"),
+                            (_softmax_rows, (8192, 512), "32 threads per row, 4 rows a block"),
                             (row_sums, (16, 8, 64, 64), "64 threads per row\n"),
                             (row_sums, (3, 2, 5, 7, 40), "32 threads per row\n")):
         f = hc.hcompile(fn, target=CUDA_TARGET)
@@ -177,7 +177,7 @@ def _schedule_source(fn, *args):
 
 
 def _normalized_rows(x):
-    return x / x.sum(axis=-1)[..., None]     # a row reduction dropping its axis, read per row
+    return x / np.abs(x).sum(axis=-1)[..., None]     # a row reduction dropping its axis, read per row
 
 
 def _rows_a_block(decisions, rows, threads=None):
@@ -211,9 +211,10 @@ def test_rows_a_block_are_a_power_of_two_dividing_the_rows_within_a_blocks_threa
         sums.compile_only(x)
 
 
-@pytest.mark.parametrize("columns,vector", [(8192, 4), (2048, 4), (1026, 1), (300, 1)])
+@pytest.mark.parametrize("columns,vector", [(8192, 4), (2048, 4), (1026, 1), (300, 4), (100, 1)])
 def test_a_blocks_reduction_accumulates_each_threads_part_in_a_register(columns, vector):
-    """A row's max by 256 threads: each thread's partial result is computed inside the thread
+    """A row's max by the block's threads (256 for rows of 8192, a warp for 16 rows of 300 or
+    100): each thread's partial result is computed inside the thread
     loop of a wrapper (Func::in) that hands them on, so it is not kept in shared memory; so are
     the 16 combining threads' and the last thread's, their steps unrolled. Rows of a multiple of
     four, two steps a thread or more: four neighbours a step (16-byte loads), folded in the
@@ -245,10 +246,11 @@ def test_a_blocks_reduction_reads_four_neighbours_only_of_32_bit_values_in_rows_
     assert ("vectorize(gpu_vector_lane" in source) == vector, source
 
 
-@pytest.mark.parametrize("columns,unroll", [(8192, 8), (4096, 4), (2048, 2), (1024, 4), (16, 1)])
+@pytest.mark.parametrize("columns,unroll", [(8192, 8), (4096, 4), (2048, 4), (1024, 4), (16, 1)])
 def test_a_rows_threads_unroll_no_more_steps_than_they_have(columns, unroll):
-    """A thread's steps along a row (columns / 256 threads, in 4-point vectors from two steps of
-    them) are unrolled by at most their number: a longer unroll ran them all in its guarded tail."""
+    """A thread's steps along a row (columns / the row's threads: 256 from rows of 4096, 128 for
+    2048, 64 for 1024; in 4-point vectors from two steps of them) are unrolled by at most their
+    number: a longer unroll ran them all in its guarded tail."""
     source = _schedule_source(_layernorm_rows, np.ones((8, columns), np.float32))
     steps = [line for line in source.splitlines() if "unroll(gpu_step" in line]
     if unroll == 1:

@@ -34,7 +34,7 @@ def _softmax_rows(x):
 def test_the_prediction_and_the_device_are_reported():
     report = _report(_softmax_rows, np.ones((1024, 2048), np.float32))
     assert "device: reference H100 (not measured)" in report["analysis"]
-    assert "GPU cost model:" in report["analysis"] and "blocks of 256 threads" in report["analysis"]
+    assert "GPU cost model:" in report["analysis"] and "blocks of 128 threads" in report["analysis"]
     assert report["predicted_seconds"] > 0
 
 

@@ -54,6 +54,12 @@ struct BlockedSum {
     int block_stage = -1, tail_stage = -1;
 };
 
+// The lanes of a GPU float sum over a row of `length` elements (a length known when compiling):
+// a power of two, each lane about the square root of the row's elements, from 4 to 16 (then up
+// to 256 lanes). They are also the threads a row of a GPU row group takes (gpu_schedule.cpp), so
+// that a row's steps run on as few threads as its sums.
+int gpu_sum_lanes(int64_t length);
+
 // One materialized region, as the scheduler sees it. Dimensions are in Halide order: index 0 is
 // the innermost (NumPy's last) axis.
 struct RegionFunc {
