@@ -316,7 +316,8 @@ std::vector<NodeId> first_stores_reached(const Graph &g, const Partition &p, con
 bool row_root_candidate(const Graph &g, const Node &root, bool reshapes) {
     if (root.kind == OpKind::Reshape) {
         const Node &in = g.node(root.inputs[0]);
-        if (!reshapes || op_class(in.kind) != OpClass::Elementwise || root.ndim() < 2 ||
+        // (A 0-d input has no innermost axis: `np.linalg.norm(a, keepdims=True)` reshapes one.)
+        if (!reshapes || op_class(in.kind) != OpClass::Elementwise || root.ndim() < 2 || in.ndim() < 1 ||
             root.shape.back() != in.shape.back()) {
             return false;
         }

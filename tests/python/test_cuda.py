@@ -189,6 +189,15 @@ def _rows_a_block(decisions, rows, threads=None):
             if threads is None or c != "gpu_vector"]
 
 
+def test_a_reshape_of_a_0d_value_compiles_for_the_gpu():
+    """`np.linalg.norm(a, keepdims=True)` reshapes a 0-d value to (1, 1): no row group can root
+    there (its input has no innermost axis to keep; reading it crashed the partitioner)."""
+    for shape in [(4, 5), (1, 1), (2, 0)]:
+        f = hc.hcompile(lambda a: np.linalg.norm(a, keepdims=True), target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(np.ones(shape, np.float32))
+        assert "gpu_rows" not in f.compile_records[-1]["report"]["schedule"]
+
+
 def test_rows_a_block_are_a_power_of_two_dividing_the_rows_within_a_blocks_threads():
     """gpu_rows' value2 (rows a block) is refused, with a clear error, where it does not divide
     the root's rows, is no power of two, makes a block of over 1024 threads (a row's threads or a
@@ -837,6 +846,8 @@ def test_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda):
             np.testing.assert_allclose(got.cpu().numpy(), fn(x), rtol=2e-5 if dtype == np.float32 else 1e-12,
                                        atol=1e-6 if dtype == np.float32 else 1e-12)
             decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
+            if not any(c == "gpu_rows" for (_, c, _, _, _) in decisions):
+                continue     # not a row group (rows of 3: a thread per row)
             # One row a block takes a warp of threads or more (a row's threads change no arithmetic).
             threads = next(v for (_, c, _, v, _) in decisions if c == "gpu_rows")
             one = hc.hcompile(fn, fullgraph=True, schedule=_rows_a_block(decisions, 0, max(threads, 32)))(xt)
