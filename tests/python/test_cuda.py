@@ -846,8 +846,8 @@ def test_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda):
             np.testing.assert_allclose(got.cpu().numpy(), fn(x), rtol=2e-5 if dtype == np.float32 else 1e-12,
                                        atol=1e-6 if dtype == np.float32 else 1e-12)
             decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
-            if not any(c == "gpu_rows" for (_, c, _, _, _) in decisions):
-                continue     # not a row group (rows of 3: a thread per row)
+            if not any(c == "compute_at_row" for (_, c, _, _, _) in decisions):
+                continue     # no row group (rows of 3: a thread per row; a reduction alone)
             # One row a block takes a warp of threads or more (a row's threads change no arithmetic).
             threads = next(v for (_, c, _, v, _) in decisions if c == "gpu_rows")
             one = hc.hcompile(fn, fullgraph=True, schedule=_rows_a_block(decisions, 0, max(threads, 32)))(xt)
