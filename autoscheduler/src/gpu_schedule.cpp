@@ -141,6 +141,16 @@ int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t 
     return per_block;
 }
 
+// Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared
+// memory; recomputed members are inlined).
+bool group_stores_rows(const LoweredPipeline &lowered, int root_region, RowBlocks blocks) {
+    if (blocks != RowBlocks::Stored) return false;
+    for (const RegionFunc &r : lowered.regions) {
+        if (r.row_root == root_region && !r.accumulator.defined() && (!r.optional || r.stored_by_default)) return true;
+    }
+    return false;
+}
+
 // Blocks of `x` x `y` points over a region's two innermost axes, times its other axes' extents.
 int64_t tiled_blocks(const RegionFunc &r, int64_t x, int64_t y) {
     int64_t blocks = (r.extents[0] + x - 1) / x * ((r.extents[1] + y - 1) / y);
@@ -194,11 +204,14 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
             schedule.push_back({region, Choice::Inline});
             continue;
         }
-        // Elementwise work over rows of two steps of a block's vectors or more: four neighbours a
-        // thread (rows of 1024, a step each, measured slower on an H200: layer norm 38.0 against
-        // 31.5 us for 8192 rows).
+        // Elementwise work over rows of two steps of a row's vectors or more: four neighbours a
+        // thread; eight steps where the group stores elementwise members per row. Measured on an
+        // H200 (64M float32 elements, the rule against no vectors): layer norm (reductions only)
+        // faster by 2-5% at every length from 64; softmax (exp stored per row) slower by 7-11%
+        // from rows of 256 to 4096 (four steps), faster at 8192 (eight: 155.6 against 183.4 us).
+        const int64_t vector_steps = in_row_blocks && group_stores_rows(lowered, group, blocks) ? 8 : 2;
         const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks &&
-                                r.extents[0] >= 2 * row_threads * kVectorPoints && !computes_64_bit(r.func);
+                                r.extents[0] >= vector_steps * row_threads * kVectorPoints && !computes_64_bit(r.func);
         if (in_row_blocks && region == group) {
             schedule.push_back({region, Choice::ComputeRoot});
             schedule.push_back({region, Choice::GpuRows, -1, row_threads, block_rows > 1 ? block_rows : 0});
