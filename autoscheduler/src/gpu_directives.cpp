@@ -101,15 +101,10 @@ struct RowBlock {
     std::string row;
 };
 
-// The row axis of member `r` of `root`'s rows: axis 1 where r has the root's axes (elementwise,
-// or a reduction keeping its reduced axis), else axis 0 (a reduction dropping it).
-std::string member_row_axis(const RegionFunc &r, const RegionFunc &root) {
-    return r.vars.size() == root.vars.size() ? r.vars[1].name() : r.vars[0].name();
-}
-
+// (plan_regions has checked that each member of a root of several rows a block has a row axis.)
 RowBlock row_block_of(const RegionFunc &r, const RegionFunc &root, const RegionPlan &root_plan) {
     if (fuses_block_loops(root)) return {Halide::Var(kFusedRows), ""};
-    if (root_plan.gpu_rows_per_block > 1) return {Halide::Var(kRowBlocks), member_row_axis(r, root)};
+    if (root_plan.gpu_rows_per_block > 1) return {Halide::Var(kRowBlocks), r.vars[*member_row_axis(r, root)].name()};
     return {root.vars[root.accumulator.defined() ? 0 : 1], ""};
 }
 

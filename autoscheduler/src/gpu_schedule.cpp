@@ -127,10 +127,7 @@ int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t 
     if (root.symbolic || root.vars.size() < 2) return 1;
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
-        const bool same_axes = r.vars.size() == root.vars.size() && (!r.accumulator.defined() || r.extents[0] == 1);
-        const bool dropped = r.accumulator.defined() && r.vars.size() + 1 == root.vars.size();
-        const size_t row_axis = same_axes ? 1 : 0;
-        if (!(same_axes || dropped) || r.extents.size() <= row_axis || r.extents[row_axis] != root.extents[1]) return 1;
+        if (!member_row_axis(r, root)) return 1;
     }
     const int64_t rows = rows_from(root, 1);
     int64_t per_block = 1;

@@ -73,6 +73,18 @@ bool gpu_block_reduction(const RegionFunc &r) {
            !r.vars.empty() && r.rextents.size() == 1 && r.reduces_innermost && !r.staged_operand.defined();
 }
 
+std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc &root) {
+    const bool same_axes =
+        member.vars.size() == root.vars.size() && (!member.accumulator.defined() || member.extents[0] == 1);
+    const bool dropped = member.accumulator.defined() && member.vars.size() + 1 == root.vars.size();
+    const size_t axis = same_axes ? 1 : 0;
+    if (!(same_axes || dropped) || root.extents.size() < 2 || member.extents.size() <= axis ||
+        member.extents[axis] != root.extents[1]) {
+        return std::nullopt;
+    }
+    return axis;
+}
+
 bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
     constexpr int64_t kGridLimit = 65535;
     // The grid's x (axis `first`) holds 2^31 - 1 blocks: any size there; y and z need static sizes.
@@ -237,10 +249,6 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                      gpu_rows_reduction(r),
                  "only the row root (elementwise, two axes or more), or a reduction over its innermost axis alone, "
                  "runs in blocks of rows, where its block loops fit a CUDA grid");
-            // A row's threads: a warp or more, or fewer where the block has several rows (a
-            // block of a warp or more in all).
-            need(d.value >= 1 && d.value * std::max<int64_t>(d.value2, 1) >= 32 && d.value <= 1024,
-                 "a block has 32 to 1024 threads (a row's times its rows)");
             // Rows a block: a power of two dividing the root's static axis 1 (no partial block,
             // whose rows past the end its regions computed per row would still read).
             need(d.value2 <= 1 || (!r.accumulator.defined() && d.value2 <= kMaxRowsPerBlock &&
@@ -248,7 +256,10 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                                    r.extents[1] % d.value2 == 0),
                  "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the row root's axis 1, "
                  "of a static size");
-            need(d.value * std::max<int64_t>(d.value2, 1) <= 1024, "a block has up to 1024 threads (a row's times its rows)");
+            // A row's threads: fewer than a warp only where the block has several rows.
+            need(d.value >= 1 && d.value * std::max<int64_t>(d.value2, 1) >= 32 &&
+                     d.value * std::max<int64_t>(d.value2, 1) <= 1024,
+                 "a block has at least 32 and up to 1024 threads (a row's times its rows)");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             p.gpu_rows_per_block = d.value2;
             break;
@@ -313,13 +324,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                                         "gpu_rows of as many threads");
         }
         if (whole_pipeline && p.row_of >= 0 && plans[p.row_of].gpu_rows_per_block > 1) {
-            // Its row axis is the root's axis 1: its own axis 1 (the root's axes), or axis 0 (a
-            // reduction that drops the reduced axis).
-            const RegionFunc &root = lowered.regions[p.row_of];
-            const bool same_axes = r.vars.size() == root.vars.size() && (!r.accumulator.defined() || r.extents[0] == 1);
-            const bool dropped = r.accumulator.defined() && r.vars.size() + 1 == root.vars.size();
-            const size_t row_axis = same_axes ? 1 : 0;
-            if (!(same_axes || dropped) || r.extents.size() <= row_axis || r.extents[row_axis] != root.extents[1]) {
+            if (!member_row_axis(r, lowered.regions[p.row_of])) {
                 throw std::invalid_argument("schedule: " + region + " is computed per row of a root of several rows a "
                                             "block, and its axes are not the root's rows");
             }

@@ -1,6 +1,7 @@
 // A schedule's decisions gathered per region: what apply_schedule() and the cost model read.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "hcompile/decisions.h"
@@ -66,6 +67,12 @@ bool tile_member(const RegionFunc &r);
 // A reduction over its innermost axis alone, with a separate accumulator: on the GPU one block
 // per output can reduce it (GpuRows), or one block per row of a row root.
 bool gpu_block_reduction(const RegionFunc &r);
+
+// The axis of `member`, computed per row of row root `root`, that walks the root's rows (its axis
+// 1): `member`'s axis 1 where it has the root's axes (elementwise, or a reduction keeping its
+// reduced axis), axis 0 where it is a reduction dropping it; none otherwise (its rows are not the
+// root's one to one: such a group runs one row a block).
+std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc &root);
 
 // Whether a block loop per axis of `r` from `first` on fits a CUDA grid (x, y, z; y and z of at
 // most 65535 blocks, so of static sizes; x may be symbolic), the axes past the third fused into

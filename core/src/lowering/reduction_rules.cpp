@@ -95,7 +95,6 @@ constexpr int kGpuSumLanes = 256;
 // The lanes' sums are added in groups of this many by a GPU thread each (then the groups' by one).
 constexpr int kGpuLaneGroup = 16;
 
-
 // One step of Neumaier's compensated summation of v into (s, c).
 Halide::Tuple neumaier(const Expr &s, const Expr &c, const Expr &v) {
     Expr t = s + v;
