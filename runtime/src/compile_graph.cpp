@@ -247,7 +247,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     const bool ours = options.autoscheduler.empty() || options.autoscheduler == "hcompile";
     graph = step("combine_matmul_sums", [&] { return ours ? combine_matmul_sums(graph) : graph; });
     const bool gpu = target.has_gpu_feature();
-    graph = step("split_reductions_for_gpu", [&] { return gpu ? split_reductions_for_gpu(graph) : graph; });
+    graph = step("split_reductions_for_gpu", [&] { return gpu ? split_reductions_for_gpu(graph, options.symbol_values) : graph; });
     graph = step("eliminate_dead_code", [&] { return eliminate_dead_code(graph); });
     step("verify_optimized", [&] { verify(graph); });
     step("check_compile_budget", [&] { check_compile_budget(graph); });

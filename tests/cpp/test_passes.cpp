@@ -449,7 +449,7 @@ TEST_CASE("split_reductions_for_gpu: a reduction to few outputs is reduced one a
         CHECK(kept.ints_attr("axes") == std::vector<int64_t>{2});
     }
     Graph small;   // many outputs, or few elements: kept
-    NodeId y = small.add_input(0, DType::Float32, {300, 40});
+    NodeId y = small.add_input(0, DType::Float32, {200, 40});
     NodeId z = small.add_input(1, DType::Float32, {200});
     small.set_outputs({small.add_op(OpKind::Sum, {y}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}}),
                        small.add_op(OpKind::Sum, {z}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}})});
@@ -481,6 +481,62 @@ TEST_CASE("split_reductions_for_gpu: a reduction to one value ends in a step tha
     CHECK(rows.kind == OpKind::Sum);
     CHECK(rows.shape == Shape{128});
     CHECK(split.node(rows.inputs[0]).shape == Shape{128, 8192});
+}
+
+TEST_CASE("split_reductions_for_gpu: a column reduction of a tall array is reduced in chunks first") {
+    for (int64_t keepdims : {0, 1}) {
+        // 2^20 rows of 16: chunks of 128 rows (2^17 threads), their 8192 results in chunks again.
+        Graph g;
+        NodeId x = g.add_input(0, DType::Float32, {1 << 20, 16});
+        NodeId s = g.add_op(OpKind::Sum, {x}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", keepdims}});
+        g.set_outputs({s});
+        Graph split = split_reductions_for_gpu(g);
+        verify(split);
+        const Node &out = split.node(split.outputs()[0]);
+        CHECK(out.kind == OpKind::Sum);
+        CHECK(out.shape == g.node(s).shape);
+        CHECK(count_kind(split, OpKind::Slice) == 0);   // 2^20 divides into whole chunks
+        CHECK(count_kind(split, OpKind::Sum) >= 3);
+        bool first_chunks = false;
+        for (const Node &n : split.nodes()) {
+            first_chunks = first_chunks || (n.kind == OpKind::Reshape && n.shape == Shape{8192, 128, 16});
+        }
+        CHECK(first_chunks);
+    }
+    // Rows past the last whole chunk are reduced apart and combined: a max by `maximum`.
+    Graph odd;
+    NodeId y = odd.add_input(0, DType::Float32, {1000003, 3, 5});
+    NodeId m = odd.add_op(OpKind::Max, {y}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}});
+    odd.set_outputs({m});
+    Graph split = split_reductions_for_gpu(odd);
+    verify(split);
+    CHECK(split.node(split.outputs()[0]).kind == OpKind::Maximum);
+    CHECK(split.node(split.outputs()[0]).shape == Shape{3, 5});
+    CHECK(count_kind(split, OpKind::Slice) >= 2);
+    // A symbolic extent (dynamic shapes) stays whole: its size is known only at run time.
+    CHECK(split_reductions_for_gpu(odd, {1000003}).num_nodes() == odd.num_nodes());
+    // Arg reductions are not cut (their index is the element's in the whole axis).
+    Graph arg;
+    NodeId a = arg.add_input(0, DType::Float32, {1 << 20, 16});
+    arg.set_outputs({arg.add_op(OpKind::Argmax, {a}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}})});
+    CHECK(split_reductions_for_gpu(arg).num_nodes() == arg.num_nodes());
+}
+
+TEST_CASE("split_reductions_for_gpu: few long rows are reduced in chunks of rows first") {
+    Graph g;
+    NodeId x = g.add_input(0, DType::Int64, {4, 1 << 20});
+    NodeId s = g.add_op(OpKind::Sum, {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+    g.set_outputs({s});
+    Graph split = split_reductions_for_gpu(g);
+    verify(split);
+    CHECK(split.node(split.outputs()[0]).shape == Shape{4, 1});
+    bool chunks = false;   // 4 rows x 64 chunks of 16384: 256 blocks
+    for (const Node &n : split.nodes()) chunks = chunks || (n.kind == OpKind::Reshape && n.shape == Shape{4, 64, 16384});
+    CHECK(chunks);
+    Graph many;   // 4096 rows: a block each already
+    NodeId y = many.add_input(0, DType::Float32, {4096, 1 << 14});
+    many.set_outputs({many.add_op(OpKind::Sum, {y}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}})});
+    CHECK(split_reductions_for_gpu(many).num_nodes() == many.num_nodes());
 }
 
 TEST_CASE("widen_float16: arithmetic in float32, each float16 result rounded once, data moved as float16") {

@@ -45,6 +45,9 @@ Graph replace_empty_arrays(const Graph &graph);
 // more ends in a step that keeps an axis of 1 (then reshaped to 0-d), which the GPU schedule gives
 // a block of threads instead of one thread. The same values: sums, products, extrema and logic
 // reduce in any grouping; float sums stay within NumPy's rounding of blocked partial sums.
-Graph split_reductions_for_gpu(const Graph &graph);
+// A reduction over one axis to few outputs (a column sum of a tall array: a GPU thread a column;
+// a row sum of few long rows: a block a row) first reduces that axis in chunks, the elements past
+// the last whole chunk apart. Axes of symbolic extents (`symbol_values`: symbols.h) stay whole.
+Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &symbol_values = {});
 
 }  // namespace hc
