@@ -56,17 +56,17 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
     for (int64_t threads : is_row_root(lowered, region) ? std::vector<int64_t>{} : std::vector<int64_t>{128, 512}) {
         changed(Choice::GpuRows, [&](Decision &d) { return d.value != threads && (d.value = threads, true); });
     }
-    // A row root's rows a block: twice as many, or half (a row's threads stay: its members' too).
-    if (is_row_root(lowered, region)) {
-        for (const bool more : {true, false}) {
-            changed(Choice::GpuRows, [&](Decision &d) {
-                const int64_t rows = std::max<int64_t>(d.value2, 1);
-                const int64_t next = more ? rows * 2 : rows / 2;
-                if (next < 1 || next == rows || d.value * next < 32) return false;
-                d.value2 = next > 1 ? next : 0;
-                return true;
-            });
-        }
+    // A row root's rows a block, or a reduction's of several: twice as many, or half (a row's
+    // threads stay: its members' too).
+    for (const bool more : {true, false}) {
+        changed(Choice::GpuRows, [&](Decision &d) {
+            if (!is_row_root(lowered, region) && d.value2 == 0) return false;
+            const int64_t rows = std::max<int64_t>(d.value2, 1);
+            const int64_t next = more ? rows * 2 : rows / 2;
+            if (next < 1 || next == rows || d.value * next < 32) return false;
+            d.value2 = next > 1 ? next : 0;
+            return true;
+        });
     }
     // Block shapes of a tile of two axes.
     for (auto [x, y] : {std::pair<int64_t, int64_t>{32, 4}, {32, 8}, {32, 16}, {64, 4}}) {

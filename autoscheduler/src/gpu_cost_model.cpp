@@ -88,10 +88,10 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / std::max<int64_t>(
 void launch_shape(const RegionFunc &r, const RegionPlan &plan, const StageAnalysis &s, GpuKernelPrediction &k) {
     if (plan.gpu_rows > 0) {
         // A row root: a block per row of its innermost axis, or per block of rows; a reduction: a
-        // block per output.
+        // block per output, or per block of them.
         const int64_t rows = std::max<int64_t>(plan.gpu_rows_per_block, 1);
         k.threads = plan.gpu_rows * rows;
-        k.blocks = r.accumulator.defined() ? s.points
+        k.blocks = r.accumulator.defined() ? ceil_div(s.points, rows)
                                            : std::max<int64_t>(1, s.points / std::max<int64_t>(r.extents[0] * rows, 1));
         return;
     }

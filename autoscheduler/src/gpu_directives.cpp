@@ -83,8 +83,8 @@ void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead>
 // A GpuRows reduction of symbolic extents (gpu_rows_reduction): its block loops fused into one,
 // named so, the grid's x (its y and z stop at 65535 blocks; the sizes are known only at run time).
 constexpr const char *kFusedRows = "gpu_rows_fused";
-bool fuses_block_loops(const RegionFunc &root) {
-    return root.accumulator.defined() && !block_loops_fit_grid(root, 0);
+bool fuses_block_loops(const RegionFunc &root, const RegionPlan &p) {
+    return root.accumulator.defined() && !block_loops_fit_grid(root, p.gpu_rows_per_block > 1 ? row_axis(root) : 0);
 }
 
 // The block loop of a GpuRows root of several rows a block (GpuRows' value2): its axis 1 split
@@ -103,8 +103,11 @@ struct RowBlock {
 
 // (plan_regions has checked that each member of a root of several rows a block has a row axis.)
 RowBlock row_block_of(const RegionFunc &r, const RegionFunc &root, const RegionPlan &root_plan) {
-    if (fuses_block_loops(root)) return {Halide::Var(kFusedRows), ""};
-    if (root_plan.gpu_rows_per_block > 1) return {Halide::Var(kRowBlocks), r.vars[*member_row_axis(r, root)].name()};
+    if (fuses_block_loops(root, root_plan)) return {Halide::Var(kFusedRows), ""};
+    if (root_plan.gpu_rows_per_block > 1) {
+        const size_t axis = &r == &root ? row_axis(root) : *member_row_axis(r, root);
+        return {Halide::Var(kRowBlocks), r.vars[axis].name()};
+    }
     return {root.vars[root.accumulator.defined() ? 0 : 1], ""};
 }
 
@@ -377,31 +380,33 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     StageRef s = ScheduleWriter::pure(root.func);
     w.compute_root(root.func);
     const bool reduction = root.accumulator.defined();
-    const size_t first = reduction ? 0 : 1;
-    if (reduction) {
-        // The output's value, read out of the accumulator: one thread of its block.
-        Halide::Var lane("gpu_lane");
-        w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
-        w.gpu_threads(s, lane);
-    } else {
-        threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
-                       steps_of(root.extents[0], root.symbolic_axis(0), p.gpu_rows * thread_vector(p)));
-    }
     // Several rows a block: the block's threads a row across (x) times its rows (y); the regions
     // computed per row hold the block's rows, each on its y. A block's steps that wait on each
     // other (its barriers between regions, a reduction's combining steps) then serve that many
     // rows, where short rows took a block's whole wait each (softmax over rows of 64 on an H200:
-    // 0.5 TB/s in blocks of one row).
-    const bool row_blocks = !reduction && p.gpu_rows_per_block > 1;
+    // 0.5 TB/s in blocks of one row). A reduction's rows are its outputs.
+    const bool row_blocks = p.gpu_rows_per_block > 1;
+    // The axis of the block loops' first: the rows' (a reduction's kept axis of 1, keepdims, is
+    // then a thread's loop of one step).
+    const size_t first = row_blocks ? row_axis(root) : reduction ? 0 : 1;
+    if (reduction && !row_blocks) {
+        // The output's value, read out of the accumulator: one thread of its block.
+        Halide::Var lane("gpu_lane");
+        w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
+        w.gpu_threads(s, lane);
+    } else if (!reduction) {
+        threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
+                       steps_of(root.extents[0], root.symbolic_axis(0), p.gpu_rows * thread_vector(p)));
+    }
     if (row_blocks) {
         Halide::Var block_row("gpu_block_row");
-        w.split(s, root.vars[1], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block), kTail);
+        w.split(s, root.vars[first], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block), kTail);
         w.gpu_threads(s, block_row);
     }
     // A block loop per axis, those past the third fused into the grid's z (CUDA grids have three;
     // block_loops_fit_grid checks the sizes). Not all fused into one: the rows' footprints in
     // Halide's bounds grew to whole axes (526 KB of shared memory).
-    if (fuses_block_loops(root)) {
+    if (fuses_block_loops(root, p)) {
         Halide::VarOrRVar fused = root.vars[0];
         for (size_t i = 1; i < root.vars.size(); ++i) {
             Halide::Var next(i + 1 == root.vars.size() ? std::string(kFusedRows) : "gpu_rows_" + std::to_string(i));
@@ -419,7 +424,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         z = fused;
     }
     for (size_t i = first; i < std::min(root.vars.size(), first + 2); ++i) {
-        w.gpu_blocks(s, row_blocks && i == 1 ? Halide::VarOrRVar(Halide::Var(kRowBlocks)) : root.vars[i]);
+        w.gpu_blocks(s, row_blocks && i == first ? Halide::VarOrRVar(Halide::Var(kRowBlocks)) : root.vars[i]);
     }
     if (first + 2 < root.vars.size()) w.gpu_blocks(s, z);
     if (reduction) schedule_gpu_block_reduction(w, root, root, p, p.gpu_rows);

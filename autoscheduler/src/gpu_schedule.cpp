@@ -29,6 +29,11 @@ constexpr int64_t kStencilRowsPerBlock = 4;
 constexpr int64_t kMinTiledBlocks = 256;
 // A row group's threads a block, where its rows are short enough to run several a block.
 constexpr int64_t kRowBlockThreads = 128;
+// The shortest rows a reduction alone runs several a block on (shorter: a thread a row). Measured
+// on an H200, sums over 128M float32 elements as rows of 16: 365 us a thread a row, 1007 in blocks
+// of 32 rows of 4 threads (rows of 64: 156 us in blocks of 16 rows of 8 threads, 1268 in a block
+// of 64 threads a row).
+constexpr int64_t kMinShortRow = 32;
 // The fewest rows of a static length that run a block each with their members recomputed
 // (row_blocks): the same two blocks per multiprocessor.
 constexpr int64_t kMinRecomputedRows = kMinTiledBlocks;
@@ -138,6 +143,33 @@ int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t 
     return per_block;
 }
 
+// A reduction's threads a row where a block has several (reduction_rows_a_block): a float sum's
+// lanes, as many for other reductions (gpu_sum_lanes).
+int64_t reduction_threads(const RegionFunc &r) {
+    return r.blocked_sum ? r.blocked_sum->lanes : gpu_sum_lanes(r.rextents[0]);
+}
+
+// Rows of a reduction over short rows (its outputs) a block, as for a row group's (row_group_rows):
+// up to kRowBlockThreads threads, dividing its static outputs' innermost axis, kMinTiledBlocks
+// blocks left; one for rows of a warp's points or more a thread, or a symbolic shape.
+// Measured on an H200 (128M float32 elements, python -m apps.gpu_reductions_bench): sums over
+// rows of 64 156 us (85% of a copy's bandwidth) in blocks of 16 rows of 8 threads, 1268 us in a
+// block of 64 threads a row; rows of 256 124 against 321.
+int64_t reduction_rows_a_block(const RegionFunc &r) {
+    if (r.symbolic || !gpu_block_reduction(r) || !block_loops_fit_grid(r, row_axis(r))) return 1;
+    const int64_t length = r.rextents[0];
+    const int64_t threads = reduction_threads(r);
+    if (length < kMinShortRow || length / threads >= kWarp) return 1;
+    const int64_t rows = rows_from(r, 0);
+    const int64_t axis_rows = r.extents[row_axis(r)];
+    int64_t per_block = 1;
+    while (per_block * 2 <= kMaxRowsPerBlock && threads * per_block * 2 <= kRowBlockThreads &&
+           axis_rows % (per_block * 2) == 0 && rows / (per_block * 2) >= kMinTiledBlocks) {
+        per_block *= 2;
+    }
+    return per_block;
+}
+
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared
 // memory; recomputed members are inlined).
 bool group_stores_rows(const LoweredPipeline &lowered, int root_region, RowBlocks blocks) {
@@ -236,11 +268,18 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // A cuBLAS call whose result is another call's operand: a kernel copies it. (One returned as
         // it is writes the output itself: lower_to_halide makes the call the pipeline's output.)
         if (r.library_call) schedule.push_back({region, Choice::CallLibrary, 1, 1, 1});
-        if (gpu_rows_reduction(r) && r.rextents[0] >= kWarp) {
+        // (An arg reduction combines no partial results: one thread of the block would reduce the
+        // row while the others wait; a thread per output instead, below. argmax over rows of 1024,
+        // 128M float32 elements on an H200: 2959 us in a block a row.)
+        const bool combines = r.blocked_sum || r.associative_vectorizable;
+        if (combines && ((gpu_rows_reduction(r) && r.rextents[0] >= kWarp) || reduction_rows_a_block(r) > 1)) {
             // A reduction over rows of a warp or more: a block per output, its threads reading the
             // row together (a symbolic row is assumed long: shorter ones leave threads idle, where
             // a thread per row of the 2-D tiles took 13x as long over rows of 8192 on an H200).
-            schedule.push_back({region, Choice::GpuRows, -1, block_reduction_threads(r.rextents[0])});
+            // Short rows of a static length: several a block, as row groups' (row_group_rows).
+            const int64_t rows = reduction_rows_a_block(r);
+            schedule.push_back({region, Choice::GpuRows, -1, rows > 1 ? reduction_threads(r) : block_reduction_threads(r.rextents[0]),
+                                rows > 1 ? rows : 0});
             continue;
         }
         // An array read transposed (x.T, swapaxes of the two innermost axes; a permutation that

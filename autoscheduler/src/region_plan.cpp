@@ -85,6 +85,11 @@ std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc
     return axis;
 }
 
+size_t row_axis(const RegionFunc &root) {
+    if (!root.accumulator.defined()) return 1;
+    return root.extents.size() >= 2 && root.extents[0] == 1 ? 1 : 0;
+}
+
 bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
     constexpr int64_t kGridLimit = 65535;
     // The grid's x (axis `first`) holds 2^31 - 1 blocks: any size there; y and z need static sizes.
@@ -246,16 +251,16 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         case Choice::GpuRows:
             need((is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 && !r.accumulator.defined() &&
                   block_loops_fit_grid(r, 1)) ||
-                     gpu_rows_reduction(r),
+                     gpu_rows_reduction(r) || (d.value2 > 1 && gpu_block_reduction(r) && block_loops_fit_grid(r, row_axis(r))),
                  "only the row root (elementwise, two axes or more), or a reduction over its innermost axis alone, "
                  "runs in blocks of rows, where its block loops fit a CUDA grid");
-            // Rows a block: a power of two dividing the root's static axis 1 (no partial block,
-            // whose rows past the end its regions computed per row would still read).
-            need(d.value2 <= 1 || (!r.accumulator.defined() && d.value2 <= kMaxRowsPerBlock &&
-                                   (d.value2 & (d.value2 - 1)) == 0 && !r.symbolic_axis(1) &&
-                                   r.extents[1] % d.value2 == 0),
-                 "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the row root's axis 1, "
-                 "of a static size");
+            // Rows a block: a power of two dividing the root's static rows (axis 1; a reduction's
+            // axis 0), no partial block, whose rows past the end its regions computed per row would
+            // still read.
+            need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 && !r.symbolic &&
+                                   r.extents.size() > row_axis(r) && r.extents[row_axis(r)] % d.value2 == 0),
+                 "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the root's rows (axis 1; a "
+                 "reduction's axis 0), of static sizes");
             // A row's threads: fewer than a warp only where the block has several rows.
             need(d.value >= 1 && d.value * std::max<int64_t>(d.value2, 1) >= 32 &&
                      d.value * std::max<int64_t>(d.value2, 1) <= 1024,

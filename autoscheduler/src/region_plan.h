@@ -74,6 +74,11 @@ bool gpu_block_reduction(const RegionFunc &r);
 // root's one to one: such a group runs one row a block).
 std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc &root);
 
+// The axis of a GpuRows root that walks its rows: an elementwise root's axis 1 (a block's rows of
+// its axis 0), a reduction's axis 0 (its outputs, the rows it reduces), or 1 where axis 0 is the
+// reduced one kept as 1 (keepdims).
+size_t row_axis(const RegionFunc &root);
+
 // Whether a block loop per axis of `r` from `first` on fits a CUDA grid (x, y, z; y and z of at
 // most 65535 blocks, so of static sizes; x may be symbolic), the axes past the third fused into
 // the z loop (gpu_directives.cpp's schedule_gpu_rows_root).

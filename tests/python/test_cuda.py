@@ -147,9 +147,10 @@ def test_many_rows_too_long_for_shared_memory_run_a_block_each_their_members_rec
 def test_short_rows_take_a_block_of_warps_per_row():
     """A row group (softmax) takes a thread a lane of its sums (about the square root of a short
     row), and several rows a block where they divide its rows and leave blocks enough (128
-    threads a block), else a warp a row; a reduction alone reduces rows of a warp or more in a
-    block per row (whole warps, up to 256 threads), its block loops past the grid's third fused
-    into its z. A reduction over shorter rows: a thread per row."""
+    threads a block), else a warp a row; a reduction alone too where its rows are that short and
+    many, else rows of a warp or more in a block per row (whole warps, up to 256 threads), its
+    block loops past the grid's third fused into its z. A reduction over fewer short rows: a
+    thread per row."""
     def row_sums(x):
         return x.sum(axis=-1, keepdims=True)
 
@@ -158,8 +159,9 @@ def test_short_rows_take_a_block_of_warps_per_row():
                             (_softmax_rows, (7, 33), "32 threads per row\n"),
                             (_softmax_rows, (5, 200), "32 threads per row\n"),
                             (_softmax_rows, (8192, 512), "32 threads per row, 4 rows a block"),
-                            (row_sums, (16, 8, 64, 64), "64 threads per row\n"),
-                            (row_sums, (3, 2, 5, 7, 40), "32 threads per row\n")):
+                            (row_sums, (16, 8, 64, 64), "8 threads per row, 16 rows a block"),
+                            (row_sums, (3, 2, 5, 7, 40), "32 threads per row\n"),
+                            (row_sums, (65536, 32), "8 threads per row, 16 rows a block")):
         f = hc.hcompile(fn, target=CUDA_TARGET)
         f.compile_only(np.ones(shape, np.float32))
         schedule = f.compile_records[-1]["report"]["schedule"]
@@ -168,6 +170,25 @@ def test_short_rows_take_a_block_of_warps_per_row():
     f = hc.hcompile(row_sums, target=CUDA_TARGET)
     f.compile_only(np.ones((40, 31), np.float32))
     assert "gpu_rows" not in f.compile_records[-1]["report"]["schedule"]
+
+
+def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
+    """A column sum of a tall array (a thread per column) and a row sum of few long rows (a block
+    per row) first reduce chunks of the axis (split_reductions_for_gpu): a kernel of many threads,
+    then the chunks' results; an arg reduction is not cut, and takes a thread per output."""
+    def kernels(fn, shape):
+        f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(np.ones(shape, np.float32))
+        return f.compile_records[-1]["report"]["schedule"].count("compute_root")
+
+    assert kernels(lambda a: a.sum(axis=0), (1 << 20, 16)) >= 3
+    assert kernels(lambda a: a.max(axis=0), (100003, 16)) >= 3     # with the rows past the last chunk
+    assert kernels(lambda a: a.sum(axis=1), (4, 1 << 20)) == 2
+    assert kernels(lambda a: a.sum(axis=0), (200, 16)) == 1         # short columns: as they are
+    f = hc.hcompile(lambda a: a.argmax(axis=-1), target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.ones((4096, 1024), np.float32))
+    schedule = f.compile_records[-1]["report"]["schedule"]
+    assert "gpu_rows" not in schedule and "gpu_tile" in schedule, schedule
 
 
 def _schedule_source(fn, *args):
@@ -200,8 +221,8 @@ def test_a_reshape_of_a_0d_value_compiles_for_the_gpu():
 
 def test_rows_a_block_are_a_power_of_two_dividing_the_rows_within_a_blocks_threads():
     """gpu_rows' value2 (rows a block) is refused, with a clear error, where it does not divide
-    the root's rows, is no power of two, makes a block of over 1024 threads (a row's threads or a
-    sum's lanes times the rows), or is given to a reduction alone."""
+    the root's rows (a reduction's outputs), is no power of two, or makes a block of over 1024
+    threads (a row's threads or a sum's lanes times the rows)."""
     x = np.ones((1024, 64), np.float32)
     rule = hc.hcompile(_softmax_rows, target=CUDA_TARGET, fullgraph=True)
     rule.compile_only(x)
@@ -214,10 +235,12 @@ def test_rows_a_block_are_a_power_of_two_dividing_the_rows_within_a_blocks_threa
     odd = hc.hcompile(_softmax_rows, target=CUDA_TARGET, fullgraph=True, schedule=_rows_a_block(decisions, 8))
     with pytest.raises(hc.CompileError, match="dividing"):
         odd.compile_only(np.ones((1020, 64), np.float32))
+    # A reduction alone: its rows are its outputs, which the rows a block must divide.
     sums = hc.hcompile(lambda a: a.sum(axis=-1), target=CUDA_TARGET, fullgraph=True,
-                       schedule=[(0, "compute_root", -1, 0, 0), (0, "gpu_rows", -1, 64, 4)])
-    with pytest.raises(hc.CompileError, match="power of two"):
-        sums.compile_only(x)
+                       schedule=[(0, "compute_root", -1, 0, 0), (0, "gpu_rows", -1, 8, 8)])
+    sums.compile_only(x)
+    with pytest.raises(hc.CompileError, match="dividing"):
+        sums.compile_only(np.ones((1020, 64), np.float32))
 
 
 @pytest.mark.parametrize("columns,vector", [(8192, 4), (2048, 4), (1026, 1), (300, 4), (100, 1)])
@@ -858,6 +881,105 @@ def test_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda):
                 except hc.CompileError:
                     continue     # more threads than a block has, or rows it does not divide
                 assert torch.equal(several, one), (fn.__name__, shape, rows)
+
+
+def _near_one(rng, shape, dtype):
+    # (Values within 1e-4 of one make float32 products round near ties the same way each step:
+    # any grouping of them drifts, NumPy's serial one by 1e-4 over 131072 of them.)
+    return (1 + 1e-2 * rng.standard_normal(shape)).astype(dtype)
+
+
+def _reduction_inputs(rng, shape, dtype):
+    """A float array of normal values with NaNs at two places of column 2 (one in the rows past a
+    chunked column's last whole chunk), or integers from -50 to 50."""
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-50, 50, shape).astype(dtype)
+    x = rng.standard_normal(shape).astype(dtype)
+    if x.ndim == 2 and x.shape[0] > 5 and x.shape[1] > 2:
+        x[5, 2] = x[-1, 2] = np.nan
+    return x
+
+
+def _check_reduction(got, x, fn, dtype):
+    if np.dtype(dtype).kind != "f":
+        np.testing.assert_array_equal(got, fn(x))
+        return
+    # Against float64 (NumPy's own float32 sums down a column add serially): float32 rounding of
+    # the sum of magnitudes.
+    want = fn(x.astype(np.float64))
+    scale = fn(np.abs(x.astype(np.float64))) if fn.__name__ in ("_sum0", "_sum1", "_mean0") else np.abs(want)
+    tol = 2e-6 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got, want, rtol=tol * 10, atol=float(np.nanmax(scale, initial=0)) * tol)
+
+
+def _sum0(a):
+    return a.sum(axis=0)
+
+
+def _sum1(a):
+    return a.sum(axis=-1)
+
+
+def _mean0(a):
+    return a.mean(axis=0, keepdims=True)
+
+
+REDUCTIONS = [_sum0, _sum1, _mean0, lambda a: a.max(axis=0), lambda a: a.min(axis=-1),
+              lambda a: (a > 0).any(axis=0), lambda a: (a < 40).all(axis=-1)]
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reductions_of_few_outputs_over_long_axes_on_the_gpu(dtype, torch_cuda):
+    """Column reductions of tall arrays and row reductions of few long rows, reduced in chunks
+    (whole ones and the rest apart): NumPy's answers, NaN propagated by max and min."""
+    torch = torch_cuda
+    rng = np.random.default_rng(21)
+    for shape in [(131075, 16), (200003, 3), (5, 40001, 8), (3, (1 << 19) + 3), (4096, 1)]:
+        x = _reduction_inputs(rng, shape, dtype)
+        xt = torch.from_numpy(x).cuda()
+        for fn in REDUCTIONS:
+            _check_reduction(hc.hcompile(fn, fullgraph=True)(xt).cpu().numpy(), x, fn, dtype)
+        if np.dtype(dtype).kind == "f":
+            y = _near_one(rng, shape, dtype)
+            for fn in (lambda a: a.prod(axis=0), lambda a: a.std(axis=0)):
+                got = hc.hcompile(fn, fullgraph=True)(torch.from_numpy(y).cuda()).cpu().numpy()
+                np.testing.assert_allclose(got, fn(y.astype(np.float64)), rtol=2e-4 if dtype == np.float32 else 1e-10)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_reductions_over_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda):
+    """A reduction alone over short rows runs several rows a block: NumPy's answers, and the same
+    bits as blocks of one row."""
+    torch = torch_cuda
+    rng = np.random.default_rng(22)
+    for shape in [(65536, 16), (8192, 64), (4096, 100), (2048, 256), (32, 128, 48)]:
+        x = _reduction_inputs(rng, shape, dtype)
+        xt = torch.from_numpy(x).cuda()
+        for fn in REDUCTIONS[1:2] + REDUCTIONS[4:5] + REDUCTIONS[6:] + [lambda a: a.mean(axis=-1, keepdims=True)]:
+            rule = hc.hcompile(fn, fullgraph=True)
+            got = rule(xt)
+            _check_reduction(got.cpu().numpy(), x, fn, dtype)
+            decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
+            rows = [(v, b) for (_, c, _, v, b) in decisions if c == "gpu_rows"]
+            if not rows or rows[0][1] <= 1:
+                continue
+            one = hc.hcompile(fn, fullgraph=True, schedule=_rows_a_block(decisions, 0, max(rows[0][0], 32)))(xt)
+            torch.testing.assert_close(one, got, rtol=0, atol=0, equal_nan=True, msg=str((shape, decisions)))
+
+
+@gpu
+def test_arg_reductions_on_the_gpu(torch_cuda):
+    """argmax and argmin, a thread per output: the first of equal extremes, the first NaN."""
+    torch = torch_cuda
+    rng = np.random.default_rng(23)
+    for shape in [(4096, 64), (300, 1024), (2, 40000)]:
+        x = rng.integers(-3, 3, shape).astype(np.float32)   # many ties
+        x[1, 7] = x[1, 9] = np.nan
+        xt = torch.from_numpy(x).cuda()
+        for fn in (lambda a: a.argmax(axis=-1), lambda a: a.argmin(axis=0), lambda a: np.argmax(a, axis=0)):
+            np.testing.assert_array_equal(hc.hcompile(fn, fullgraph=True)(xt).cpu().numpy(), fn(x))
 
 
 @gpu
