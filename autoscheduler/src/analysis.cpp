@@ -409,6 +409,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             if (r.blocked_sum->blocks.defined()) parts.push_back(r.blocked_sum->blocks);
             if (r.blocked_sum->tail.defined()) parts.push_back(r.blocked_sum->tail);
         }
+        if (r.lane_parts) parts.push_back(r.lane_parts->func);
         if (r.staged_operand.defined()) parts.push_back(r.staged_operand);
         for (const Halide::Func &p : parts) own.insert(p.name());
         WorkCounter pure, reduction;
@@ -421,7 +422,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
                 if (p.name() == r.staged_operand.name() || !p.function().has_pure_definition()) continue;
                 // A blocked sum's accumulator adds one block sum per block: its parts (blocks,
                 // tail) hold the work per element.
-                if (r.blocked_sum && p.name() == r.accumulator.name()) continue;
+                if ((r.blocked_sum || r.lane_parts) && p.name() == r.accumulator.name()) continue;
                 for (int u = 0; u < p.num_update_definitions(); ++u) {
                     for (const Halide::Expr &v : definition_values(p, u, &lowered.see_through)) reduction.count(v);
                 }

@@ -217,6 +217,19 @@ void accumulate_vectors_per_thread(ScheduleWriter &w, const Halide::Func &partia
     if (unroll > 1) w.unroll(partial_update, step, unroll, kTail);
 }
 
+// An arg reduction's lanes (LaneParts), computed per block of `root` (at `at`), a thread each;
+// each lane's steps unrolled as a row's are.
+void lanes_as_threads(ScheduleWriter &w, const LaneParts &lanes, const RegionFunc &r, const RegionFunc &root,
+                      const RowBlock &at) {
+    w.compute_at(lanes.func, root.func, &at.loop);
+    for (const StageRef &s : {ScheduleWriter::pure(lanes.func), ScheduleWriter::update(lanes.func)}) {
+        w.gpu_threads(s, lanes.lane);
+        threads_over_rows(w, s, lanes.func, lanes.lane, at);
+    }
+    const int unroll = unroll_factor(steps_of(r.rextents[0], r.symbolic, lanes.lanes));
+    if (unroll > 1) w.unroll(ScheduleWriter::update(lanes.func), lanes.steps, unroll, kTail);
+}
+
 // The accumulator of reduction `r`, computed per block of `root` (r's row there, or r's own
 // output when `r` is the root) by the block's threads: a blocked sum by its lanes, another
 // reduction over the row by `threads` partial results (rfactor), then one thread.
@@ -224,6 +237,7 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
                                   const RegionPlan &root_plan, int64_t threads) {
     const RowBlock at = row_block_of(r, root, root_plan);
     Halide::Func acc = r.accumulator;
+    if (r.lane_parts) lanes_as_threads(w, *r.lane_parts, r, root, at);   // then their best by one thread
     if (r.blocked_sum) {
         w.compute_at(acc, root.func, &at.loop);
         // The sum's lanes are the threads; each walks its blocks (inner stages computed per block).
@@ -569,6 +583,12 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
             w.compute_at(acc, f, &thread);
             if (vector > 1 || rows > 1) schedule_register_tile(w, acc, vector, rows);
         }
+    }
+    if (r.lane_parts) {
+        // An arg reduction's lanes in the thread computing its output, each where the
+        // accumulator takes its best (a lane at a time: no array of them per thread).
+        const Halide::VarOrRVar each_lane = acc.rvars(0)[0];
+        w.compute_at(r.lane_parts->func, acc, &each_lane);
     }
     if (!r.blocked_sum) return;
     const BlockedSum &b = *r.blocked_sum;

@@ -144,9 +144,10 @@ int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t 
 }
 
 // A reduction's threads a row where a block has several (reduction_rows_a_block): a float sum's
-// lanes, as many for other reductions (gpu_sum_lanes).
+// lanes or an arg reduction's, as many for other reductions (gpu_sum_lanes).
 int64_t reduction_threads(const RegionFunc &r) {
-    return r.blocked_sum ? r.blocked_sum->lanes : gpu_sum_lanes(r.rextents[0]);
+    const int64_t lanes = reduction_lanes(r);
+    return lanes > 0 ? lanes : gpu_sum_lanes(r.rextents[0]);
 }
 
 // Rows of a reduction over short rows (its outputs) a block, as for a row group's (row_group_rows):
@@ -268,10 +269,9 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // A cuBLAS call whose result is another call's operand: a kernel copies it. (One returned as
         // it is writes the output itself: lower_to_halide makes the call the pipeline's output.)
         if (r.library_call) schedule.push_back({region, Choice::CallLibrary, 1, 1, 1});
-        // (An arg reduction combines no partial results: one thread of the block would reduce the
-        // row while the others wait; a thread per output instead, below. argmax over rows of 1024,
-        // 128M float32 elements on an H200: 2959 us in a block a row.)
-        const bool combines = r.blocked_sum || r.associative_vectorizable;
+        // (A reduction that combines no partial results, a scan's, would be one thread of the
+        // block while the others wait: a thread per output instead, below.)
+        const bool combines = r.blocked_sum || r.associative_vectorizable || r.lane_parts;
         if (combines && ((gpu_rows_reduction(r) && r.rextents[0] >= kWarp) || reduction_rows_a_block(r) > 1)) {
             // A reduction over rows of a warp or more: a block per output, its threads reading the
             // row together (a symbolic row is assumed long: shorter ones leave threads idle, where

@@ -85,6 +85,10 @@ std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc
     return axis;
 }
 
+int64_t reduction_lanes(const RegionFunc &r) {
+    return r.blocked_sum ? r.blocked_sum->lanes : r.lane_parts ? r.lane_parts->lanes : 0;
+}
+
 size_t row_axis(const RegionFunc &root) {
     if (!root.accumulator.defined()) return 1;
     return root.extents.size() >= 2 && root.extents[0] == 1 ? 1 : 0;
@@ -261,10 +265,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                                    r.extents.size() > row_axis(r) && r.extents[row_axis(r)] % d.value2 == 0),
                  "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the root's rows (axis 1; a "
                  "reduction's axis 0), of static sizes");
-            // A row's threads: fewer than a warp only where the block has several rows.
+            // A row's threads: fewer than a warp only where the block has several rows. (A
+            // reduction's lanes are its threads.)
             need(d.value >= 1 && d.value * std::max<int64_t>(d.value2, 1) >= 32 &&
-                     d.value * std::max<int64_t>(d.value2, 1) <= 1024,
-                 "a block has at least 32 and up to 1024 threads (a row's times its rows)");
+                     std::max<int64_t>(d.value, reduction_lanes(r)) * std::max<int64_t>(d.value2, 1) <= 1024,
+                 "a block has at least 32 and up to 1024 threads (a row's, or its reduction's lanes, times its rows)");
             set_once(p.gpu_rows, d.value, int64_t{0}, d, lowered);
             p.gpu_rows_per_block = d.value2;
             break;
@@ -342,9 +347,10 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                                                 " rows a block: over a block's 48 KiB of shared memory");
                 }
             }
-            // A blocked sum's lanes are threads of each row too.
-            if (r.blocked_sum && r.blocked_sum->lanes * plans[p.row_of].gpu_rows_per_block > 1024) {
-                throw std::invalid_argument("schedule: " + region + ": its sum's " + std::to_string(r.blocked_sum->lanes) +
+            // A blocked sum's lanes (an arg reduction's) are threads of each row too.
+            const int64_t lanes = reduction_lanes(r);
+            if (lanes * plans[p.row_of].gpu_rows_per_block > 1024) {
+                throw std::invalid_argument("schedule: " + region + ": its reduction's " + std::to_string(lanes) +
                                             " lanes for each of a block's rows are over 1024 threads");
             }
         }

@@ -74,6 +74,9 @@ bool gpu_block_reduction(const RegionFunc &r);
 // root's one to one: such a group runs one row a block).
 std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc &root);
 
+// The lanes of a GPU float sum or arg reduction (threads of a block's row), or 0 for none.
+int64_t reduction_lanes(const RegionFunc &r);
+
 // The axis of a GpuRows root that walks its rows: an elementwise root's axis 1 (a block's rows of
 // its axis 0), a reduction's axis 0 (its outputs, the rows it reduces), or 1 where axis 0 is the
 // reduced one kept as 1 (keepdims).

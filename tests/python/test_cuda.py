@@ -175,7 +175,8 @@ def test_short_rows_take_a_block_of_warps_per_row():
 def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
     """A column sum of a tall array (a thread per column) and a row sum of few long rows (a block
     per row) first reduce chunks of the axis (split_reductions_for_gpu): a kernel of many threads,
-    then the chunks' results; an arg reduction is not cut, and takes a thread per output."""
+    then the chunks' results. An arg reduction is not cut: its rows are reduced in lanes, a thread
+    each, several rows a block where they are short."""
     def kernels(fn, shape):
         f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
         f.compile_only(np.ones(shape, np.float32))
@@ -185,10 +186,13 @@ def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
     assert kernels(lambda a: a.max(axis=0), (100003, 16)) >= 3     # with the rows past the last chunk
     assert kernels(lambda a: a.sum(axis=1), (4, 1 << 20)) == 2
     assert kernels(lambda a: a.sum(axis=0), (200, 16)) == 1         # short columns: as they are
-    f = hc.hcompile(lambda a: a.argmax(axis=-1), target=CUDA_TARGET, fullgraph=True)
-    f.compile_only(np.ones((4096, 1024), np.float32))
-    schedule = f.compile_records[-1]["report"]["schedule"]
-    assert "gpu_rows" not in schedule and "gpu_tile" in schedule, schedule
+    for shape, rows in (((4096, 1024), "64 threads per row, 2 rows a block"),
+                        ((8192, 64), "8 threads per row, 16 rows a block"), ((40, 8192), "256 threads per row\n")):
+        f = hc.hcompile(lambda a: a.argmax(axis=-1), target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(np.ones(shape, np.float32))
+        record = f.compile_records[-1]["report"]
+        assert f"gpu_rows: a block of {rows}" in record["schedule"], record["schedule"]
+        assert re.search(r"lanes_\w+\.gpu_threads", record["schedule_source"]), record["schedule_source"]
 
 
 def _schedule_source(fn, *args):
@@ -970,16 +974,32 @@ def test_reductions_over_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda
 
 
 @gpu
-def test_arg_reductions_on_the_gpu(torch_cuda):
-    """argmax and argmin, a thread per output: the first of equal extremes, the first NaN."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int64, np.bool_])
+def test_arg_reductions_on_the_gpu(dtype, torch_cuda):
+    """argmax and argmin over rows in lanes (down columns a thread per output): the first of equal
+    extremes, the first NaN, rows of nothing but the extreme or NaN; fixed sizes and any size."""
     torch = torch_cuda
     rng = np.random.default_rng(23)
-    for shape in [(4096, 64), (300, 1024), (2, 40000)]:
-        x = rng.integers(-3, 3, shape).astype(np.float32)   # many ties
-        x[1, 7] = x[1, 9] = np.nan
+    fns = (lambda a: a.argmax(axis=-1), lambda a: a.argmin(axis=-1, keepdims=True), lambda a: a.argmin(axis=0),
+           lambda a: np.argmax(a, axis=0))
+    for shape in [(4096, 64), (300, 1024), (2, 40000), (64, 100), (33, 7), (5, 1)]:
+        x = rng.integers(-3, 3, shape).astype(dtype)    # many ties
+        if dtype in (np.float32, np.float64):
+            x[1 % shape[0], 7 % shape[1]] = x[1 % shape[0], 9 % shape[1]] = np.nan
+            x[2 % shape[0]] = -np.inf
+            x[3 % shape[0]] = np.nan
+            x[4 % shape[0]] = np.inf
+        elif dtype != np.bool_:
+            x[2 % shape[0]] = np.iinfo(dtype).min
+            x[4 % shape[0]] = np.iinfo(dtype).max
         xt = torch.from_numpy(x).cuda()
-        for fn in (lambda a: a.argmax(axis=-1), lambda a: a.argmin(axis=0), lambda a: np.argmax(a, axis=0)):
-            np.testing.assert_array_equal(hc.hcompile(fn, fullgraph=True)(xt).cpu().numpy(), fn(x))
+        for fn in fns:
+            np.testing.assert_array_equal(hc.hcompile(fn, fullgraph=True)(xt).cpu().numpy(), fn(x), err_msg=str(shape))
+    x = rng.integers(-3, 3, (700, 1000)).astype(dtype)
+    f = hc.hcompile(fns[0], fullgraph=True, dynamic=True)
+    for rows, length in ((700, 300), (50, 1000), (3, 2)):
+        np.testing.assert_array_equal(f(torch.from_numpy(x[:rows, :length].copy()).cuda()).cpu().numpy(),
+                                      fns[0](x[:rows, :length]))
 
 
 @gpu

@@ -54,6 +54,17 @@ struct BlockedSum {
     int block_stage = -1, tail_stage = -1;
 };
 
+// A GPU arg reduction (argmax, argmin) over a row in `lanes` lanes, each a thread of the row's
+// block: `func` (lane, outputs...) holds each lane's best value and its index, over elements
+// lane, lane + lanes, ... (its update walks `steps`); the accumulator then takes the best of the
+// lanes (the first index among equal values, NaN before any number) by one thread.
+struct LaneParts {
+    Halide::Func func;
+    Halide::Var lane;
+    int lanes = 1;
+    Halide::RVar steps;
+};
+
 // The lanes of a GPU float sum over a row of `length` elements (a length known when compiling):
 // a power of two, each lane about the square root of the row's elements, from 4 to 16 (then up
 // to 256 lanes). They are also the threads a row of a GPU row group takes (gpu_schedule.cpp), so
@@ -90,6 +101,7 @@ struct RegionFunc {
     bool optional = false;              // the schedule chooses inline or store (Partition)
     bool stored_by_default = false;     // ... and the baseline stores it (else inlines it)
     std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure
+    std::optional<LaneParts> lane_parts;    // GPU arg reductions over rows: their lanes
     Halide::Func staged_operand;        // an integer power's base: computed per vector of `func`
     bool library_call = false;          // a matmul whose `accumulator` is a BLAS extern stage
     std::vector<Halide::Func> library_operands;  // the operands it stores for that call

@@ -467,6 +467,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             region.associative_vectorizable = r.associative;
             region.accumulator = r.accumulator;
             region.blocked_sum = r.blocked_sum;
+            region.lane_parts = r.lane_parts;
             region.library_call = r.library_call;
             region.library_operands = r.library_operands;
             break;
