@@ -30,6 +30,8 @@ def _cases(torch):
     return ([("sum rows", *sum_rows, n) for n in (16, 64, 256, 1024, 8192)] +
             [("max rows", *max_rows, n) for n in (16, 64, 1024)] +
             [("argmax rows", *argmax_rows, n) for n in (64, 1024, 8192)] +
+            [("argmax columns", lambda x: x.argmax(axis=0), lambda x: x.argmax(dim=0), n) for n in (16, 512)] +
+            [("argmax all", lambda x: x.argmax(), lambda x: x.argmax(), ELEMENTS)] +
             [("row norms", *norm_rows, n) for n in (64,)] +
             [("sum columns", *sum_columns, n) for n in (16, 64, 512, 4096)] +
             [("mean columns", *mean_columns, n) for n in (64,)] +

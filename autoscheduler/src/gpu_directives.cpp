@@ -31,6 +31,8 @@ constexpr int kUnrollSteps = 8;
 constexpr int64_t kCombineLanes = 16;
 // Neighbouring elements a thread of a block's reduction reads a step (schedule_gpu_block_reduction).
 constexpr int64_t kReductionVector = 4;
+// Threads a block of an arg reduction's lanes down columns (schedule_gpu_stored_lanes).
+constexpr int kThreadsPerLaneKernel = 256;
 
 // A stage run by one GPU thread (of one block): a region with no axes, and what it reads.
 void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
@@ -368,6 +370,28 @@ void schedule_register_tile(ScheduleWriter &w, const Halide::Func &acc, int vect
     if (rows > 1 && vars.size() > 1) w.bound_storage(acc, vars[1], Halide::Expr(rows));
 }
 
+// The lanes of an arg reduction down columns (LaneParts::stored): a kernel of a thread per lane
+// and output, their axes fused (outputs innermost: a warp reads along the array's rows), each
+// thread's steps down its column unrolled.
+void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const RegionFunc &r) {
+    w.compute_root(lanes.func);
+    const std::vector<Halide::Var> axes = lanes.func.args();
+    for (const StageRef &s : {ScheduleWriter::pure(lanes.func), ScheduleWriter::update(lanes.func)}) {
+        Halide::VarOrRVar point = axes[0];
+        for (size_t i = 1; i < axes.size(); ++i) {
+            Halide::Var fused("gpu_lane_point" + (i > 1 ? std::to_string(i) : std::string()));
+            w.fuse(s, point, axes[i], fused);
+            point = fused;
+        }
+        Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
+        w.split(s, point, block, thread, kThreadsPerLaneKernel, kTail);
+        w.gpu_threads(s, thread);
+        w.gpu_blocks(s, block);
+    }
+    const int unroll = unroll_factor(steps_of(r.rextents[0], r.symbolic, lanes.lanes));
+    if (unroll > 1) w.unroll(ScheduleWriter::update(lanes.func), lanes.steps, unroll, kTail);
+}
+
 // A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch
 // ...)): a thread per element, its axes fused into one grid dimension (no limit on its rows).
 void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
@@ -584,7 +608,9 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
             if (vector > 1 || rows > 1) schedule_register_tile(w, acc, vector, rows);
         }
     }
-    if (r.lane_parts) {
+    if (r.lane_parts && r.lane_parts->stored) {
+        schedule_gpu_stored_lanes(w, *r.lane_parts, r);
+    } else if (r.lane_parts) {
         // An arg reduction's lanes in the thread computing its output, each where the
         // accumulator takes its best (a lane at a time: no array of them per thread).
         const Halide::VarOrRVar each_lane = acc.rvars(0)[0];

@@ -47,6 +47,13 @@ bool splits(const Graph &graph, const Node &n) {
            x.size() / std::max<int64_t>(n.size(), 1) >= kManyReduced;
 }
 
+// An argmax or argmin of a 1-D array of kLongReduction elements or more, to one index.
+bool is_long_arg_reduction(const Graph &graph, const Node &n) {
+    if (n.kind != OpKind::Argmax && n.kind != OpKind::Argmin) return false;
+    const Node &x = graph.node(n.inputs[0]);
+    return x.ndim() == 1 && n.ndim() == 0 && x.size() >= kLongReduction;
+}
+
 // The row length a long 1-D reduction is cut into, or 0 (too short, or no such power of two).
 int64_t row_of_long(const Node &x) {
     if (x.ndim() != 1 || x.size() < kManyReduced) return 0;
@@ -139,6 +146,15 @@ Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &s
     Graph out;
     std::vector<NodeId> remap(graph.num_nodes(), -1);
     for (const Node &n : graph.nodes()) {
+        if (is_long_arg_reduction(graph, n)) {
+            // (n,) as (1, n): the same indices, in a row the GPU schedule reduces by a block's
+            // lanes (a thread each) where a 0-d result was one thread's.
+            const int64_t length = graph.node(n.inputs[0]).size();
+            NodeId row = out.add_op(OpKind::Reshape, {remap[n.inputs[0]]}, {{"shape", std::vector<int64_t>{1, length}}}, n.loc);
+            row = out.add_op(n.kind, {row}, {{"axis", int64_t{1}}, {"keepdims", int64_t{1}}}, n.loc);
+            remap[n.id] = out.add_op(OpKind::Reshape, {row}, {{"shape", std::vector<int64_t>{}}}, n.loc);
+            continue;
+        }
         const Node *x = reduces(n) ? &graph.node(n.inputs[0]) : nullptr;
         const int64_t row = x && n.ndim() == 0 ? row_of_long(*x) : 0;
         const bool to_one_value = x && n.ndim() == 0 && x->size() >= kLongReduction;

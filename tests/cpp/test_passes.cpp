@@ -515,11 +515,22 @@ TEST_CASE("split_reductions_for_gpu: a column reduction of a tall array is reduc
     CHECK(count_kind(split, OpKind::Slice) >= 2);
     // A symbolic extent (dynamic shapes) stays whole: its size is known only at run time.
     CHECK(split_reductions_for_gpu(odd, {1000003}).num_nodes() == odd.num_nodes());
-    // Arg reductions are not cut (their index is the element's in the whole axis).
+    // Arg reductions are not cut (their index is the element's in the whole axis); a long 1-D one
+    // is read as one row, for a block.
     Graph arg;
     NodeId a = arg.add_input(0, DType::Float32, {1 << 20, 16});
     arg.set_outputs({arg.add_op(OpKind::Argmax, {a}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}})});
     CHECK(split_reductions_for_gpu(arg).num_nodes() == arg.num_nodes());
+    Graph flat;
+    NodeId v = flat.add_input(0, DType::Float32, {100003});
+    flat.set_outputs({flat.add_op(OpKind::Argmin, {v}, {{"axis", int64_t{0}}, {"keepdims", int64_t{0}}})});
+    split = split_reductions_for_gpu(flat);
+    verify(split);
+    const Node &index = split.node(split.outputs()[0]);
+    CHECK(index.kind == OpKind::Reshape);
+    CHECK(index.shape.empty());
+    CHECK(split.node(index.inputs[0]).kind == OpKind::Argmin);
+    CHECK(split.node(index.inputs[0]).shape == Shape{1, 1});
 }
 
 TEST_CASE("split_reductions_for_gpu: few long rows are reduced in chunks of rows first") {

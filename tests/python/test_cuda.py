@@ -193,6 +193,10 @@ def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
         record = f.compile_records[-1]["report"]
         assert f"gpu_rows: a block of {rows}" in record["schedule"], record["schedule"]
         assert re.search(r"lanes_\w+\.gpu_threads", record["schedule_source"]), record["schedule_source"]
+    # Down the columns of a tall array: its lanes a kernel of their own (a thread a lane and column).
+    f = hc.hcompile(lambda a: a.argmin(axis=0), target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.ones((1 << 20, 16), np.float32))
+    assert re.search(r"lanes_\w+\.compute_root", f.compile_records[-1]["report"]["schedule_source"])
 
 
 def _schedule_source(fn, *args):
@@ -981,11 +985,11 @@ def test_arg_reductions_on_the_gpu(dtype, torch_cuda):
     torch = torch_cuda
     rng = np.random.default_rng(23)
     fns = (lambda a: a.argmax(axis=-1), lambda a: a.argmin(axis=-1, keepdims=True), lambda a: a.argmin(axis=0),
-           lambda a: np.argmax(a, axis=0))
-    for shape in [(4096, 64), (300, 1024), (2, 40000), (64, 100), (33, 7), (5, 1)]:
+           lambda a: np.argmax(a, axis=0), lambda a: a.argmax())
+    for shape in [(4096, 64), (300, 1024), (2, 40000), (64, 100), (33, 7), (5, 1), (100003,), (300,), (131075, 16)]:
         x = rng.integers(-3, 3, shape).astype(dtype)    # many ties
         if dtype in (np.float32, np.float64):
-            x[1 % shape[0], 7 % shape[1]] = x[1 % shape[0], 9 % shape[1]] = np.nan
+            x[(1,) * x.ndim] = x[(1,) + (9 % shape[-1],) * (x.ndim - 1)] = np.nan
             x[2 % shape[0]] = -np.inf
             x[3 % shape[0]] = np.nan
             x[4 % shape[0]] = np.inf
@@ -995,6 +999,9 @@ def test_arg_reductions_on_the_gpu(dtype, torch_cuda):
         xt = torch.from_numpy(x).cuda()
         for fn in fns:
             np.testing.assert_array_equal(hc.hcompile(fn, fullgraph=True)(xt).cpu().numpy(), fn(x), err_msg=str(shape))
+    x = rng.integers(-3, 3, (5, 40001, 8)).astype(dtype)    # down the middle axis, in lanes
+    np.testing.assert_array_equal(hc.hcompile(lambda a: a.argmax(axis=1), fullgraph=True)(torch.from_numpy(x).cuda())
+                                  .cpu().numpy(), x.argmax(axis=1))
     x = rng.integers(-3, 3, (700, 1000)).astype(dtype)
     f = hc.hcompile(fns[0], fullgraph=True, dynamic=True)
     for rows, length in ((700, 300), (50, 1000), (3, 2)):

@@ -54,15 +54,18 @@ struct BlockedSum {
     int block_stage = -1, tail_stage = -1;
 };
 
-// A GPU arg reduction (argmax, argmin) over a row in `lanes` lanes, each a thread of the row's
-// block: `func` (lane, outputs...) holds each lane's best value and its index, over elements
-// lane, lane + lanes, ... (its update walks `steps`); the accumulator then takes the best of the
-// lanes (the first index among equal values, NaN before any number) by one thread.
+// A GPU arg reduction (argmax, argmin) in `lanes` lanes: `func` (lane, outputs...) holds each
+// lane's best value and its index, over elements lane, lane + lanes, ... (its update walks
+// `steps`); the accumulator then takes the best of the lanes (the first index among equal values,
+// NaN before any number). Over rows, the lanes are threads of the row's block; `stored` (down the
+// columns of a tall array) they are a kernel of their own, a thread a lane and output, `func`'s
+// lane then its last axis (outputs..., lane).
 struct LaneParts {
     Halide::Func func;
     Halide::Var lane;
     int lanes = 1;
     Halide::RVar steps;
+    bool stored = false;
 };
 
 // The lanes of a GPU float sum over a row of `length` elements (a length known when compiling):

@@ -296,7 +296,7 @@ Expr arg_better(bool is_max, const Expr &a, const Expr &ia, const Expr &b, const
 // argmax over 128M float32 elements as rows of 1024 on an H200.
 ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n, const Node &x,
                                           const std::set<int64_t> &reduced, const std::vector<Expr> &kept,
-                                          const std::vector<Expr> &out_vars, int lanes, Halide::Func &f) {
+                                          const std::vector<Expr> &out_vars, int lanes, bool stored, Halide::Func &f) {
     const std::string id = std::to_string(n.id);
     const bool is_max = n.kind == OpKind::Argmax;
     const Expr length = ctx.extent(x, static_cast<int>(*reduced.begin()));
@@ -307,9 +307,12 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     Expr v = read_over_domain(ctx, x.id, input_index(x, reduced, std::vector<Expr>{Halide::min(e, length - 1)}, kept));
     if (v.type().is_bool()) v = Halide::cast(Halide::UInt(8), v);
     const Halide::Type vt = v.type();
+    // (Stored, the lane is the outermost axis: a kernel's neighbouring threads then read
+    // neighbouring outputs' elements, a row of the array.)
     auto args = [&](const Expr &lane) {
         std::vector<Expr> a{lane};
         a.insert(a.end(), out_vars.begin(), out_vars.end());
+        if (stored) std::rotate(a.begin(), a.begin() + 1, a.end());
         return a;
     };
     Halide::Func part("lanes_" + id);
@@ -331,8 +334,23 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     ReductionLowering out;
     out.accumulator = acc;
     out.associative = false;
-    out.lane_parts = LaneParts{part, l, lanes, Halide::RVar(k.x)};
+    out.lane_parts = LaneParts{part, l, lanes, Halide::RVar(k.x), stored};
     return out;
+}
+
+// The lanes of a GPU arg reduction down the columns of a tall array (its reduced axis not the
+// innermost): as many as make about kColumnLaneThreads threads, a lane and an output each, with
+// at least kMinColumnLane elements each; 1 (a thread per output) for a short or symbolic axis.
+// One thread a column, argmax(axis=0) of 8M x 16 float32 ... on an H200.
+int gpu_column_arg_lanes(const LowerContext &ctx, const Node &n, const Node &x, int64_t axis) {
+    constexpr int64_t kColumnLaneThreads = int64_t{1} << 17, kMinColumnLane = 32;
+    for (int64_t extent : x.shape) {
+        if (ctx.symbols.symbol_of(extent) >= 0) return 1;
+    }
+    const int64_t extent = x.shape[axis], outputs = std::max<int64_t>(n.size(), 1);
+    int lanes = 1;
+    while (outputs * lanes * 2 <= kColumnLaneThreads && extent / (lanes * 2) >= kMinColumnLane) lanes *= 2;
+    return lanes;
 }
 
 }  // namespace
@@ -382,10 +400,18 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
         const bool symbolic = ctx.symbols.symbol_of(x.shape[x.ndim() - 1]) >= 0;
         const int lanes = symbolic ? kGpuSumLanes : gpu_sum_lanes(x.shape[x.ndim() - 1]);
         if (lanes > 1) {
-            ReductionLowering lanes_of = lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, lanes, f);
+            ReductionLowering lanes_of = lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, lanes, false, f);
             lanes_of.rdom = out.rdom;
             lanes_of.rextents = out.rextents;
             lanes_of.reduces_innermost = true;
+            return lanes_of;
+        }
+    } else if (arg && ctx.for_gpu && n.size() > 0 && x.size() > 0) {
+        const int lanes = gpu_column_arg_lanes(ctx, n, x, *reduced.begin());
+        if (lanes > 1) {
+            ReductionLowering lanes_of = lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, lanes, true, f);
+            lanes_of.rdom = out.rdom;
+            lanes_of.rextents = out.rextents;
             return lanes_of;
         }
     }
