@@ -989,7 +989,8 @@ def test_arg_reductions_on_the_gpu(dtype, torch_cuda):
     for shape in [(4096, 64), (300, 1024), (2, 40000), (64, 100), (33, 7), (5, 1), (100003,), (300,), (131075, 16)]:
         x = rng.integers(-3, 3, shape).astype(dtype)    # many ties
         if dtype in (np.float32, np.float64):
-            x[(1,) * x.ndim] = x[(1,) + (9 % shape[-1],) * (x.ndim - 1)] = np.nan
+            first = tuple(1 % extent for extent in shape)
+            x[first] = x[first[:-1] + (9 % shape[-1],)] = np.nan
             x[2 % shape[0]] = -np.inf
             x[3 % shape[0]] = np.nan
             x[4 % shape[0]] = np.inf

@@ -341,7 +341,9 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
 // The lanes of a GPU arg reduction down the columns of a tall array (its reduced axis not the
 // innermost): as many as make about kColumnLaneThreads threads, a lane and an output each, with
 // at least kMinColumnLane elements each; 1 (a thread per output) for a short or symbolic axis.
-// One thread a column, argmax(axis=0) of 8M x 16 float32 ... on an H200.
+// Measured on an H200 (python -m apps.gpu_reductions_bench): argmax(axis=0) of 262144 x 512
+// float32 239 us (torch 274), of 8M x 16 1822 us, where one thread a column combines its 8192
+// lanes one by one (torch 228).
 int gpu_column_arg_lanes(const LowerContext &ctx, const Node &n, const Node &x, int64_t axis) {
     constexpr int64_t kColumnLaneThreads = int64_t{1} << 17, kMinColumnLane = 32;
     for (int64_t extent : x.shape) {
