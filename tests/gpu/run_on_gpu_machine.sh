@@ -36,3 +36,5 @@ python3 -m apps.gpu_fast_math_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
 python3 -m apps.gpu_matmul --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -10
 python3 -m apps.gpu_cost_model_ranking --write "$OUT/gpu_bench.md" 2>&1 | tail -20
+python3 -m apps.gpu_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
+python3 -m apps.gpu_reductions_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -25
