@@ -48,6 +48,8 @@ Graph replace_empty_arrays(const Graph &graph);
 // A reduction over one axis to few outputs (a column sum of a tall array: a GPU thread a column;
 // a row sum of few long rows: a block a row) first reduces that axis in chunks, the elements past
 // the last whole chunk apart. Axes of symbolic extents (`symbol_values`: symbols.h) stay whole.
+// An argmax or argmin of a 1-D array of 256 elements or more reads it as one row, (1, n), which
+// the GPU schedule reduces by a block instead of one thread.
 Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &symbol_values = {});
 
 }  // namespace hc
