@@ -186,7 +186,8 @@ Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &s
             }
         }
         if (!to_one_value) {
-            remap[n.id] = out.add_op(n.kind, {value}, {{"axes", axes}, {"keepdims", keepdims}}, n.loc);
+            remap[n.id] = axes.size() == 1 ? reducer.reduce(value, axes[0], keepdims)
+                                           : out.add_op(n.kind, {value}, {{"axes", axes}, {"keepdims", keepdims}}, n.loc);
             continue;
         }
         // The last step to one value keeps its last axis as 1 for the GPU's block (after chunks

@@ -5,6 +5,7 @@
 
 #include "bindings.h"
 #include "hcompile/graph.h"
+#include "hcompile/passes.h"
 #include "hcompile/printer.h"
 #include "hcompile/symbols.h"
 #include "hcompile/verify.h"
@@ -87,6 +88,9 @@ void bind_graph(nb::module_ &m) {
         .def("verify", [](const Graph &g) { verify(g); })
         .def("__str__", [](const Graph &g) { return print_graph(g); });
 
+    m.def("split_reductions_for_gpu", &split_reductions_for_gpu, nb::arg("graph"),
+          nb::arg("symbol_values") = std::vector<int64_t>{},
+          "The graph with its reductions rewritten for a GPU's threads (core/include/hcompile/passes.h).");
     m.def(
         "check_symbolic_extents",
         [](const Graph &g, const std::vector<std::tuple<int64_t, int, int>> &symbols) {

@@ -431,7 +431,7 @@ TEST_CASE("matmul_sum's typing rule") {
 TEST_CASE("split_reductions_for_gpu: a reduction to few outputs is reduced one axis at a time") {
     for (int64_t keepdims : {0, 1}) {
         Graph g;
-        NodeId x = g.add_input(0, DType::Float32, {4, 300, 400});
+        NodeId x = g.add_input(0, DType::Float32, {4, 200, 400});
         NodeId s = g.add_op(OpKind::Sum, {x}, {{"axes", std::vector<int64_t>{1, 2}}, {"keepdims", keepdims}});
         NodeId m = g.add_op(OpKind::Max, {x}, {{"axes", std::vector<int64_t>{2}}, {"keepdims", int64_t{0}}});  // one axis
         g.set_outputs({s, m});
@@ -443,7 +443,7 @@ TEST_CASE("split_reductions_for_gpu: a reduction to few outputs is reduced one a
         const Node &first = split.node(out.inputs[0]);
         CHECK(first.kind == OpKind::Sum);
         CHECK(first.ints_attr("axes") == std::vector<int64_t>{2});
-        CHECK(first.shape == (keepdims ? Shape{4, 300, 1} : Shape{4, 300}));
+        CHECK(first.shape == (keepdims ? Shape{4, 200, 1} : Shape{4, 200}));
         const Node &kept = split.node(split.outputs()[1]);   // over one axis already: as it was
         CHECK(kept.kind == OpKind::Max);
         CHECK(kept.ints_attr("axes") == std::vector<int64_t>{2});
@@ -503,6 +503,14 @@ TEST_CASE("split_reductions_for_gpu: a column reduction of a tall array is reduc
         }
         CHECK(first_chunks);
     }
+    // A reduction over several axes to few outputs: its last step, down a long column, in chunks.
+    Graph axes;
+    NodeId z = axes.add_input(0, DType::Float32, {1 << 16, 8, 16});
+    axes.set_outputs({axes.add_op(OpKind::Sum, {z}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", int64_t{0}}})});
+    Graph steps = split_reductions_for_gpu(axes);
+    verify(steps);
+    CHECK(steps.node(steps.outputs()[0]).shape == Shape{16});
+    CHECK(count_kind(steps, OpKind::Reshape) >= 1);
     // Rows past the last whole chunk are reduced apart and combined: a max by `maximum`.
     Graph odd;
     NodeId y = odd.add_input(0, DType::Float32, {1000003, 3, 5});
