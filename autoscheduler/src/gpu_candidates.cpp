@@ -52,8 +52,10 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
         out.push_back(unstaged);
     }
     // Threads of a block per output of a reduction over rows (a row root's members take its
-    // threads: changing them is several regions' change).
-    for (int64_t threads : is_row_root(lowered, region) ? std::vector<int64_t>{} : std::vector<int64_t>{128, 512}) {
+    // threads: changing them is several regions' change; a reduction with lanes, a float sum's or
+    // an arg reduction's, runs a thread a lane whatever the value).
+    const bool own_threads = !is_row_root(lowered, region) && reduction_lanes(lowered.regions[region]) == 0;
+    for (int64_t threads : own_threads ? std::vector<int64_t>{128, 512} : std::vector<int64_t>{}) {
         changed(Choice::GpuRows, [&](Decision &d) { return d.value != threads && (d.value = threads, true); });
     }
     // A row root's rows a block, or a reduction's of several: twice as many, or half (a row's

@@ -90,7 +90,9 @@ void launch_shape(const RegionFunc &r, const RegionPlan &plan, const StageAnalys
         // A row root: a block per row of its innermost axis, or per block of rows; a reduction: a
         // block per output, or per block of them.
         const int64_t rows = std::max<int64_t>(plan.gpu_rows_per_block, 1);
-        k.threads = plan.gpu_rows * rows;
+        // (A reduction with lanes, a float sum's or an arg reduction's, runs a thread a lane.)
+        const int64_t lanes = r.accumulator.defined() ? reduction_lanes(r) : 0;
+        k.threads = (lanes > 0 ? lanes : plan.gpu_rows) * rows;
         k.blocks = r.accumulator.defined() ? ceil_div(s.points, rows)
                                            : std::max<int64_t>(1, s.points / std::max<int64_t>(r.extents[0] * rows, 1));
         return;

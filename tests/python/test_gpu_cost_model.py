@@ -63,9 +63,14 @@ def test_a_thread_per_row_reads_uncoalesced_and_is_predicted_slower_than_a_block
 
 
 def test_alternatives_come_ranked_by_the_prediction():
-    report = _report(_row_sums, np.ones((8192, 8192), np.float32))
+    # (A row max: its block's threads are a choice. A float sum's are its lanes, whatever the
+    # list says: no alternative of them is listed.)
+    report = _report(lambda x: x.max(axis=-1), np.ones((8192, 8192), np.float32))
     predicted = [p for _, p in report["variants"]]
     assert predicted and predicted == sorted(predicted)
+    sums = _report(_row_sums, np.ones((8192, 8192), np.float32))
+    rule = {tuple(d) for d in sums["decisions"]}
+    assert all(tuple(d) in rule for variant, _ in sums["variants"] for d in variant if d[1] == "gpu_rows")
 
 
 @pytest.mark.parametrize("shape", [(0, 8), (1,), (3, 1, 5), ()])
