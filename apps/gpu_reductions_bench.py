@@ -36,7 +36,9 @@ def _cases(torch):
             [("sum columns", *sum_columns, n) for n in (16, 64, 512, 4096)] +
             [("mean columns", *mean_columns, n) for n in (64,)] +
             [("std columns", *std_columns, n) for n in (64,)] +
-            [("sum all", lambda x: x.sum(), lambda x: x.sum(), ELEMENTS)])
+            [("sum all", lambda x: x.sum(), lambda x: x.sum(), ELEMENTS)] +
+            [("sum of leading axes", lambda x: x.reshape(-1, 64, x.shape[1]).sum(axis=(0, 1)),
+              lambda x: x.reshape(-1, 64, x.shape[1]).sum(dim=(0, 1)), 16)])
 
 
 def timed_us(torch, fn, args, repeat):
