@@ -370,23 +370,30 @@ void schedule_register_tile(ScheduleWriter &w, const Halide::Func &acc, int vect
     if (rows > 1 && vars.size() > 1) w.bound_storage(acc, vars[1], Halide::Expr(rows));
 }
 
+// Stage `s` a thread per point of `axes` (its pure variables), fused into one loop named after
+// `name` (axes[0] innermost: neighbouring threads compute neighbouring points) in blocks of
+// `threads`: one grid dimension, no limit on the points.
+void thread_per_point(ScheduleWriter &w, const StageRef &s, const std::vector<Halide::Var> &axes, const std::string &name,
+                      int threads) {
+    Halide::VarOrRVar point = axes[0];
+    for (size_t i = 1; i < axes.size(); ++i) {
+        Halide::Var fused(name + (i > 1 ? std::to_string(i) : std::string()));
+        w.fuse(s, point, axes[i], fused);
+        point = fused;
+    }
+    Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
+    w.split(s, point, block, thread, threads, kTail);
+    w.gpu_threads(s, thread);
+    w.gpu_blocks(s, block);
+}
+
 // The lanes of an arg reduction down columns (LaneParts::stored): a kernel of a thread per lane
 // and output, their axes fused (outputs innermost: a warp reads along the array's rows), each
 // thread's steps down its column unrolled.
 void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const RegionFunc &r) {
     w.compute_root(lanes.func);
-    const std::vector<Halide::Var> axes = lanes.func.args();
     for (const StageRef &s : {ScheduleWriter::pure(lanes.func), ScheduleWriter::update(lanes.func)}) {
-        Halide::VarOrRVar point = axes[0];
-        for (size_t i = 1; i < axes.size(); ++i) {
-            Halide::Var fused("gpu_lane_point" + (i > 1 ? std::to_string(i) : std::string()));
-            w.fuse(s, point, axes[i], fused);
-            point = fused;
-        }
-        Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
-        w.split(s, point, block, thread, kThreadsPerLaneKernel, kTail);
-        w.gpu_threads(s, thread);
-        w.gpu_blocks(s, block);
+        thread_per_point(w, s, lanes.func.args(), "gpu_lane_point", kThreadsPerLaneKernel);
     }
     const int unroll = unroll_factor(steps_of(r.rextents[0], r.symbolic, lanes.lanes));
     if (unroll > 1) w.unroll(ScheduleWriter::update(lanes.func), lanes.steps, unroll, kTail);
@@ -395,19 +402,8 @@ void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const 
 // A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch
 // ...)): a thread per element, its axes fused into one grid dimension (no limit on its rows).
 void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
-    StageRef s = ScheduleWriter::pure(operand);
-    Halide::Var block("gpu_block_x"), thread("gpu_thread_x");
     w.compute_root(operand);
-    const std::vector<Halide::Var> axes = operand.args();
-    Halide::VarOrRVar element = axes[0];
-    for (size_t i = 1; i < axes.size(); ++i) {
-        Halide::Var fused("gpu_element" + (i > 1 ? std::to_string(i) : std::string()));
-        w.fuse(s, element, axes[i], fused);
-        element = fused;
-    }
-    w.split(s, element, block, thread, 256, kTail);
-    w.gpu_threads(s, thread);
-    w.gpu_blocks(s, block);
+    thread_per_point(w, ScheduleWriter::pure(operand), operand.args(), "gpu_element", 256);
 }
 
 }  // namespace

@@ -122,6 +122,18 @@ int64_t row_group_threads(const RegionFunc &root) {
     return gpu_sum_lanes(root.extents[0]);
 }
 
+// The most rows a block, a power of two up to kMaxRowsPerBlock, of `threads` each within
+// kRowBlockThreads, dividing `axis_rows` (the rows' axis) and leaving kMinTiledBlocks blocks of all
+// `rows`.
+int64_t rows_a_block(int64_t threads, int64_t axis_rows, int64_t rows) {
+    int64_t per_block = 1;
+    while (per_block * 2 <= kMaxRowsPerBlock && threads * per_block * 2 <= kRowBlockThreads &&
+           axis_rows % (per_block * 2) == 0 && rows / (per_block * 2) >= kMinTiledBlocks) {
+        per_block *= 2;
+    }
+    return per_block;
+}
+
 // Rows of a row group a block (GpuRows' value2): as many as make kRowBlockThreads threads with the
 // row's, where they divide the root's axis 1 (a static one) and leave kMinTiledBlocks blocks; one
 // where a member's axes are not the root's rows. Measured on an H200, softmax over 262144 rows of
@@ -134,13 +146,7 @@ int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t 
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         if (!member_row_axis(r, root)) return 1;
     }
-    const int64_t rows = rows_from(root, 1);
-    int64_t per_block = 1;
-    while (per_block * 2 <= kMaxRowsPerBlock && threads * per_block * 2 <= kRowBlockThreads &&
-           root.extents[1] % (per_block * 2) == 0 && rows / (per_block * 2) >= kMinTiledBlocks) {
-        per_block *= 2;
-    }
-    return per_block;
+    return rows_a_block(threads, root.extents[1], rows_from(root, 1));
 }
 
 // A reduction's threads a row where a block has several (reduction_rows_a_block): a float sum's
@@ -161,14 +167,7 @@ int64_t reduction_rows_a_block(const RegionFunc &r) {
     const int64_t length = r.rextents[0];
     const int64_t threads = reduction_threads(r);
     if (length < kMinShortRow || length / threads >= kWarp) return 1;
-    const int64_t rows = rows_from(r, 0);
-    const int64_t axis_rows = r.extents[row_axis(r)];
-    int64_t per_block = 1;
-    while (per_block * 2 <= kMaxRowsPerBlock && threads * per_block * 2 <= kRowBlockThreads &&
-           axis_rows % (per_block * 2) == 0 && rows / (per_block * 2) >= kMinTiledBlocks) {
-        per_block *= 2;
-    }
-    return per_block;
+    return rows_a_block(threads, r.extents[row_axis(r)], rows_from(r, 0));
 }
 
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared

@@ -110,12 +110,9 @@ public:
             if (symbols_.symbol_of(extent) >= 0) return 1;
         }
         const int64_t extent = x.shape[axis], outputs = x.size() / extent;
-        const bool along_rows = axis == x.ndim() - 1;
-        if (!along_rows && extent < kShortestSplitColumn) return 1;
-        const int64_t most = along_rows ? kRowBlocks : kColumnThreads;
-        const int64_t least = along_rows ? kRowOfLong : kMinColumnChunk;
+        if (axis != x.ndim() - 1) return extent < kShortestSplitColumn ? 1 : gpu_column_chunks(outputs, extent);
         int64_t chunks = 1;
-        while (outputs * chunks * 2 <= most && extent / (chunks * 2) >= least) chunks *= 2;
+        while (outputs * chunks * 2 <= kRowBlocks && extent / (chunks * 2) >= kRowOfLong) chunks *= 2;
         return chunks;
     }
 
@@ -139,6 +136,12 @@ private:
 };
 
 }  // namespace
+
+int64_t gpu_column_chunks(int64_t outputs, int64_t extent) {
+    int64_t chunks = 1;
+    while (outputs * chunks * 2 <= kColumnThreads && extent / (chunks * 2) >= kMinColumnChunk) chunks *= 2;
+    return chunks;
+}
 
 Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &symbol_values) {
     SymbolicExtents symbols;

@@ -52,4 +52,10 @@ Graph replace_empty_arrays(const Graph &graph);
 // the GPU schedule reduces by a block instead of one thread.
 Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &symbol_values = {});
 
+// The chunks a GPU reduction to `outputs` values cuts an axis of `extent` into, down columns (the
+// axis not the innermost): a power of two making about 2^17 threads (a chunk and an output each)
+// of at least 32 elements each; 1 where the axis is too short. split_reductions_for_gpu's chunks,
+// and an arg reduction's lanes down columns (LaneParts::stored).
+int64_t gpu_column_chunks(int64_t outputs, int64_t extent);
+
 }  // namespace hc

@@ -290,10 +290,11 @@ Expr arg_better(bool is_max, const Expr &a, const Expr &ia, const Expr &b, const
     return better;
 }
 
-// argmax or argmin over the innermost axis on a GPU: in lanes (LaneParts), each the best of its
-// elements (the first of equal ones: only a strictly better value moves it), then the lanes' best
-// by arg_better. A row reduced by one thread, a block's other threads waiting, took 2959 us for
-// argmax over 128M float32 elements as rows of 1024 on an H200.
+// argmax or argmin on a GPU: in lanes (LaneParts), each the best of its elements (the first of
+// equal ones: only a strictly better value moves it), then the lanes' best by arg_better. A row
+// reduced by one thread, a block's other threads waiting, took 2959 us for argmax over 128M
+// float32 elements as rows of 1024 on an H200. `stored`: down columns (the reduced axis not the
+// innermost), the lanes a kernel of their own.
 ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n, const Node &x,
                                           const std::set<int64_t> &reduced, const std::vector<Expr> &kept,
                                           const std::vector<Expr> &out_vars, int lanes, bool stored, Halide::Func &f) {
@@ -338,21 +339,17 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     return out;
 }
 
-// The lanes of a GPU arg reduction down the columns of a tall array (its reduced axis not the
-// innermost): as many as make about kColumnLaneThreads threads, a lane and an output each, with
-// at least kMinColumnLane elements each; 1 (a thread per output) for a short or symbolic axis.
+// The lanes of a GPU arg reduction: over a row, gpu_sum_lanes (kGpuSumLanes for a row of any
+// length); down columns, gpu_column_chunks (1, a thread per output, where any extent is symbolic).
 // Measured on an H200 (python -m apps.gpu_reductions_bench): argmax(axis=0) of 262144 x 512
 // float32 239 us (torch 274), of 8M x 16 1822 us, where one thread a column combines its 8192
 // lanes one by one (torch 228).
-int gpu_column_arg_lanes(const LowerContext &ctx, const Node &n, const Node &x, int64_t axis) {
-    constexpr int64_t kColumnLaneThreads = int64_t{1} << 17, kMinColumnLane = 32;
+int64_t gpu_arg_lanes(const LowerContext &ctx, const Node &n, const Node &x, int64_t axis, bool along_rows) {
+    if (along_rows) return ctx.symbols.symbol_of(x.shape[axis]) >= 0 ? kGpuSumLanes : gpu_sum_lanes(x.shape[axis]);
     for (int64_t extent : x.shape) {
         if (ctx.symbols.symbol_of(extent) >= 0) return 1;
     }
-    const int64_t extent = x.shape[axis], outputs = std::max<int64_t>(n.size(), 1);
-    int lanes = 1;
-    while (outputs * lanes * 2 <= kColumnLaneThreads && extent / (lanes * 2) >= kMinColumnLane) lanes *= 2;
-    return lanes;
+    return gpu_column_chunks(n.size(), x.shape[axis]);
 }
 
 }  // namespace
@@ -398,24 +395,16 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
         return sum;
     }
     const bool arg = n.kind == OpKind::Argmax || n.kind == OpKind::Argmin;
-    if (arg && ctx.for_gpu && out.reduces_innermost && n.size() > 0 && x.size() > 0) {
-        const bool symbolic = ctx.symbols.symbol_of(x.shape[x.ndim() - 1]) >= 0;
-        const int lanes = symbolic ? kGpuSumLanes : gpu_sum_lanes(x.shape[x.ndim() - 1]);
-        if (lanes > 1) {
-            ReductionLowering lanes_of = lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, lanes, false, f);
-            lanes_of.rdom = out.rdom;
-            lanes_of.rextents = out.rextents;
-            lanes_of.reduces_innermost = true;
-            return lanes_of;
-        }
-    } else if (arg && ctx.for_gpu && n.size() > 0 && x.size() > 0) {
-        const int lanes = gpu_column_arg_lanes(ctx, n, x, *reduced.begin());
-        if (lanes > 1) {
-            ReductionLowering lanes_of = lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, lanes, true, f);
-            lanes_of.rdom = out.rdom;
-            lanes_of.rextents = out.rextents;
-            return lanes_of;
-        }
+    const int64_t lanes = arg && ctx.for_gpu && n.size() > 0 && x.size() > 0
+                              ? gpu_arg_lanes(ctx, n, x, *reduced.begin(), out.reduces_innermost)
+                              : 1;
+    if (lanes > 1) {
+        ReductionLowering lanes_of = lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, static_cast<int>(lanes),
+                                                             !out.reduces_innermost, f);
+        lanes_of.rdom = out.rdom;
+        lanes_of.rextents = out.rextents;
+        lanes_of.reduces_innermost = out.reduces_innermost;
+        return lanes_of;
     }
     Expr v = read_over_domain(ctx, x.id, input_index(x, reduced, out.rdom, kept));
     Halide::Type xt = v.type();
