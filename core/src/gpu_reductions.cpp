@@ -158,17 +158,20 @@ Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &s
             remap[n.id] = out.add_op(OpKind::Reshape, {row}, {{"shape", std::vector<int64_t>{}}}, n.loc);
             continue;
         }
-        const Node *x = reduces(n) ? &graph.node(n.inputs[0]) : nullptr;
-        const int64_t row = x && n.ndim() == 0 ? row_of_long(*x) : 0;
-        const bool to_one_value = x && n.ndim() == 0 && x->size() >= kLongReduction;
-        AxisReducer reducer(out, n.kind, n.loc, symbols);
-        const std::vector<int64_t> listed = x ? n.ints_attr("axes") : std::vector<int64_t>{};
-        const bool one_axis = listed.size() == 1 && !to_one_value && reducer.chunks_of(remap[n.inputs[0]], listed[0]) > 1;
-        if (!x || (!splits(graph, n) && !to_one_value && !one_axis)) {
+        if (!reduces(n)) {
             remap[n.id] = copy_node(out, n, remap);
             continue;
         }
-        std::vector<int64_t> axes = listed;
+        const Node &x = graph.node(n.inputs[0]);
+        const int64_t row = n.ndim() == 0 ? row_of_long(x) : 0;
+        const bool to_one_value = n.ndim() == 0 && x.size() >= kLongReduction;
+        AxisReducer reducer(out, n.kind, n.loc, symbols);
+        std::vector<int64_t> axes = n.ints_attr("axes");
+        const bool one_axis = axes.size() == 1 && !to_one_value && reducer.chunks_of(remap[n.inputs[0]], axes[0]) > 1;
+        if (!splits(graph, n) && !to_one_value && !one_axis) {
+            remap[n.id] = copy_node(out, n, remap);
+            continue;
+        }
         std::sort(axes.begin(), axes.end());
         const int64_t keepdims = n.int_attr("keepdims");
         if (one_axis) {
@@ -177,7 +180,7 @@ Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &s
         }
         NodeId value = remap[n.inputs[0]];
         if (row > 0) {  // (n,) as (n / row, row): both axes reduced, the rows first
-            value = out.add_op(OpKind::Reshape, {value}, {{"shape", std::vector<int64_t>{x->size() / row, row}}}, n.loc);
+            value = out.add_op(OpKind::Reshape, {value}, {{"shape", std::vector<int64_t>{x.size() / row, row}}}, n.loc);
             axes = {0, 1};
         }
         if (splits(graph, n) || row > 0) {

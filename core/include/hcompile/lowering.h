@@ -104,7 +104,7 @@ struct RegionFunc {
     bool optional = false;              // the schedule chooses inline or store (Partition)
     bool stored_by_default = false;     // ... and the baseline stores it (else inlines it)
     std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure
-    std::optional<LaneParts> lane_parts;    // GPU arg reductions over rows: their lanes
+    std::optional<LaneParts> lane_parts;    // GPU arg reductions: their lanes
     Halide::Func staged_operand;        // an integer power's base: computed per vector of `func`
     bool library_call = false;          // a matmul whose `accumulator` is a BLAS extern stage
     std::vector<Halide::Func> library_operands;  // the operands it stores for that call

@@ -165,7 +165,7 @@ struct ReductionLowering {
     bool associative = false;
     Halide::Func accumulator;  // matmul: the Func holding the update (f itself is a pure copy)
     std::optional<BlockedSum> blocked_sum;  // float sums
-    std::optional<LaneParts> lane_parts;    // GPU arg reductions over rows
+    std::optional<LaneParts> lane_parts;    // GPU arg reductions
     bool library_call = false;                     // matmul: `accumulator` is a BLAS extern stage
     std::vector<Halide::Func> library_operands;    // its operands stored for it
 };
