@@ -387,13 +387,19 @@ void thread_per_point(ScheduleWriter &w, const StageRef &s, const std::vector<Ha
     w.gpu_blocks(s, block);
 }
 
-// The lanes of an arg reduction down columns (LaneParts::stored): a kernel of a thread per lane
-// and output, their axes fused (outputs innermost: a warp reads along the array's rows), each
-// thread's steps down its column unrolled.
+// The stored lanes of an arg reduction (LaneParts::stored: down columns, or along few rows): a
+// kernel of a thread per lane and output, their axes fused (the lowering put the axis along the
+// array's rows innermost: a warp reads neighbouring elements), each thread's steps unrolled; then
+// a kernel per level of lanes, the same way.
 void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const RegionFunc &r) {
-    w.compute_root(lanes.func);
-    for (const StageRef &s : {ScheduleWriter::pure(lanes.func), ScheduleWriter::update(lanes.func)}) {
-        thread_per_point(w, s, lanes.func.args(), "gpu_lane_point", kThreadsPerLaneKernel);
+    std::vector<Halide::Func> kernels{lanes.func};
+    kernels.insert(kernels.end(), lanes.levels.begin(), lanes.levels.end());
+    for (const Halide::Func &kernel : kernels) {
+        w.compute_root(kernel);
+        thread_per_point(w, ScheduleWriter::pure(kernel), kernel.args(), "gpu_lane_point", kThreadsPerLaneKernel);
+        for (int u = 0; u < kernel.num_update_definitions(); ++u) {
+            thread_per_point(w, ScheduleWriter::update(kernel, u), kernel.args(), "gpu_lane_point", kThreadsPerLaneKernel);
+        }
     }
     const int unroll = unroll_factor(steps_of(r.rextents[0], r.symbolic, lanes.lanes));
     if (unroll > 1) w.unroll(ScheduleWriter::update(lanes.func), lanes.steps, unroll, kTail);

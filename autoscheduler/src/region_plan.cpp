@@ -70,7 +70,8 @@ bool tile_member(const RegionFunc &r) {
 
 bool gpu_block_reduction(const RegionFunc &r) {
     return r.accumulator.defined() && !own_accumulator(r) && !r.library_call && r.op_class != OpClass::Matmul &&
-           !r.vars.empty() && r.rextents.size() == 1 && r.reduces_innermost && !r.staged_operand.defined();
+           !r.vars.empty() && r.rextents.size() == 1 && r.reduces_innermost && !r.staged_operand.defined() &&
+           !(r.lane_parts && r.lane_parts->stored);
 }
 
 std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc &root) {

@@ -65,7 +65,8 @@ bool own_accumulator(const RegionFunc &r);
 bool tile_member(const RegionFunc &r);
 
 // A reduction over its innermost axis alone, with a separate accumulator: on the GPU one block
-// per output can reduce it (GpuRows), or one block per row of a row root.
+// per output can reduce it (GpuRows), or one block per row of a row root. Not an arg reduction
+// whose lanes are stored (few long rows: kernels of their own, then a thread per output).
 bool gpu_block_reduction(const RegionFunc &r);
 
 // The axis of `member`, computed per row of row root `root`, that walks the root's rows (its axis

@@ -57,15 +57,18 @@ struct BlockedSum {
 // A GPU arg reduction (argmax, argmin) in `lanes` lanes: `func` (lane, outputs...) holds each
 // lane's best value and its index, over elements lane, lane + lanes, ... (its update walks
 // `steps`); the accumulator then takes the best of the lanes (the first index among equal values,
-// NaN before any number). Over rows, the lanes are threads of the row's block; `stored` (down the
-// columns of a tall array) they are a kernel of their own, a thread a lane and output, `func`'s
-// lane then its last axis (outputs..., lane).
+// NaN before any number). Over rows of many outputs, the lanes are threads of the row's block.
+// `stored` (down the columns of a tall array, or along few long rows) they are a kernel of their
+// own, a thread a lane and output, and so is each of `levels`: the best of kLaneFanIn lanes of
+// the level before, until few are left for the accumulator. Down columns the lane is the last
+// axis (outputs..., lane): neighbouring threads then read neighbouring outputs' elements.
 struct LaneParts {
     Halide::Func func;
     Halide::Var lane;
     int lanes = 1;
     Halide::RVar steps;
     bool stored = false;
+    std::vector<Halide::Func> levels;   // stored: each the best of kLaneFanIn of the one before
 };
 
 // The lanes of a GPU float sum over a row of `length` elements (a length known when compiling):

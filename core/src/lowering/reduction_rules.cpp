@@ -290,16 +290,35 @@ Expr arg_better(bool is_max, const Expr &a, const Expr &ia, const Expr &b, const
     return better;
 }
 
+// Stored lanes (LaneParts::stored) are combined kLaneFanIn at a time, a kernel a level, until at
+// most kFewestLanes an output are left for the accumulator's thread: argmax(axis=0) of 8M x 16
+// float32, one thread a column taking the best of its 8192 lanes one by one, took 1797 us on an
+// H200 (torch 227).
+constexpr int kLaneFanIn = 16;
+constexpr int kFewestLanes = 32;
+// A block a row leaves most of a GPU idle below this many rows (an H200 holds 132 SMs of 8 blocks
+// of 256 threads): argmax of 128M float32 elements as one row, one block of 256 lanes, took
+// 49.7 ms (torch 0.15 ms). Fewer rows are reduced in stored lanes, as columns are.
+constexpr int64_t kFewRows = 256;
+
+// How a GPU arg reduction is cut into lanes: how many an output, and whether they are stored.
+struct ArgLanes {
+    int64_t lanes = 1;
+    bool stored = false;
+};
+
 // argmax or argmin on a GPU: in lanes (LaneParts), each the best of its elements (the first of
 // equal ones: only a strictly better value moves it), then the lanes' best by arg_better. A row
 // reduced by one thread, a block's other threads waiting, took 2959 us for argmax over 128M
-// float32 elements as rows of 1024 on an H200. `stored`: down columns (the reduced axis not the
-// innermost), the lanes a kernel of their own.
+// float32 elements as rows of 1024 on an H200. Stored lanes are a kernel of their own, then
+// levels of kLaneFanIn lanes each (arg_better: any grouping gives the same best).
 ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n, const Node &x,
                                           const std::set<int64_t> &reduced, const std::vector<Expr> &kept,
-                                          const std::vector<Expr> &out_vars, int lanes, bool stored, Halide::Func &f) {
+                                          const std::vector<Expr> &out_vars, ArgLanes layout, bool along_rows,
+                                          Halide::Func &f) {
     const std::string id = std::to_string(n.id);
     const bool is_max = n.kind == OpKind::Argmax;
+    const int lanes = static_cast<int>(layout.lanes);
     const Expr length = ctx.extent(x, static_cast<int>(*reduced.begin()));
     Halide::Var l("n" + id + "_lane");
     Halide::RDom k(0, (length + lanes - 1) / lanes, "k" + id);
@@ -308,12 +327,13 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     Expr v = read_over_domain(ctx, x.id, input_index(x, reduced, std::vector<Expr>{Halide::min(e, length - 1)}, kept));
     if (v.type().is_bool()) v = Halide::cast(Halide::UInt(8), v);
     const Halide::Type vt = v.type();
-    // (Stored, the lane is the outermost axis: a kernel's neighbouring threads then read
-    // neighbouring outputs' elements, a row of the array.)
+    // (Stored down columns, the lane is the outermost axis: a kernel's neighbouring threads then
+    // read neighbouring outputs' elements, a row of the array. Along rows it is the innermost.)
+    const bool lane_last = layout.stored && !along_rows;
     auto args = [&](const Expr &lane) {
         std::vector<Expr> a{lane};
         a.insert(a.end(), out_vars.begin(), out_vars.end());
-        if (stored) std::rotate(a.begin(), a.begin() + 1, a.end());
+        if (lane_last) std::rotate(a.begin(), a.begin() + 1, a.end());
         return a;
     };
     Halide::Func part("lanes_" + id);
@@ -325,31 +345,63 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     better = e < length && better;
     part(args(l)) = Halide::Tuple(select(better, v, part(args(l))[0]),
                                   select(better, Halide::cast(Halide::Int(64), e), part(args(l))[1]));
+    const Halide::Tuple none(is_max ? lowest(vt) : highest(vt), Halide::Int(64).max());
+    // (best value, its index) and a candidate pair: the better of the two.
+    auto better_of = [&](const Halide::Tuple &best, const Halide::Tuple &next) {
+        const Expr take = arg_better(is_max, best[0], best[1], next[0], next[1]);
+        return Halide::Tuple(select(take, next[0], best[0]), select(take, next[1], best[1]));
+    };
+    Halide::Func last = part;
+    int left = lanes;
+    std::vector<Halide::Func> levels;
+    while (layout.stored && left > kFewestLanes) {
+        int fan_in = std::min(kLaneFanIn, left / kFewestLanes);
+        while (left % fan_in != 0) fan_in /= 2;   // (lanes are powers of two)
+        if (fan_in < 2) break;
+        left /= fan_in;
+        const std::string name = std::to_string(levels.size() + 1);
+        Halide::Func level("lanes_" + id + "_" + name);
+        Halide::Var m("n" + id + "_lane" + name);
+        // Lane m takes lanes m, m + left, ...: neighbouring threads read neighbouring lanes. A
+        // pure definition, its fan-in unrolled pairwise (a chain would repeat each step's
+        // expression in the next three times over): one kernel, no initial values stored first.
+        std::vector<Halide::Tuple> pairs;
+        for (int i = 0; i < fan_in; ++i) pairs.emplace_back(last(args(i * left + m)));
+        for (size_t width = pairs.size(); width > 1; width /= 2) {
+            for (size_t i = 0; i < width / 2; ++i) pairs[i] = better_of(pairs[2 * i], pairs[2 * i + 1]);
+        }
+        level(args(m)) = pairs[0];
+        levels.push_back(level);
+        last = level;
+    }
     Halide::Func acc("acc_" + id);
-    Halide::RDom j(0, lanes, "j" + id);
-    acc(out_vars) = Halide::Tuple(is_max ? lowest(vt) : highest(vt), Halide::Int(64).max());
-    const Expr take = arg_better(is_max, acc(out_vars)[0], acc(out_vars)[1], part(args(j))[0], part(args(j))[1]);
-    acc(out_vars) = Halide::Tuple(select(take, part(args(j))[0], acc(out_vars)[0]),
-                                  select(take, part(args(j))[1], acc(out_vars)[1]));
+    Halide::RDom j(0, left, "j" + id);
+    acc(out_vars) = none;
+    acc(out_vars) = better_of(Halide::Tuple(acc(out_vars)), Halide::Tuple(last(args(j))));
     f(out_vars) = acc(out_vars)[1];
     ReductionLowering out;
     out.accumulator = acc;
     out.associative = false;
-    out.lane_parts = LaneParts{part, l, lanes, Halide::RVar(k.x), stored};
+    out.lane_parts = LaneParts{part, l, lanes, Halide::RVar(k.x), layout.stored, levels};
     return out;
 }
 
-// The lanes of a GPU arg reduction: over a row, gpu_sum_lanes (kGpuSumLanes for a row of any
-// length); down columns, gpu_column_chunks (1, a thread per output, where any extent is symbolic).
-// Measured on an H200 (python -m apps.gpu_reductions_bench): argmax(axis=0) of 262144 x 512
-// float32 239 us (torch 274), of 8M x 16 1822 us, where one thread a column combines its 8192
-// lanes one by one (torch 228).
-int64_t gpu_arg_lanes(const LowerContext &ctx, const Node &n, const Node &x, int64_t axis, bool along_rows) {
-    if (along_rows) return ctx.symbols.symbol_of(x.shape[axis]) >= 0 ? kGpuSumLanes : gpu_sum_lanes(x.shape[axis]);
-    for (int64_t extent : x.shape) {
-        if (ctx.symbols.symbol_of(extent) >= 0) return 1;
+// The lanes of a GPU arg reduction. Over a row: gpu_sum_lanes, threads of the row's block
+// (kGpuSumLanes for a row of any length); stored (gpu_column_chunks) for fewer than kFewRows rows
+// of a known shape. Down columns, stored, gpu_column_chunks (1, a thread per output, where any
+// extent is symbolic). Measured on an H200 (python -m apps.gpu_reductions_bench): argmax(axis=0)
+// of 262144 x 512 float32 239 us (torch 274).
+ArgLanes gpu_arg_lanes(const LowerContext &ctx, const Node &n, const Node &x, int64_t axis, bool along_rows) {
+    bool symbolic = false;
+    for (int64_t extent : x.shape) symbolic = symbolic || ctx.symbols.symbol_of(extent) >= 0;
+    if (along_rows) {
+        if (ctx.symbols.symbol_of(x.shape[axis]) >= 0) return {kGpuSumLanes, false};
+        const ArgLanes rows{gpu_sum_lanes(x.shape[axis]), false};
+        if (symbolic || n.size() >= kFewRows) return rows;
+        const ArgLanes stored{gpu_column_chunks(n.size(), x.shape[axis]), true};
+        return stored.lanes > rows.lanes ? stored : rows;
     }
-    return gpu_column_chunks(n.size(), x.shape[axis]);
+    return {symbolic ? 1 : gpu_column_chunks(n.size(), x.shape[axis]), true};
 }
 
 }  // namespace
@@ -395,12 +447,12 @@ ReductionLowering lower_reduction(const LowerContext &ctx, const Node &n, Halide
         return sum;
     }
     const bool arg = n.kind == OpKind::Argmax || n.kind == OpKind::Argmin;
-    const int64_t lanes = arg && ctx.for_gpu && n.size() > 0 && x.size() > 0
-                              ? gpu_arg_lanes(ctx, n, x, *reduced.begin(), out.reduces_innermost)
-                              : 1;
-    if (lanes > 1) {
-        ReductionLowering lanes_of = lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, static_cast<int>(lanes),
-                                                             !out.reduces_innermost, f);
+    const ArgLanes lanes = arg && ctx.for_gpu && n.size() > 0 && x.size() > 0
+                               ? gpu_arg_lanes(ctx, n, x, *reduced.begin(), out.reduces_innermost)
+                               : ArgLanes{};
+    if (lanes.lanes > 1) {
+        ReductionLowering lanes_of =
+            lower_gpu_arg_reduction(ctx, n, x, reduced, kept, lhs, lanes, out.reduces_innermost, f);
         lanes_of.rdom = out.rdom;
         lanes_of.rextents = out.rextents;
         lanes_of.reduces_innermost = out.reduces_innermost;
