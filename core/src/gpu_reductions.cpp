@@ -135,6 +135,51 @@ private:
     const SymbolicExtents &symbols_;
 };
 
+// A reduction over several axes, some of them neighbours, with the neighbours merged into one
+// axis (a reshape: the elements' order is the array's), or -1 (none neighbours, a symbolic or
+// empty shape). x.reshape(-1, 64, 16).sum(axis=(0, 1)) is then a column sum of 8M x 16, reduced
+// in chunks: as a sum over the 64 first, then down the rows in chunks, it took 496 us on an H200
+// (128M float32; torch.compile 160).
+NodeId merge_neighbour_axes(Graph &out, const Node &n, NodeId input, const SymbolicExtents &symbols) {
+    const Node &x = out.node(input);
+    std::vector<int64_t> axes = n.ints_attr("axes");
+    std::sort(axes.begin(), axes.end());
+    if (!reduces(n) || axes.size() < 2 || x.size() == 0) return -1;
+    for (int64_t extent : x.shape) {
+        if (symbols.symbol_of(extent) >= 0) return -1;
+    }
+    std::vector<int64_t> shape, merged_axes;
+    for (int64_t a = 0; a < x.ndim(); ++a) {
+        const bool reduced = std::binary_search(axes.begin(), axes.end(), a);
+        if (reduced && a > 0 && std::binary_search(axes.begin(), axes.end(), a - 1)) {
+            shape.back() *= x.shape[a];
+            continue;
+        }
+        if (reduced) merged_axes.push_back(static_cast<int64_t>(shape.size()));
+        shape.push_back(x.shape[a]);
+    }
+    if (merged_axes.size() == axes.size()) return -1;
+    // (A reshape of a reshape reads the first one's input: one index map, not two.)
+    const NodeId source = x.kind == OpKind::Reshape ? x.inputs[0] : input;
+    const NodeId reshaped = out.add_op(OpKind::Reshape, {source}, {{"shape", shape}}, n.loc);
+    const NodeId reduced =
+        out.add_op(n.kind, {reshaped}, {{"axes", merged_axes}, {"keepdims", int64_t{0}}}, n.loc);
+    if (n.int_attr("keepdims") == 0) return reduced;
+    return out.add_op(OpKind::Reshape, {reduced}, {{"shape", std::vector<int64_t>(n.shape.begin(), n.shape.end())}}, n.loc);
+}
+
+// The graph with neighbouring reduced axes merged (merge_neighbour_axes) wherever there are some.
+Graph merge_reduced_neighbours(const Graph &graph, const SymbolicExtents &symbols) {
+    Graph out;
+    std::vector<NodeId> remap(graph.num_nodes(), -1);
+    for (const Node &n : graph.nodes()) {
+        const NodeId merged = reduces(n) ? merge_neighbour_axes(out, n, remap[n.inputs[0]], symbols) : -1;
+        remap[n.id] = merged >= 0 ? merged : copy_node(out, n, remap);
+    }
+    copy_outputs(out, graph, remap);
+    return out;
+}
+
 }  // namespace
 
 int64_t gpu_column_chunks(int64_t outputs, int64_t extent) {
@@ -143,9 +188,10 @@ int64_t gpu_column_chunks(int64_t outputs, int64_t extent) {
     return chunks;
 }
 
-Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &symbol_values) {
+Graph split_reductions_for_gpu(const Graph &input, const std::vector<int64_t> &symbol_values) {
     SymbolicExtents symbols;
     symbols.values = symbol_values;
+    const Graph graph = merge_reduced_neighbours(input, symbols);
     Graph out;
     std::vector<NodeId> remap(graph.num_nodes(), -1);
     for (const Node &n : graph.nodes()) {

@@ -431,19 +431,19 @@ TEST_CASE("matmul_sum's typing rule") {
 TEST_CASE("split_reductions_for_gpu: a reduction to few outputs is reduced one axis at a time") {
     for (int64_t keepdims : {0, 1}) {
         Graph g;
-        NodeId x = g.add_input(0, DType::Float32, {4, 200, 400});
-        NodeId s = g.add_op(OpKind::Sum, {x}, {{"axes", std::vector<int64_t>{1, 2}}, {"keepdims", keepdims}});
+        NodeId x = g.add_input(0, DType::Float32, {200, 4, 400});
+        NodeId s = g.add_op(OpKind::Sum, {x}, {{"axes", std::vector<int64_t>{0, 2}}, {"keepdims", keepdims}});
         NodeId m = g.add_op(OpKind::Max, {x}, {{"axes", std::vector<int64_t>{2}}, {"keepdims", int64_t{0}}});  // one axis
         g.set_outputs({s, m});
         Graph split = split_reductions_for_gpu(g);
         verify(split);
         const Node &out = split.node(split.outputs()[0]);
         CHECK(out.shape == g.node(s).shape);
-        CHECK(out.ints_attr("axes") == std::vector<int64_t>{1});
+        CHECK(out.ints_attr("axes") == std::vector<int64_t>{0});
         const Node &first = split.node(out.inputs[0]);
         CHECK(first.kind == OpKind::Sum);
         CHECK(first.ints_attr("axes") == std::vector<int64_t>{2});
-        CHECK(first.shape == (keepdims ? Shape{4, 200, 1} : Shape{4, 200}));
+        CHECK(first.shape == (keepdims ? Shape{200, 4, 1} : Shape{200, 4}));
         const Node &kept = split.node(split.outputs()[1]);   // over one axis already: as it was
         CHECK(kept.kind == OpKind::Max);
         CHECK(kept.ints_attr("axes") == std::vector<int64_t>{2});
@@ -454,6 +454,31 @@ TEST_CASE("split_reductions_for_gpu: a reduction to few outputs is reduced one a
     small.set_outputs({small.add_op(OpKind::Sum, {y}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}}),
                        small.add_op(OpKind::Sum, {z}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}})});
     CHECK(split_reductions_for_gpu(small).num_nodes() == small.num_nodes());
+}
+
+TEST_CASE("split_reductions_for_gpu: neighbouring reduced axes are merged into one first") {
+    for (int64_t keepdims : {0, 1}) {
+        // x.reshape(-1, 64, 16).sum(axis=(0, 1)): a column sum of the (8192, 16) input itself,
+        // in chunks; the axes (1, 2) of (4, 200, 400) as (4, 80000), (0, 2) of (200, 4, 400) kept.
+        Graph g;
+        NodeId x = g.add_input(0, DType::Float32, {8192, 16});
+        NodeId r = g.add_op(OpKind::Reshape, {x}, {{"shape", std::vector<int64_t>{128, 64, 16}}});
+        NodeId y = g.add_input(1, DType::Float32, {4, 200, 400});
+        g.set_outputs({g.add_op(OpKind::Sum, {r}, {{"axes", std::vector<int64_t>{0, 1}}, {"keepdims", keepdims}}),
+                       g.add_op(OpKind::Max, {y}, {{"axes", std::vector<int64_t>{1, 2}}, {"keepdims", keepdims}})});
+        Graph split = split_reductions_for_gpu(g);
+        verify(split);
+        std::vector<Shape> reshaped;
+        for (const Node &n : split.nodes()) {
+            if (n.kind == OpKind::Reshape && n.ndim() == 2) reshaped.push_back(n.shape);
+        }
+        for (size_t i = 0; i < 2; ++i) CHECK(split.node(split.outputs()[i]).shape == g.node(g.outputs()[i]).shape);
+        CHECK(std::count(reshaped.begin(), reshaped.end(), Shape{8192, 16}) == 1);
+        CHECK(std::count(reshaped.begin(), reshaped.end(), Shape{4, 80000}) == 1);
+        for (const Node &n : split.nodes()) {   // read from the input: one reshape, not two
+            if (n.kind == OpKind::Reshape && n.shape == Shape{8192, 16}) CHECK(split.node(n.inputs[0]).kind == OpKind::Input);
+        }
+    }
 }
 
 TEST_CASE("split_reductions_for_gpu: a reduction to one value ends in a step that keeps an axis for a block") {
@@ -467,7 +492,7 @@ TEST_CASE("split_reductions_for_gpu: a reduction to one value ends in a step tha
     CHECK(out.shape.empty());
     const Node &last = split.node(out.inputs[0]);
     CHECK(last.kind == OpKind::Max);
-    CHECK(last.shape == Shape{1, 1});
+    CHECK(last.shape == Shape{1});   // its two axes merged first (12000,), kept as (1,)
 
     Graph long_row;   // (2^20,): rows of 8192, then the rows' sums in one block
     NodeId x = long_row.add_input(0, DType::Float32, {1 << 20});

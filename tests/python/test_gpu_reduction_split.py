@@ -1,5 +1,6 @@
 """split_reductions_for_gpu (core/src/gpu_reductions.cpp) rewrites reductions for a GPU's threads:
-chunks of a long axis reduced first, the rest apart, a long 1-D arg reduction read as one row. The
+neighbouring reduced axes merged, chunks of a long axis reduced first, the rest apart, a long 1-D
+arg reduction read as one row. The
 rewritten graph, run by the eager interpreter (hcompile.eager), gives the original graph's answers:
 the rewrite's indices, slices and combining ops are checked without a GPU."""
 import numpy as np
@@ -11,7 +12,10 @@ from hcompile.eager import run_graph
 # (shape, axes): down the columns of a tall array (with rows past the last whole chunk), down a
 # middle axis, along few long rows, over several axes to few outputs, to one value.
 SHAPES = [((5000, 3), (0,)), ((4096, 2), (0,)), ((2, 3001, 4), (1,)), ((4, (1 << 15) + 5), (1,)),
-          ((300, 300, 2), (0, 1)), ((70001,), (0,))]
+          ((300, 300, 2), (0, 1)), ((70001,), (0,)),
+          # neighbouring axes merged: a column reduction, a middle one, one to a value, two runs
+          ((512, 64, 16), (0, 1)), ((3, 50, 40, 2), (1, 2)), ((30, 40, 50), (0, 1, 2)),
+          ((6, 5, 7, 8, 9), (0, 1, 3, 4))]
 KINDS = ["sum", "prod", "max", "min", "any", "all"]
 
 

@@ -38,8 +38,9 @@ Graph combine_matmul_sums(const Graph &graph);
 // stay; a reduction over an empty axis reads its operand over an empty domain, which is fine.
 Graph replace_empty_arrays(const Graph &graph);
 
-// For a GPU target: a reduction over several axes to fewer than 4096 outputs, over at least 2^16
-// elements per output, becomes one reduction per axis, innermost first, so that the first has an
+// For a GPU target: neighbouring axes of a reduction over several (of a known shape) are first
+// merged into one by a reshape. A reduction over several axes to fewer than 4096 outputs, over
+// at least 2^16 elements per output, becomes one reduction per axis, innermost first, so that the first has an
 // output per row for the GPU's threads; a 1-D one of 2^16 elements or more is read as rows of up
 // to 8192 first (a power of two dividing its size). A reduction to one value of 256 elements or
 // more ends in a step that keeps an axis of 1 (then reshaped to 0-d), which the GPU schedule gives
@@ -49,7 +50,7 @@ Graph replace_empty_arrays(const Graph &graph);
 // a row sum of few long rows: a block a row) first reduces that axis in chunks, the elements past
 // the last whole chunk apart. Axes of symbolic extents (`symbol_values`: symbols.h) stay whole.
 // An argmax or argmin of a 1-D array of 256 elements or more reads it as one row, (1, n), which
-// the GPU schedule reduces by a block instead of one thread.
+// the GPU lowering reduces in stored lanes (LaneParts) instead of one thread.
 Graph split_reductions_for_gpu(const Graph &graph, const std::vector<int64_t> &symbol_values = {});
 
 // The chunks a GPU reduction to `outputs` values cuts an axis of `extent` into, down columns (the
