@@ -193,10 +193,14 @@ def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
         record = f.compile_records[-1]["report"]
         assert f"gpu_rows: a block of {rows}" in record["schedule"], record["schedule"]
         assert re.search(r"lanes_\w+\.gpu_threads", record["schedule_source"]), record["schedule_source"]
-    # Down the columns of a tall array: its lanes a kernel of their own (a thread a lane and column).
-    f = hc.hcompile(lambda a: a.argmin(axis=0), target=CUDA_TARGET, fullgraph=True)
-    f.compile_only(np.ones((1 << 20, 16), np.float32))
-    assert re.search(r"lanes_\w+\.compute_root", f.compile_records[-1]["report"]["schedule_source"])
+    # Down the columns of a tall array, along few long rows, and over a whole long array: its lanes
+    # a kernel of their own (a thread a lane and output), then levels of lanes, a kernel each.
+    for fn, shape in ((lambda a: a.argmin(axis=0), (1 << 20, 16)), (lambda a: a.argmax(axis=1), (4, 1 << 20)),
+                      (lambda a: a.argmax(), (1 << 22,))):
+        f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(np.ones(shape, np.float32))
+        source = f.compile_records[-1]["report"]["schedule_source"]
+        assert re.search(r"lanes_\d+(_\d+)?\.compute_root", source) and re.search(r"lanes_\w+_level2", source), source
 
 
 def _schedule_source(fn, *args):

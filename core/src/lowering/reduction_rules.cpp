@@ -360,7 +360,7 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
         if (fan_in < 2) break;
         left /= fan_in;
         const std::string name = std::to_string(levels.size() + 1);
-        Halide::Func level("lanes_" + id + "_" + name);
+        Halide::Func level("lanes_" + id + "_level" + name);
         Halide::Var m("n" + id + "_lane" + name);
         // Lane m takes lanes m, m + left, ...: neighbouring threads read neighbouring lanes. A
         // pure definition, its fan-in unrolled pairwise (a chain would repeat each step's
