@@ -110,8 +110,9 @@ int check_gpu_arg_reduction(const std::vector<int64_t> &shape, int64_t axis, boo
 }  // namespace
 
 TEST_CASE("GPU arg reductions give NumPy's index in every cut into lanes") {
-    // Many rows: a row's lanes are its block's threads, no levels.
+    // Many rows: a row's lanes are its block's threads (in levels for a longer row).
     CHECK(check_gpu_arg_reduction({300, 50}, 1, true, true) > 1);
+    CHECK(check_gpu_arg_reduction({300, 1000}, 1, false, true) > 8);
     // Few long rows (an odd length: the last lane's steps end early): stored lanes, then levels.
     CHECK(check_gpu_arg_reduction({1, 40001}, 1, true, true) > 32);
     CHECK(check_gpu_arg_reduction({3, 20000}, 1, false, false) > 32);

@@ -57,18 +57,19 @@ struct BlockedSum {
 // A GPU arg reduction (argmax, argmin) in `lanes` lanes: `func` (lane, outputs...) holds each
 // lane's best value and its index, over elements lane, lane + lanes, ... (its update walks
 // `steps`); the accumulator then takes the best of the lanes (the first index among equal values,
-// NaN before any number). Over rows of many outputs, the lanes are threads of the row's block.
-// `stored` (down the columns of a tall array, or along few long rows) they are a kernel of their
-// own, a thread a lane and output, and so is each of `levels`: the best of kLaneFanIn lanes of
-// the level before, until few are left for the accumulator. Down columns the lane is the last
-// axis (outputs..., lane): neighbouring threads then read neighbouring outputs' elements.
+// NaN before any number), through `levels`, each the best of up to 16 lanes of the level before
+// (lane m of those of m, m + lanes left, ...), until few are left. Over rows of many outputs,
+// the lanes are threads of the row's block, and so are each level's. `stored` (down the columns
+// of a tall array, or along few long rows) they are a kernel of their own, a thread a lane and
+// output, and so is each level. Down columns the lane is the last axis (outputs..., lane):
+// neighbouring threads then read neighbouring outputs' elements.
 struct LaneParts {
     Halide::Func func;
     Halide::Var lane;
     int lanes = 1;
     Halide::RVar steps;
     bool stored = false;
-    std::vector<Halide::Func> levels;   // stored: each the best of kLaneFanIn of the one before
+    std::vector<Halide::Func> levels;   // each the best of some lanes of the one before
 };
 
 // The lanes of a GPU float sum over a row of `length` elements (a length known when compiling):

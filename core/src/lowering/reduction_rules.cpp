@@ -290,12 +290,15 @@ Expr arg_better(bool is_max, const Expr &a, const Expr &ia, const Expr &b, const
     return better;
 }
 
-// Stored lanes (LaneParts::stored) are combined kLaneFanIn at a time, a kernel a level, until at
-// most kFewestLanes an output are left for the accumulator's thread: argmax(axis=0) of 8M x 16
-// float32, one thread a column taking the best of its 8192 lanes one by one, took 1797 us on an
-// H200 (torch 227).
+// Lanes are combined at most kLaneFanIn at a time, a level at a time, until few are left for the
+// accumulator's thread: kFewestStoredLanes of stored lanes (a kernel a level), kFewestBlockLanes
+// of a block's (a level a step of the block's threads, in shared memory). argmax(axis=0) of 8M x
+// 16 float32, one thread a column taking the best of its 8192 lanes one by one, took 1797 us on
+// an H200 (torch 227); over rows of 1024, one thread a row took the best of 64 lanes while the
+// block's other warps waited at the barrier.
 constexpr int kLaneFanIn = 16;
-constexpr int kFewestLanes = 32;
+constexpr int kFewestStoredLanes = 32;
+constexpr int kFewestBlockLanes = 8;
 // A block a row leaves most of a GPU idle below this many rows (an H200 holds 132 SMs of 8 blocks
 // of 256 threads): argmax of 128M float32 elements as one row, one block of 256 lanes, took
 // 49.7 ms (torch 0.15 ms). Fewer rows are reduced in stored lanes, as columns are.
@@ -354,8 +357,9 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     Halide::Func last = part;
     int left = lanes;
     std::vector<Halide::Func> levels;
-    while (layout.stored && left > kFewestLanes) {
-        int fan_in = std::min(kLaneFanIn, left / kFewestLanes);
+    const int fewest = layout.stored ? kFewestStoredLanes : kFewestBlockLanes;
+    while (left > fewest) {
+        int fan_in = std::min(kLaneFanIn, left / fewest);
         while (left % fan_in != 0) fan_in /= 2;   // (lanes are powers of two)
         if (fan_in < 2) break;
         left /= fan_in;
