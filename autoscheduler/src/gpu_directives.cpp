@@ -635,6 +635,13 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
     }
     if (!r.blocked_sum) return;
     const BlockedSum &b = *r.blocked_sum;
+    // A thread a sum over a short row (its lanes a few neighbouring elements a step): the lanes
+    // as one vector, where an 8- or 16-byte load takes them (2 or 4 32-bit lanes, a row of a
+    // known length, a multiple of them). A thread's 16 scalar loads over a row of 16 float32
+    // touched 32 rows' cache lines a warp each: L1 95% busy, DRAM 28%, 460 us on an H200 for
+    // 8M rows (torch.compile 132).
+    const bool lane_vectors = (b.lanes == 2 || b.lanes == kReductionVector) && r.reduces_innermost && !r.symbolic &&
+                              acc.types()[0].bits() <= 32 && !r.rextents.empty() && r.rextents[0] % b.lanes == 0;
     auto place_part = [&](const Halide::RDom &domain, const Halide::Func &part) {
         if (!part.defined()) return;
         if (!domain.defined() && r.vars.empty()) {
@@ -650,9 +657,34 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
                                : !r.vars.empty() ? Halide::VarOrRVar(r.vars.back())
                                                  : Halide::VarOrRVar(Halide::Var::outermost());
         w.compute_at(part, acc, domain.defined() || !r.vars.empty() ? &at : nullptr);
+        if (!lane_vectors) return;
+        // Each step reads the lanes' neighbouring elements: one vector load (device arrays are
+        // 16-byte aligned, frontend/hcompile/cuda.py).
+        w.vectorize(ScheduleWriter::pure(part), b.lane);
+        for (int u = 0; u < part.num_update_definitions(); ++u) {
+            StageRef update = ScheduleWriter::update(part, u);
+            std::vector<Halide::VarOrRVar> order{b.lane};
+            for (const Halide::RVar &v : part.rvars(u)) order.push_back(v);
+            w.reorder(update, order);
+            w.vectorize(update, b.lane);
+            // Its steps unrolled: that many loads in flight.
+            const int unroll = unroll_factor(steps_of(r.rextents[0], r.symbolic, b.lanes));
+            if (unroll > 1) w.unroll(update, part.rvars(u)[0], unroll, kTail);
+        }
     };
     place_part(b.block_domain, b.blocks);
     place_part(b.tail_domain, b.tail);
+    if (!lane_vectors) return;
+    // The lanes' sums (each a compensated pair) in one vector register too, not an array in the
+    // thread's local memory.
+    w.vectorize(ScheduleWriter::pure(acc), b.lane);
+    for (int u = 0; u < acc.num_update_definitions(); ++u) {
+        StageRef update = ScheduleWriter::update(acc, u);
+        std::vector<Halide::VarOrRVar> order{b.lane};
+        for (const Halide::RVar &v : acc.rvars(u)) order.push_back(v);
+        if (order.size() > 1) w.reorder(update, order);
+        w.vectorize(update, b.lane);
+    }
 }
 
 // The cuBLAS call runs once, at the root; the operands it needs stored are kernels of their own.
