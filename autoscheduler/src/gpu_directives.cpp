@@ -629,9 +629,19 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
     } else if (r.lane_parts) {
         // Lanes combined in levels (meant for a block's threads), here all in the output's thread:
         // each level whole before the next reads it (a level per lane of the next would be
-        // recomputed for each).
-        w.compute_at(r.lane_parts->func, acc, nullptr);
-        for (const Halide::Func &level : r.lane_parts->levels) w.compute_at(level, acc, nullptr);
+        // recomputed for each). One index (no axes): the accumulator is a one-thread kernel with
+        // no loop of its own to compute them in (at its root they ran on the host, which has no
+        // copy of the arrays), so each is a one-thread kernel too.
+        std::vector<Halide::Func> stages{r.lane_parts->func};
+        stages.insert(stages.end(), r.lane_parts->levels.begin(), r.lane_parts->levels.end());
+        for (const Halide::Func &stage : stages) {
+            if (r.vars.empty()) {
+                w.compute_root(stage);
+                single_gpu_thread(w, stage);
+            } else {
+                w.compute_at(stage, acc, nullptr);
+            }
+        }
     }
     if (!r.blocked_sum) return;
     const BlockedSum &b = *r.blocked_sum;

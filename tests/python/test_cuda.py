@@ -438,6 +438,10 @@ HOST_STAGE_CASES = CASES + [
     (lambda a: np.full(7, a.sum()), [(3,)]),
     (lambda a: a[0] + a[2] * a[1], [(3,)]),
     (lambda a: a[a > 0.5].sum(), [(40,)]),
+    # an arg reduction's lanes and their levels to one index (not yet the long row's stored lanes)
+    (lambda a: np.argmax(a), [(7, 33)]),
+    (lambda a: a.argmin(), [(200,)]),
+    (lambda a: a.argmax(axis=1), [(3, 5000)]),
 ]
 
 
