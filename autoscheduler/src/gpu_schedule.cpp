@@ -167,7 +167,10 @@ int64_t reduction_rows_a_block(const RegionFunc &r) {
     const int64_t length = r.rextents[0];
     const int64_t threads = reduction_threads(r);
     if (length < kMinShortRow || length / threads >= kWarp) return 1;
-    return rows_a_block(threads, r.extents[row_axis(r)], rows_from(r, 0));
+    // A block of fewer than a warp's threads is no block (1000 rows of 32: 2 rows of 8 threads,
+    // a decision the plan refused, and the compile failed): one row a block then.
+    const int64_t rows = rows_a_block(threads, r.extents[row_axis(r)], rows_from(r, 0));
+    return threads * rows >= kWarp ? rows : 1;
 }
 
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared
