@@ -172,6 +172,21 @@ def test_short_rows_take_a_block_of_warps_per_row():
     assert "gpu_rows" not in f.compile_records[-1]["report"]["schedule"]
 
 
+def test_short_rows_compile_whatever_their_count_and_length():
+    """Reductions over short rows run several rows a block only where the block keeps a warp of
+    threads: 1000 rows of 32 made blocks of 2 rows of 8 threads, a decision the plan refused (the
+    compile failed). Short rows a thread each read their lanes as vectors where lengths allow."""
+    for fn in (lambda a: a.max(axis=1), lambda a: a.sum(axis=1), lambda a: a.argmax(axis=1),
+               lambda a: a.prod(axis=1), lambda a: a.std(axis=1)):
+        for shape in ((1000, 32), (6, 32), (3000, 48), (1000, 16), (7, 12), (4096, 24), (5, 3)):
+            hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True).compile_only(np.ones(shape, np.float32))
+    for op in ("max", "sum"):
+        f = hc.hcompile(lambda a, op=op: getattr(a, op)(axis=1), target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(np.ones((1 << 16, 16), np.float32))
+        source = f.compile_records[-1]["report"]["schedule_source"]
+        assert re.search(r"\.vectorize\((gpu_vector_lane|n\d+_lane)\)", source), source
+
+
 def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
     """A column sum of a tall array (a thread per column) and a row sum of few long rows (a block
     per row) first reduce chunks of the axis (split_reductions_for_gpu): a kernel of many threads,
