@@ -356,6 +356,20 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
     }
 }
 
+// Every stage of `f` with its whole loop over `lane` one vector (innermost), each update's first
+// reduction loop unrolled by `unroll`.
+void lanes_in_one_vector(ScheduleWriter &w, const Halide::Func &f, const Halide::Var &lane, int unroll) {
+    w.vectorize(ScheduleWriter::pure(f), lane);
+    for (int u = 0; u < f.num_update_definitions(); ++u) {
+        StageRef update = ScheduleWriter::update(f, u);
+        std::vector<Halide::VarOrRVar> order{lane};
+        for (const Halide::RVar &v : f.rvars(u)) order.push_back(v);
+        if (order.size() > 1) w.reorder(update, order);
+        w.vectorize(update, lane);
+        if (unroll > 1 && order.size() > 1) w.unroll(update, order[1], unroll, kTail);
+    }
+}
+
 // A reduction over a short row of a known length (a multiple of kReductionVector, 32-bit values)
 // by one thread (a thread an output): max, min, prod, any, all and integer sums, which have no
 // blocked lanes of their own (float sums: the tile path's lane_vectors).
@@ -705,32 +719,15 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
         w.compute_at(part, acc, domain.defined() || !r.vars.empty() ? &at : nullptr);
         if (!lane_vectors) return;
         // Each step reads the lanes' neighbouring elements: one vector load (device arrays are
-        // 16-byte aligned, frontend/hcompile/cuda.py).
-        w.vectorize(ScheduleWriter::pure(part), b.lane);
-        for (int u = 0; u < part.num_update_definitions(); ++u) {
-            StageRef update = ScheduleWriter::update(part, u);
-            std::vector<Halide::VarOrRVar> order{b.lane};
-            for (const Halide::RVar &v : part.rvars(u)) order.push_back(v);
-            w.reorder(update, order);
-            w.vectorize(update, b.lane);
-            // Its steps unrolled: that many loads in flight.
-            const int unroll = unroll_factor(steps_of(r.rextents[0], r.symbolic, b.lanes));
-            if (unroll > 1) w.unroll(update, part.rvars(u)[0], unroll, kTail);
-        }
+        // 16-byte aligned, frontend/hcompile/cuda.py), the steps unrolled (loads in flight).
+        lanes_in_one_vector(w, part, b.lane, unroll_factor(steps_of(r.rextents[0], r.symbolic, b.lanes)));
     };
     place_part(b.block_domain, b.blocks);
     place_part(b.tail_domain, b.tail);
     if (!lane_vectors) return;
     // The lanes' sums (each a compensated pair) in one vector register too, not an array in the
     // thread's local memory.
-    w.vectorize(ScheduleWriter::pure(acc), b.lane);
-    for (int u = 0; u < acc.num_update_definitions(); ++u) {
-        StageRef update = ScheduleWriter::update(acc, u);
-        std::vector<Halide::VarOrRVar> order{b.lane};
-        for (const Halide::RVar &v : acc.rvars(u)) order.push_back(v);
-        if (order.size() > 1) w.reorder(update, order);
-        w.vectorize(update, b.lane);
-    }
+    lanes_in_one_vector(w, acc, b.lane, 1);
 }
 
 // The cuBLAS call runs once, at the root; the operands it needs stored are kernels of their own.

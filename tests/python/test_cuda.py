@@ -448,6 +448,8 @@ HOST_STAGE_CASES = CASES + [
     (lambda a: a.sum(), [(2,)]),
     (lambda a: a.sum(), [(7,)]),
     (lambda a: a.sum(), [(31,)]),
+    (lambda a: a.sum(), [(16,)]),             # its lanes one vector
+    (lambda a: a.max(axis=1), [(64, 16)]),    # a vector a step, folded
     (lambda a: a.mean(), [(1,)]),
     (lambda a, b: np.isclose(a.sum(), b.sum()), [(5,), (5,)]),
     (lambda a: np.full(7, a.sum()), [(3,)]),
