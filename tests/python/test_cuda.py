@@ -1008,6 +1008,37 @@ def test_reductions_over_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda
 
 
 @gpu
+@pytest.mark.parametrize("op", ["max", "min", "prod", "sum", "any", "all", "argmax"])
+def test_short_row_reductions_on_the_gpu(op, torch_cuda):
+    """Reductions over short rows, a thread a row reading a vector of neighbours a step (float sums
+    their lanes, the others an rfactor'd vector), and over rows of 32 in a count that leaves no
+    several-rows block: NumPy's answers, NaN and infinities included."""
+    torch = torch_cuda
+    rng = np.random.default_rng(29)
+    for dtype in ([np.bool_] if op in ("any", "all") else [np.float32, np.int32, np.int8]):
+        for shape in [(1000, 16), (4096, 24), (6, 32), (1000, 32), (100, 8), (33, 12), (5, 3)]:
+            if dtype == np.bool_:
+                x = rng.random(shape) < (0.05 if op == "any" else 0.95)
+            elif dtype == np.int8:
+                x = rng.integers(-2, 3, shape).astype(dtype)
+            else:
+                x = rng.standard_normal(shape).astype(dtype)
+                if op == "prod":
+                    x = (1 + x / 8).astype(dtype)
+            if dtype == np.float32 and op in ("max", "min", "argmax", "sum"):
+                x[3 % shape[0], 1] = np.nan
+                x[4 % shape[0], 2] = np.inf
+            got = hc.hcompile(lambda a, op=op: getattr(a, op)(axis=1), fullgraph=True)(torch.from_numpy(x).cuda())
+            want = getattr(x, op)(axis=1)
+            if dtype == np.float32 and op in ("sum", "prod"):
+                # (within float32 rounding of the row's magnitude: NumPy's pairwise sum rounds too)
+                scale = float(np.where(np.isfinite(x), np.abs(x), 0).sum(axis=1).max()) if op == "sum" else 0.0
+                np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-6 * scale, err_msg=str(shape))
+            else:
+                np.testing.assert_array_equal(got.cpu().numpy(), want, err_msg=f"{dtype.__name__} {shape}")
+
+
+@gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int64, np.bool_])
 def test_arg_reductions_on_the_gpu(dtype, torch_cuda):
     """argmax and argmin over rows in lanes (down columns a thread per output): the first of equal
