@@ -97,6 +97,13 @@ void launch_shape(const RegionFunc &r, const RegionPlan &plan, const StageAnalys
                                            : std::max<int64_t>(1, s.points / std::max<int64_t>(r.extents[0] * rows, 1));
         return;
     }
+    if (r.lane_parts && r.lane_parts->stored) {
+        // Its reading kernel is its lanes' (gpu_directives.cpp: a thread a lane and output, in
+        // blocks of 256); the levels and the outputs' own kernel handle few values.
+        k.threads = 256;
+        k.blocks = ceil_div(s.points * r.lane_parts->lanes, k.threads);
+        return;
+    }
     if (plan.gpu_threads_x > 0 && !r.extents.empty()) {
         const int64_t vector = std::max<int64_t>(plan.gpu_vector, 1);
         const int64_t rows = std::max<int64_t>(plan.gpu_rows_per_thread, 1);
@@ -196,7 +203,11 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     const double read_per_point = s.points > 0 ? (k.dram_bytes + k.cache_bytes) / static_cast<double>(s.points) : 0;
     const double in_flight = resident_threads * points_in_flight(plan) * std::max(read_per_point, 1.0);
     double bandwidth = std::min(device.copy_bandwidth, in_flight / device.memory_latency_seconds);
-    if (r.accumulator.defined() && plan.gpu_rows == 0 && r.reduces_innermost && s.reduction_points > 1) {
+    // (Not where a thread reads its short row a vector a step, nor stored lanes: neighbouring
+    // threads read neighbouring elements.)
+    const bool stored_lanes = r.lane_parts && r.lane_parts->stored;
+    if (r.accumulator.defined() && plan.gpu_rows == 0 && r.reduces_innermost && s.reduction_points > 1 &&
+        !stored_lanes && !thread_reads_row_in_vectors(r)) {
         bandwidth *= kUncoalescedEfficiency;
     }
     k.memory_efficiency = bandwidth / device.copy_bandwidth;
@@ -216,6 +227,8 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     // trip per pass per wave of blocks.
     k.latency_seconds = plan.gpu_rows > 0 ? waves * reductions * device.memory_latency_seconds : 0;
     k.seconds = device.kernel_gap_seconds + std::max(k.memory_seconds, k.arithmetic_seconds) + k.latency_seconds;
+    // Stored lanes launch kernels of their own: their initial values, each level, the outputs'.
+    if (stored_lanes) k.seconds += static_cast<double>(r.lane_parts->levels.size() + 2) * device.kernel_gap_seconds;
     return k;
 }
 

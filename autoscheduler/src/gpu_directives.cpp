@@ -370,34 +370,23 @@ void lanes_in_one_vector(ScheduleWriter &w, const Halide::Func &f, const Halide:
     }
 }
 
-// A reduction over a short row of a known length (a multiple of kReductionVector, 32-bit values)
-// by one thread (a thread an output): max, min, prod, any, all and integer sums, which have no
-// blocked lanes of their own (float sums: the tile path's lane_vectors).
-bool short_row_vectors(const RegionFunc &r) {
-    if (!r.associative_vectorizable || !r.reduces_innermost || r.symbolic || r.blocked_sum || r.lane_parts ||
-        r.rextents.size() != 1 || r.rextents[0] < 2 * kReductionVector || r.rextents[0] % kReductionVector != 0) {
-        return false;
-    }
-    const std::vector<Halide::Type> types = r.accumulator.types();
-    return std::all_of(types.begin(), types.end(), [](const Halide::Type &t) { return t.bits() <= 32; });
-}
-
-// Its thread reads kReductionVector neighbouring elements a step (a 16-byte load; device arrays
-// are 16-byte aligned), reduced side by side in one vector register (rfactor), its steps
-// unrolled, then the vector's lanes folded. One element a step, a warp's loads over rows of 16
+// A thread's reduction over a short row (thread_reads_row_in_vectors; max, min, prod, any, all,
+// integer sums: no blocked lanes of their own) reads kVectorReadLanes neighbouring elements a
+// step (a 16-byte load; device arrays are 16-byte aligned), reduced side by side in one vector
+// register (rfactor), its steps unrolled, then the vector's lanes folded. One element a step, a warp's loads over rows of 16
 // touched 32 rows' cache lines each (a float sum that way: L1 95% busy, DRAM 28% on an H200).
 void reduce_row_in_vector(ScheduleWriter &w, const RegionFunc &r) {
     StageRef update = ScheduleWriter::update(r.accumulator);
     Halide::RVar steps("r_step"), lanes_of("r_lane");
     Halide::Var lane("gpu_vector_lane");
     const Halide::Func partial =
-        w.split_and_rfactor(update, r.rdom[0], steps, lanes_of, static_cast<int>(kReductionVector), lane);
+        w.split_and_rfactor(update, r.rdom[0], steps, lanes_of, static_cast<int>(kVectorReadLanes), lane);
     w.compute_at(partial, r.accumulator, nullptr);
     w.vectorize(ScheduleWriter::pure(partial), lane);
     StageRef partial_update = ScheduleWriter::update(partial);
     w.reorder(partial_update, {lane, steps});
     w.vectorize(partial_update, lane);
-    const int unroll = unroll_factor(r.rextents[0] / kReductionVector);
+    const int unroll = unroll_factor(r.rextents[0] / kVectorReadLanes);
     if (unroll > 1) w.unroll(partial_update, steps, unroll, kTail);
     w.unroll(update, lanes_of);
 }
@@ -664,8 +653,8 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
             w.compute_at(acc, f, &thread);
             if (vector > 1 || rows > 1) {
                 schedule_register_tile(w, acc, vector, rows);
-            } else if (short_row_vectors(r)) {
-                reduce_row_in_vector(w, r);
+            } else if (!r.blocked_sum && thread_reads_row_in_vectors(r)) {
+                reduce_row_in_vector(w, r);   // (a float sum's lanes: below)
             }
         }
     }
@@ -700,8 +689,7 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
     // known length, a multiple of them). A thread's 16 scalar loads over a row of 16 float32
     // touched 32 rows' cache lines a warp each: L1 95% busy, DRAM 28%, 460 us on an H200 for
     // 8M rows (torch.compile 132).
-    const bool lane_vectors = (b.lanes == 2 || b.lanes == kReductionVector) && r.reduces_innermost && !r.symbolic &&
-                              acc.types()[0].bits() <= 32 && !r.rextents.empty() && r.rextents[0] % b.lanes == 0;
+    const bool lane_vectors = thread_reads_row_in_vectors(r);
     auto place_part = [&](const Halide::RDom &domain, const Halide::Func &part) {
         if (!part.defined()) return;
         if (!domain.defined() && r.vars.empty()) {

@@ -90,6 +90,19 @@ int64_t reduction_lanes(const RegionFunc &r) {
     return r.blocked_sum ? r.blocked_sum->lanes : r.lane_parts ? r.lane_parts->lanes : 0;
 }
 
+bool thread_reads_row_in_vectors(const RegionFunc &r) {
+    if (!r.accumulator.defined() || !r.reduces_innermost || r.symbolic || r.lane_parts || r.rextents.size() != 1) {
+        return false;
+    }
+    const std::vector<Halide::Type> types = r.accumulator.types();
+    if (!std::all_of(types.begin(), types.end(), [](const Halide::Type &t) { return t.bits() <= 32; })) return false;
+    if (r.blocked_sum) {
+        const int64_t lanes = r.blocked_sum->lanes;
+        return (lanes == 2 || lanes == kVectorReadLanes) && r.rextents[0] % lanes == 0;
+    }
+    return r.associative_vectorizable && r.rextents[0] >= 2 * kVectorReadLanes && r.rextents[0] % kVectorReadLanes == 0;
+}
+
 size_t row_axis(const RegionFunc &root) {
     if (!root.accumulator.defined()) return 1;
     return root.extents.size() >= 2 && root.extents[0] == 1 ? 1 : 0;

@@ -78,6 +78,12 @@ std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc
 // The lanes of a GPU float sum or arg reduction (threads of a block's row), or 0 for none.
 int64_t reduction_lanes(const RegionFunc &r);
 
+// Whether a thread reducing a whole short row of `r` on the GPU (a thread an output) reads it
+// kVectorReadLanes (a float sum: its 2 or 4 lanes) neighbouring 32-bit elements a step, one
+// vector load: a row of a known length, a multiple of them, over the innermost axis.
+constexpr int64_t kVectorReadLanes = 4;
+bool thread_reads_row_in_vectors(const RegionFunc &r);
+
 // The axis of a GpuRows root that walks its rows: an elementwise root's axis 1 (a block's rows of
 // its axis 0), a reduction's axis 0 (its outputs, the rows it reduces), or 1 where axis 0 is the
 // reduced one kept as 1 (keepdims).

@@ -62,6 +62,17 @@ def test_a_thread_per_row_reads_uncoalesced_and_is_predicted_slower_than_a_block
     assert slow["predicted_seconds"] > 3 * rule["predicted_seconds"]
 
 
+def test_stored_lanes_and_short_rows_read_in_vectors_are_predicted_near_the_bandwidth():
+    """Measured on an H200 (apps/RESULTS.md gpu-reductions): np.argmax of 128M float32 in stored
+    lanes 149 us, argmax(axis=0) of 8M x 16 149, sums over 8M rows of 16 (a vector a step) 137. The
+    model took the first two for one thread an output (60 ms) and the last for scalar loads."""
+    read_once = 2 ** 27 * 4 / 3e12   # the input, at the reference's 3 TB/s copy
+    for fn, shape in ((lambda a: np.argmax(a), (2 ** 27,)), (lambda a: a.argmax(axis=0), (2 ** 23, 16)),
+                      (lambda a: a.sum(axis=1), (2 ** 23, 16)), (lambda a: a.max(axis=1), (2 ** 23, 16))):
+        predicted = _report(fn, np.ones(shape, np.float32))["predicted_seconds"]
+        assert read_once < predicted < 4 * read_once, (shape, predicted)
+
+
 def test_alternatives_come_ranked_by_the_prediction():
     # (A row max: its block's threads are a choice. A float sum's are its lanes, whatever the
     # list says: no alternative of them is listed.)
