@@ -410,8 +410,7 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             if (r.blocked_sum->tail.defined()) parts.push_back(r.blocked_sum->tail);
         }
         if (r.lane_parts) {
-            parts.push_back(r.lane_parts->func);
-            parts.insert(parts.end(), r.lane_parts->levels.begin(), r.lane_parts->levels.end());
+            for (const Halide::Func &stage : r.lane_parts->stages()) parts.push_back(stage);
         }
         if (r.staged_operand.defined()) parts.push_back(r.staged_operand);
         for (const Halide::Func &p : parts) own.insert(p.name());

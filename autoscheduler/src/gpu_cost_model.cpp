@@ -98,9 +98,9 @@ void launch_shape(const RegionFunc &r, const RegionPlan &plan, const StageAnalys
         return;
     }
     if (r.lane_parts && r.lane_parts->stored) {
-        // Its reading kernel is its lanes' (gpu_directives.cpp: a thread a lane and output, in
-        // blocks of 256); the levels and the outputs' own kernel handle few values.
-        k.threads = 256;
+        // Its reading kernel is its lanes' (a thread a lane and output); the levels and the
+        // outputs' own kernel handle few values.
+        k.threads = kLaneKernelThreads;
         k.blocks = ceil_div(s.points * r.lane_parts->lanes, k.threads);
         return;
     }

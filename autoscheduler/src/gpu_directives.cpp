@@ -29,10 +29,6 @@ constexpr int kUnrollSteps = 8;
 // every kCombineLanes-th, before one thread reduces theirs: 16 + 16 serial steps instead of one
 // thread's 256, while the other threads of the block wait.
 constexpr int64_t kCombineLanes = 16;
-// Neighbouring elements a thread of a block's reduction reads a step (schedule_gpu_block_reduction).
-constexpr int64_t kReductionVector = 4;
-// Threads a block of an arg reduction's lanes down columns (schedule_gpu_stored_lanes).
-constexpr int kThreadsPerLaneKernel = 256;
 
 // A stage run by one GPU thread (of one block): a region with no axes, and what it reads.
 void single_gpu_thread(ScheduleWriter &w, const Halide::Func &f) {
@@ -306,9 +302,9 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
         const std::optional<int64_t> known = Halide::Internal::as_const_int(Halide::Internal::simplify(r.rdom[0].extent()));
         const std::vector<Halide::Type> types = acc.types();
         const bool narrow = std::all_of(types.begin(), types.end(), [](const Halide::Type &t) { return t.bits() <= 32; });
-        const int vector = narrow && !r.symbolic && known && *known == extent && extent % kReductionVector == 0 &&
-                                   extent >= 2 * kReductionVector * threads
-                               ? static_cast<int>(kReductionVector) : 1;
+        const int vector = narrow && !r.symbolic && known && *known == extent && extent % kVectorReadLanes == 0 &&
+                                   extent >= 2 * kVectorReadLanes * threads
+                               ? static_cast<int>(kVectorReadLanes) : 1;
         Halide::RVar outer("r_step"), inner("r_thread"), group("r_group"), member("r_member");
         Halide::RVar vectors("r_vectors"), lane_steps("r_lane");
         Halide::Var thread("gpu_thread_x"), lane("gpu_combine_x"), lanes("gpu_vector_lane");
@@ -373,8 +369,9 @@ void lanes_in_one_vector(ScheduleWriter &w, const Halide::Func &f, const Halide:
 // A thread's reduction over a short row (thread_reads_row_in_vectors; max, min, prod, any, all,
 // integer sums: no blocked lanes of their own) reads kVectorReadLanes neighbouring elements a
 // step (a 16-byte load; device arrays are 16-byte aligned), reduced side by side in one vector
-// register (rfactor), its steps unrolled, then the vector's lanes folded. One element a step, a warp's loads over rows of 16
-// touched 32 rows' cache lines each (a float sum that way: L1 95% busy, DRAM 28% on an H200).
+// register (rfactor), its steps unrolled, then the vector's lanes folded. One element a step, a
+// warp's loads over rows of 16 touched 32 rows' cache lines each (a float sum that way: L1 95%
+// busy, DRAM 28% on an H200).
 void reduce_row_in_vector(ScheduleWriter &w, const RegionFunc &r) {
     StageRef update = ScheduleWriter::update(r.accumulator);
     Halide::RVar steps("r_step"), lanes_of("r_lane");
@@ -382,12 +379,7 @@ void reduce_row_in_vector(ScheduleWriter &w, const RegionFunc &r) {
     const Halide::Func partial =
         w.split_and_rfactor(update, r.rdom[0], steps, lanes_of, static_cast<int>(kVectorReadLanes), lane);
     w.compute_at(partial, r.accumulator, nullptr);
-    w.vectorize(ScheduleWriter::pure(partial), lane);
-    StageRef partial_update = ScheduleWriter::update(partial);
-    w.reorder(partial_update, {lane, steps});
-    w.vectorize(partial_update, lane);
-    const int unroll = unroll_factor(r.rextents[0] / kVectorReadLanes);
-    if (unroll > 1) w.unroll(partial_update, steps, unroll, kTail);
+    lanes_in_one_vector(w, partial, lane, unroll_factor(r.rextents[0] / kVectorReadLanes));
     w.unroll(update, lanes_of);
 }
 
@@ -436,13 +428,11 @@ void thread_per_point(ScheduleWriter &w, const StageRef &s, const std::vector<Ha
 // array's rows innermost: a warp reads neighbouring elements), each thread's steps unrolled; then
 // a kernel per level of lanes, the same way.
 void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const RegionFunc &r) {
-    std::vector<Halide::Func> kernels{lanes.func};
-    kernels.insert(kernels.end(), lanes.levels.begin(), lanes.levels.end());
-    for (const Halide::Func &kernel : kernels) {
+    for (const Halide::Func &kernel : lanes.stages()) {
         w.compute_root(kernel);
-        thread_per_point(w, ScheduleWriter::pure(kernel), kernel.args(), "gpu_lane_point", kThreadsPerLaneKernel);
+        thread_per_point(w, ScheduleWriter::pure(kernel), kernel.args(), "gpu_lane_point", kLaneKernelThreads);
         for (int u = 0; u < kernel.num_update_definitions(); ++u) {
-            thread_per_point(w, ScheduleWriter::update(kernel, u), kernel.args(), "gpu_lane_point", kThreadsPerLaneKernel);
+            thread_per_point(w, ScheduleWriter::update(kernel, u), kernel.args(), "gpu_lane_point", kLaneKernelThreads);
         }
     }
     const int unroll = unroll_factor(steps_of(r.rextents[0], r.symbolic, lanes.lanes));
@@ -671,9 +661,7 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
         // recomputed for each). One index (no axes): the accumulator is a one-thread kernel with
         // no loop of its own to compute them in (at its root they ran on the host, which has no
         // copy of the arrays), so each is a one-thread kernel too.
-        std::vector<Halide::Func> stages{r.lane_parts->func};
-        stages.insert(stages.end(), r.lane_parts->levels.begin(), r.lane_parts->levels.end());
-        for (const Halide::Func &stage : stages) {
+        for (const Halide::Func &stage : r.lane_parts->stages()) {
             if (r.vars.empty()) {
                 w.compute_root(stage);
                 single_gpu_thread(w, stage);

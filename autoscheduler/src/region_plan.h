@@ -80,9 +80,14 @@ int64_t reduction_lanes(const RegionFunc &r);
 
 // Whether a thread reducing a whole short row of `r` on the GPU (a thread an output) reads it
 // kVectorReadLanes (a float sum: its 2 or 4 lanes) neighbouring 32-bit elements a step, one
-// vector load: a row of a known length, a multiple of them, over the innermost axis.
+// vector load: a row of a known length, a multiple of them, over the innermost axis. A block's
+// threads reducing a long row read kVectorReadLanes neighbours a step too.
 constexpr int64_t kVectorReadLanes = 4;
 bool thread_reads_row_in_vectors(const RegionFunc &r);
+
+// Threads a block of the kernels of an arg reduction's stored lanes (LaneParts::stored), a thread
+// a lane and output.
+constexpr int kLaneKernelThreads = 256;
 
 // The axis of a GpuRows root that walks its rows: an elementwise root's axis 1 (a block's rows of
 // its axis 0), a reduction's axis 0 (its outputs, the rows it reduces), or 1 where axis 0 is the

@@ -105,10 +105,7 @@ public:
     // How many chunks `value`'s `axis` is reduced in first (a power of two; 1: as it is).
     int64_t chunks_of(NodeId value, int64_t axis) const {
         const Node &x = out_.node(value);
-        if (combining_op(kind_) == OpKind::Input || x.size() == 0) return 1;
-        for (int64_t extent : x.shape) {
-            if (symbols_.symbol_of(extent) >= 0) return 1;
-        }
+        if (combining_op(kind_) == OpKind::Input || x.size() == 0 || symbols_.any_symbolic(x.shape)) return 1;
         const int64_t extent = x.shape[axis], outputs = x.size() / extent;
         if (axis != x.ndim() - 1) return extent < kShortestSplitColumn ? 1 : gpu_column_chunks(outputs, extent);
         int64_t chunks = 1;
@@ -144,10 +141,7 @@ NodeId merge_neighbour_axes(Graph &out, const Node &n, NodeId input, const Symbo
     const Node &x = out.node(input);
     std::vector<int64_t> axes = n.ints_attr("axes");
     std::sort(axes.begin(), axes.end());
-    if (!reduces(n) || axes.size() < 2 || x.size() == 0) return -1;
-    for (int64_t extent : x.shape) {
-        if (symbols.symbol_of(extent) >= 0) return -1;
-    }
+    if (axes.size() < 2 || x.size() == 0 || symbols.any_symbolic(x.shape)) return -1;
     std::vector<int64_t> shape, merged_axes;
     for (int64_t a = 0; a < x.ndim(); ++a) {
         const bool reduced = std::binary_search(axes.begin(), axes.end(), a);
@@ -196,8 +190,8 @@ Graph split_reductions_for_gpu(const Graph &input, const std::vector<int64_t> &s
     std::vector<NodeId> remap(graph.num_nodes(), -1);
     for (const Node &n : graph.nodes()) {
         if (is_long_arg_reduction(graph, n)) {
-            // (n,) as (1, n): the same indices, in a row the GPU schedule reduces by a block's
-            // lanes (a thread each) where a 0-d result was one thread's.
+            // (n,) as (1, n): the same indices, in a row the GPU lowering reduces in stored lanes
+            // (LaneParts) where a 0-d result was one thread's.
             const int64_t length = graph.node(n.inputs[0]).size();
             NodeId row = out.add_op(OpKind::Reshape, {remap[n.inputs[0]]}, {{"shape", std::vector<int64_t>{1, length}}}, n.loc);
             row = out.add_op(n.kind, {row}, {{"axis", int64_t{1}}, {"keepdims", int64_t{1}}}, n.loc);

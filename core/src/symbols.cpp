@@ -17,6 +17,10 @@ int SymbolicExtents::symbol_of(int64_t extent) const {
     return -1;
 }
 
+bool SymbolicExtents::any_symbolic(const std::vector<int64_t> &shape) const {
+    return std::any_of(shape.begin(), shape.end(), [&](int64_t extent) { return symbol_of(extent) >= 0; });
+}
+
 int64_t SymbolicExtents::offset_of(int64_t extent) const {
     int k = symbol_of(extent);
     return k < 0 ? 0 : extent - values[k];

@@ -68,9 +68,7 @@ int check_gpu_arg_reduction(const std::vector<int64_t> &shape, int64_t axis, boo
     for (const RegionFunc &r : lowered.regions) {
         if (!r.lane_parts) continue;
         lanes = r.lane_parts->lanes;
-        Halide::Func part = r.lane_parts->func;
-        part.compute_root();
-        for (Halide::Func level : r.lane_parts->levels) level.compute_root();
+        for (Halide::Func stage : r.lane_parts->stages()) stage.compute_root();
     }
     int64_t n = 1, outer = 1, inner = 1;
     for (size_t a = 0; a < shape.size(); ++a) {

@@ -70,6 +70,13 @@ struct LaneParts {
     Halide::RVar steps;
     bool stored = false;
     std::vector<Halide::Func> levels;   // each the best of some lanes of the one before
+
+    // `func`, then each level: every Func the lanes make, in the order they are computed.
+    std::vector<Halide::Func> stages() const {
+        std::vector<Halide::Func> all{func};
+        all.insert(all.end(), levels.begin(), levels.end());
+        return all;
+    }
 };
 
 // The lanes of a GPU float sum over a row of `length` elements (a length known when compiling):

@@ -50,6 +50,8 @@ struct SymbolicExtents {
     // for a static extent.
     int symbol_of(int64_t extent) const;
     int64_t offset_of(int64_t extent) const;
+    // Whether any extent of `shape` is symbolic.
+    bool any_symbolic(const std::vector<int64_t> &shape) const;
 };
 
 // Finds where the graph loads each symbol and checks that every node computes the

@@ -339,16 +339,17 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
         if (lane_last) std::rotate(a.begin(), a.begin() + 1, a.end());
         return a;
     };
+    const Expr worst = is_max ? lowest(vt) : highest(vt);
     Halide::Func part("lanes_" + id);
     // A lane that starts at the extreme keeps index 0: it wins only where every element is that
     // extreme, where 0 is NumPy's answer too.
-    part(args(l)) = Halide::Tuple(is_max ? lowest(vt) : highest(vt), Halide::cast(Halide::Int(64), 0));
+    part(args(l)) = Halide::Tuple(worst, Halide::cast(Halide::Int(64), 0));
     Expr better = is_max ? v > part(args(l))[0] : v < part(args(l))[0];
     if (vt.is_float()) better = Halide::strict_float(better || (Halide::is_nan(v) && !Halide::is_nan(part(args(l))[0])));
     better = e < length && better;
     part(args(l)) = Halide::Tuple(select(better, v, part(args(l))[0]),
                                   select(better, Halide::cast(Halide::Int(64), e), part(args(l))[1]));
-    const Halide::Tuple none(is_max ? lowest(vt) : highest(vt), Halide::Int(64).max());
+    const Halide::Tuple none(worst, Halide::Int(64).max());
     // (best value, its index) and a candidate pair: the better of the two.
     auto better_of = [&](const Halide::Tuple &best, const Halide::Tuple &next) {
         const Expr take = arg_better(is_max, best[0], best[1], next[0], next[1]);
@@ -396,8 +397,7 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
 // extent is symbolic). Measured on an H200 (python -m apps.gpu_reductions_bench): argmax(axis=0)
 // of 262144 x 512 float32 239 us (torch 274).
 ArgLanes gpu_arg_lanes(const LowerContext &ctx, const Node &n, const Node &x, int64_t axis, bool along_rows) {
-    bool symbolic = false;
-    for (int64_t extent : x.shape) symbolic = symbolic || ctx.symbols.symbol_of(extent) >= 0;
+    const bool symbolic = ctx.symbols.any_symbolic(x.shape);
     if (along_rows) {
         if (ctx.symbols.symbol_of(x.shape[axis]) >= 0) return {kGpuSumLanes, false};
         const ArgLanes rows{gpu_sum_lanes(x.shape[axis]), false};
