@@ -76,6 +76,7 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::GpuTile:
         return s + "gpu_tile in blocks of " + value + (d.value2 ? "x" + std::to_string(d.value2) : "") + " threads";
     case Choice::GpuRows:
+        if (d.value == 1) return s + "gpu_rows: a thread a row, " + std::to_string(d.value2) + " rows a block";
         return s + "gpu_rows: a block of " + value + " threads per row" +
                (d.value2 > 1 ? ", " + std::to_string(d.value2) + " rows a block" : "");
     case Choice::GpuVector:

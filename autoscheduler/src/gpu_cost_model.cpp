@@ -145,6 +145,7 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
         if (roles[i] != Role::RowMember || plans[i].row_of != root) continue;
         members[i] = true;
         const RegionFunc &m = lowered.regions[i];
+        if (thread_rows(plan)) continue;   // (a thread's row in its registers)
         if (m.accumulator.defined()) {
             ++reductions;
             k.shared_bytes += kSharedPerReduction;
@@ -205,9 +206,11 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     double bandwidth = std::min(device.copy_bandwidth, in_flight / device.memory_latency_seconds);
     // (Not where a thread reads its short row a vector a step, nor stored lanes: neighbouring
     // threads read neighbouring elements.)
+    // A thread a row of a row group reads its row in 16-byte vectors where they divide it.
     const bool stored_lanes = r.lane_parts && r.lane_parts->stored;
-    if (r.accumulator.defined() && plan.gpu_rows == 0 && r.reduces_innermost && s.reduction_points > 1 &&
-        !stored_lanes && !thread_reads_row_in_vectors(r)) {
+    if ((r.accumulator.defined() && plan.gpu_rows == 0 && r.reduces_innermost && s.reduction_points > 1 &&
+         !stored_lanes && !thread_reads_row_in_vectors(r)) ||
+        (thread_rows(plan) && plan.gpu_vector < kVectorReadLanes)) {
         bandwidth *= kUncoalescedEfficiency;
     }
     k.memory_efficiency = bandwidth / device.copy_bandwidth;
@@ -224,8 +227,9 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     k.arithmetic_seconds = k.ops * kInstructionsPerCountedOp / std::max(rate, 1.0);
 
     // A row block's passes wait on each other (each reduction ends in a barrier): a DRAM round
-    // trip per pass per wave of blocks.
-    k.latency_seconds = plan.gpu_rows > 0 ? waves * reductions * device.memory_latency_seconds : 0;
+    // trip per pass per wave of blocks. A thread a row reads its row once (its later passes from
+    // registers or L1): one.
+    k.latency_seconds = plan.gpu_rows > 0 ? waves * (thread_rows(plan) ? 1 : reductions) * device.memory_latency_seconds : 0;
     k.seconds = device.kernel_gap_seconds + std::max(k.memory_seconds, k.arithmetic_seconds) + k.latency_seconds;
     // Stored lanes launch kernels of their own: their initial values, each level, the outputs'.
     if (stored_lanes) k.seconds += static_cast<double>(r.lane_parts->levels.size() + 2) * device.kernel_gap_seconds;

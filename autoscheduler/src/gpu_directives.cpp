@@ -372,15 +372,27 @@ void lanes_in_one_vector(ScheduleWriter &w, const Halide::Func &f, const Halide:
 // register (rfactor), its steps unrolled, then the vector's lanes folded. One element a step, a
 // warp's loads over rows of 16 touched 32 rows' cache lines each (a float sum that way: L1 95%
 // busy, DRAM 28% on an H200).
-void reduce_row_in_vector(ScheduleWriter &w, const RegionFunc &r) {
+// `whole_row`: every step unrolled (a row read from a Func stored per thread: constant indices).
+void reduce_row_in_vector(ScheduleWriter &w, const RegionFunc &r, bool whole_row) {
     StageRef update = ScheduleWriter::update(r.accumulator);
     Halide::RVar steps("r_step"), lanes_of("r_lane");
     Halide::Var lane("gpu_vector_lane");
     const Halide::Func partial =
         w.split_and_rfactor(update, r.rdom[0], steps, lanes_of, static_cast<int>(kVectorReadLanes), lane);
     w.compute_at(partial, r.accumulator, nullptr);
-    lanes_in_one_vector(w, partial, lane, unroll_factor(r.rextents[0] / kVectorReadLanes));
+    const int64_t step_count = r.rextents[0] / kVectorReadLanes;
+    lanes_in_one_vector(w, partial, lane, whole_row ? static_cast<int>(step_count) : unroll_factor(step_count));
     w.unroll(update, lanes_of);
+}
+
+// Every reduction loop of `f`'s updates unrolled whole (none of them split; static extents), and
+// its loops over pure variable `lanes` (a blocked sum's lanes that no vector holds) where given.
+void unroll_reductions(ScheduleWriter &w, const Halide::Func &f, const Halide::Var *lanes = nullptr) {
+    if (lanes) w.unroll(ScheduleWriter::pure(f), *lanes);
+    for (int u = 0; u < f.num_update_definitions(); ++u) {
+        for (const Halide::RVar &v : f.rvars(u)) w.unroll(ScheduleWriter::update(f, u), v);
+        if (lanes) w.unroll(ScheduleWriter::update(f, u), *lanes);
+    }
 }
 
 // The accumulator of a thread's tile of `vector` x `rows` points (gpu_vector on a matrix product):
@@ -439,6 +451,140 @@ void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const 
     if (unroll > 1) w.unroll(ScheduleWriter::update(lanes.func), lanes.steps, unroll, kTail);
 }
 
+// The reduction of `r` by the thread that computes its output point (its accumulator placed there
+// already): its parts (an arg reduction's lanes, a blocked sum's blocks) inside the accumulator's
+// loops, a short row read a vector a step (thread_reads_row_in_vectors) unless the accumulator is
+// a `register_tile` of several points. `whole_row` (a row of a static length that Funcs stored
+// per thread hold, thread_rows): every loop over the row unrolled, so that each read of them has
+// a constant index. A loop left (a sum's tail over a row of 4) put the stored row in the thread's
+// local memory, whose vector stores Halide's CUDA back end left misaligned (an error at run time).
+void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool register_tile, bool whole_row) {
+    const Halide::Func &acc = r.accumulator;
+    const bool row_vector = !register_tile && !r.blocked_sum && thread_reads_row_in_vectors(r);
+    if (row_vector) {
+        reduce_row_in_vector(w, r, whole_row);   // (a float sum's lanes: below)
+    } else if (whole_row && !r.blocked_sum) {
+        unroll_reductions(w, acc);
+    }
+    if (r.lane_parts && r.lane_parts->levels.empty()) {
+        // An arg reduction's lanes in the thread computing its output, each where the
+        // accumulator takes its best (a lane at a time: no array of them per thread).
+        const Halide::VarOrRVar each_lane = acc.rvars(0)[0];
+        w.compute_at(r.lane_parts->func, acc, &each_lane);
+        if (whole_row) unroll_reductions(w, r.lane_parts->func);
+    } else if (r.lane_parts) {
+        // Lanes combined in levels (meant for a block's threads), here all in the output's thread:
+        // each level whole before the next reads it (a level per lane of the next would be
+        // recomputed for each). One index (no axes): the accumulator is a one-thread kernel with
+        // no loop of its own to compute them in (at its root they ran on the host, which has no
+        // copy of the arrays), so each is a one-thread kernel too.
+        for (const Halide::Func &stage : r.lane_parts->stages()) {
+            if (r.vars.empty()) {
+                w.compute_root(stage);
+                single_gpu_thread(w, stage);
+            } else {
+                w.compute_at(stage, acc, nullptr);
+            }
+            if (whole_row) unroll_reductions(w, stage);
+        }
+    }
+    if (!r.blocked_sum) return;
+    const BlockedSum &b = *r.blocked_sum;
+    // A thread a sum over a short row (its lanes a few neighbouring elements a step): the lanes
+    // as one vector, where an 8- or 16-byte load takes them (2 or 4 32-bit lanes, a row of a
+    // known length, a multiple of them). A thread's 16 scalar loads over a row of 16 float32
+    // touched 32 rows' cache lines a warp each: L1 95% busy, DRAM 28%, 460 us on an H200 for
+    // 8M rows (torch.compile 132).
+    const bool lane_vectors = thread_reads_row_in_vectors(r);
+    auto place_part = [&](const Halide::RDom &domain, const Halide::Func &part) {
+        if (!part.defined()) return;
+        if (!domain.defined() && r.vars.empty()) {
+            // One value from a few elements (a trace, a short gather): the accumulator's stages
+            // are one-thread kernels with no loop of theirs to compute the part in, and placed
+            // at the accumulator it ran on the host, reading arrays that live on the device
+            // (torch's tensors have no host memory). A one-thread kernel of its own.
+            w.compute_root(part);
+            single_gpu_thread(w, part);
+            return;
+        }
+        Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0])
+                               : !r.vars.empty() ? Halide::VarOrRVar(r.vars.back())
+                                                 : Halide::VarOrRVar(Halide::Var::outermost());
+        w.compute_at(part, acc, domain.defined() || !r.vars.empty() ? &at : nullptr);
+        if (!lane_vectors) {
+            if (whole_row) unroll_reductions(w, part, &b.lane);
+            return;
+        }
+        // Each step reads the lanes' neighbouring elements: one vector load (device arrays are
+        // 16-byte aligned, frontend/hcompile/cuda.py), the steps unrolled (loads in flight).
+        const int64_t steps = steps_of(r.rextents[0], r.symbolic, b.lanes);
+        lanes_in_one_vector(w, part, b.lane, whole_row ? static_cast<int>(steps) : unroll_factor(steps));
+    };
+    place_part(b.block_domain, b.blocks);
+    place_part(b.tail_domain, b.tail);
+    // The lanes' sums (each a compensated pair) in one vector register too, not an array in the
+    // thread's local memory.
+    if (lane_vectors) lanes_in_one_vector(w, acc, b.lane, 1);
+    if (whole_row) unroll_reductions(w, acc, lane_vectors ? nullptr : &b.lane);
+}
+
+// A row group run a thread a row (thread_rows): the thread loop of its root, where every member
+// is computed (its row's points in the thread's registers).
+constexpr const char *kThreadRow = "gpu_thread_row";
+
+// Axis `x` of stage `s` (a row's points), all of it in one thread: vectors of `vector`
+// neighbours (a 16-byte load or store each, where aligned), every step unrolled, so that each
+// point of a row held per thread has a constant index (a register, not the thread's local memory).
+void row_in_thread(ScheduleWriter &w, const StageRef &s, const Halide::Var &x, int vector) {
+    Halide::VarOrRVar steps = x;
+    if (vector > 1) {
+        Halide::Var vectors("gpu_vectors"), lanes("gpu_vector");
+        w.split(s, x, vectors, lanes, vector, kTail);
+        w.vectorize(s, lanes);
+        steps = vectors;
+    }
+    w.unroll(s, steps);
+}
+
+// A GpuRows root of one thread a row: its rows' axes (1 and past) fused, in blocks of
+// gpu_rows_per_block rows, a thread each (a last block's threads past the rows compute nothing);
+// its row in the thread (row_in_thread). Its members run in that thread (schedule_gpu_row_member):
+// no barrier, no shared memory, no combining across threads. A block's threads across each short
+// row left most of them idle in every combining step (softmax over rows of 16: 41% of a copy's
+// bandwidth in blocks of 32 rows of 4 threads).
+void schedule_gpu_thread_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p) {
+    StageRef s = ScheduleWriter::pure(root.func);
+    w.compute_root(root.func);
+    // The row's length stated (static): its steps are then whole, unrolled without guards.
+    if (!root.estimated) w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
+    row_in_thread(w, s, root.vars[0], thread_vector(p));
+    Halide::VarOrRVar rows = root.vars[1];
+    for (size_t i = 2; i < root.vars.size(); ++i) {
+        Halide::Var fused("gpu_thread_rows_" + std::to_string(i));
+        w.fuse(s, rows, root.vars[i], fused);
+        rows = fused;
+    }
+    Halide::Var block(kRowBlocks), thread(kThreadRow);
+    w.split(s, rows, block, thread, static_cast<int>(p.gpu_rows_per_block), kTail);
+    w.gpu_threads(s, thread);
+    w.gpu_blocks(s, block);
+}
+
+// A member of a row group run a thread a row: computed in the root's thread for its row, its own
+// row's points in that thread too (an elementwise member's as its root's, a reduction's steps by
+// reduce_in_output_thread, as a thread per output reduces a short row).
+void schedule_gpu_thread_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root,
+                                    const RegionPlan &p) {
+    const Halide::VarOrRVar at = Halide::Var(kThreadRow);
+    w.compute_at(r.func, root.func, &at);
+    if (!r.accumulator.defined()) {
+        row_in_thread(w, ScheduleWriter::pure(r.func), r.vars[0], thread_vector(p));
+        return;
+    }
+    w.compute_at(r.accumulator, root.func, &at);
+    reduce_in_output_thread(w, r, /*register_tile=*/false, /*whole_row=*/true);
+}
+
 // A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch
 // ...)): a thread per element, its axes fused into one grid dimension (no limit on its rows).
 void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
@@ -451,6 +597,10 @@ void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
 // The row root (GpuRows): one block per row, threads across it; a reduction root, one block per
 // output, its reduction by the block's threads.
 void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p) {
+    if (thread_rows(p)) {
+        schedule_gpu_thread_rows_root(w, root, p);
+        return;
+    }
     StageRef s = ScheduleWriter::pure(root.func);
     w.compute_root(root.func);
     const bool reduction = root.accumulator.defined();
@@ -507,6 +657,10 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
 // A region computed per row of a GpuRows root, inside its block (see Choice::GpuRows).
 void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root, const RegionPlan &root_plan,
                              const RegionPlan &p) {
+    if (thread_rows(root_plan)) {
+        schedule_gpu_thread_row_member(w, r, root, p);
+        return;
+    }
     const RowBlock at = row_block_of(r, root, root_plan);
     w.compute_at(r.func, root.func, &at.loop);
     if (!r.accumulator.defined()) {
@@ -641,69 +795,14 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
         } else if (separate_acc) {
             Halide::VarOrRVar thread = tx;
             w.compute_at(acc, f, &thread);
-            if (vector > 1 || rows > 1) {
-                schedule_register_tile(w, acc, vector, rows);
-            } else if (!r.blocked_sum && thread_reads_row_in_vectors(r)) {
-                reduce_row_in_vector(w, r);   // (a float sum's lanes: below)
-            }
+            if (vector > 1 || rows > 1) schedule_register_tile(w, acc, vector, rows);
         }
     }
     if (r.lane_parts && r.lane_parts->stored) {
         schedule_gpu_stored_lanes(w, *r.lane_parts, r);
-    } else if (r.lane_parts && r.lane_parts->levels.empty()) {
-        // An arg reduction's lanes in the thread computing its output, each where the
-        // accumulator takes its best (a lane at a time: no array of them per thread).
-        const Halide::VarOrRVar each_lane = acc.rvars(0)[0];
-        w.compute_at(r.lane_parts->func, acc, &each_lane);
-    } else if (r.lane_parts) {
-        // Lanes combined in levels (meant for a block's threads), here all in the output's thread:
-        // each level whole before the next reads it (a level per lane of the next would be
-        // recomputed for each). One index (no axes): the accumulator is a one-thread kernel with
-        // no loop of its own to compute them in (at its root they ran on the host, which has no
-        // copy of the arrays), so each is a one-thread kernel too.
-        for (const Halide::Func &stage : r.lane_parts->stages()) {
-            if (r.vars.empty()) {
-                w.compute_root(stage);
-                single_gpu_thread(w, stage);
-            } else {
-                w.compute_at(stage, acc, nullptr);
-            }
-        }
+    } else if (separate_acc && !r.library_call) {
+        reduce_in_output_thread(w, r, thread_vector(p) > 1 || p.gpu_rows_per_thread > 1, /*whole_row=*/false);
     }
-    if (!r.blocked_sum) return;
-    const BlockedSum &b = *r.blocked_sum;
-    // A thread a sum over a short row (its lanes a few neighbouring elements a step): the lanes
-    // as one vector, where an 8- or 16-byte load takes them (2 or 4 32-bit lanes, a row of a
-    // known length, a multiple of them). A thread's 16 scalar loads over a row of 16 float32
-    // touched 32 rows' cache lines a warp each: L1 95% busy, DRAM 28%, 460 us on an H200 for
-    // 8M rows (torch.compile 132).
-    const bool lane_vectors = thread_reads_row_in_vectors(r);
-    auto place_part = [&](const Halide::RDom &domain, const Halide::Func &part) {
-        if (!part.defined()) return;
-        if (!domain.defined() && r.vars.empty()) {
-            // One value from a few elements (a trace, a short gather): the accumulator's stages
-            // are one-thread kernels with no loop of theirs to compute the part in, and placed
-            // at the accumulator it ran on the host, reading arrays that live on the device
-            // (torch's tensors have no host memory). A one-thread kernel of its own.
-            w.compute_root(part);
-            single_gpu_thread(w, part);
-            return;
-        }
-        Halide::VarOrRVar at = domain.defined() ? Halide::VarOrRVar(domain[0])
-                               : !r.vars.empty() ? Halide::VarOrRVar(r.vars.back())
-                                                 : Halide::VarOrRVar(Halide::Var::outermost());
-        w.compute_at(part, acc, domain.defined() || !r.vars.empty() ? &at : nullptr);
-        if (!lane_vectors) return;
-        // Each step reads the lanes' neighbouring elements: one vector load (device arrays are
-        // 16-byte aligned, frontend/hcompile/cuda.py), the steps unrolled (loads in flight).
-        lanes_in_one_vector(w, part, b.lane, unroll_factor(steps_of(r.rextents[0], r.symbolic, b.lanes)));
-    };
-    place_part(b.block_domain, b.blocks);
-    place_part(b.tail_domain, b.tail);
-    if (!lane_vectors) return;
-    // The lanes' sums (each a compensated pair) in one vector register too, not an array in the
-    // thread's local memory.
-    lanes_in_one_vector(w, acc, b.lane, 1);
 }
 
 // The cuBLAS call runs once, at the root; the operands it needs stored are kernels of their own.

@@ -75,10 +75,15 @@ int64_t rows_from(const RegionFunc &r, size_t from) {
     return n;
 }
 
+// Whether row root `root`'s rows are short enough to run a thread each (runs_a_thread_a_row).
+bool short_static_rows(const RegionFunc &root) { return !root.symbolic_axis(0) && root.extents[0] < kMinShortRow; }
+
 RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
     const RegionFunc &root = lowered.regions[root_region];
-    // The rows themselves may be any number (the grid's x), as a batch of varying size is.
-    if (root.vars.size() < 2 || root.accumulator.defined() || root.library_call || !block_loops_fit_grid(root, 1)) {
+    // The rows themselves may be any number (the grid's x), as a batch of varying size is; a
+    // thread a row, any number of them along any axes (all fused into the grid's x).
+    if (root.vars.size() < 2 || root.accumulator.defined() || root.library_call ||
+        !(block_loops_fit_grid(root, 1) || short_static_rows(root))) {
         return RowBlocks::None;
     }
     int64_t shared = 0;
@@ -173,6 +178,30 @@ int64_t reduction_rows_a_block(const RegionFunc &r) {
     return threads * rows >= kWarp ? rows : 1;
 }
 
+// Whether row group `root_region` runs a thread a row (thread_rows): rows shorter than
+// kMinShortRow, as a reduction alone over them, of a static length, each member's axes the root's
+// rows (its row then a constant number of points: in registers). Measured on an H200 (64M float32
+// elements as rows of 16, python -m apps.gpu_rows_bench): softmax 325 us in blocks of 32 rows of 4
+// threads, layer norm 248 (torch.compile 133 and 141).
+bool runs_a_thread_a_row(const LoweredPipeline &lowered, int root_region) {
+    const RegionFunc &root = lowered.regions[root_region];
+    if (!short_static_rows(root)) return false;
+    for (const RegionFunc &r : lowered.regions) {
+        if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
+        if (!member_row_axis(r, root)) return false;
+    }
+    return true;
+}
+
+// Rows a block of a row group run a thread a row: kRowBlockThreads, halved down to a warp while
+// that leaves fewer than kMinTiledBlocks blocks (a last block may be partial).
+int64_t thread_rows_a_block(const RegionFunc &root) {
+    const int64_t rows = rows_from(root, 1);
+    int64_t per_block = kRowBlockThreads;
+    while (per_block > kWarp && rows / per_block < kMinTiledBlocks) per_block /= 2;
+    return per_block;
+}
+
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared
 // memory; recomputed members are inlined).
 bool group_stores_rows(const LoweredPipeline &lowered, int root_region, RowBlocks blocks) {
@@ -229,8 +258,11 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         const bool in_row_blocks = blocks != RowBlocks::None;
         // The threads of a row root's blocks a row, which its members' loops across the row share,
         // and its rows a block (a warp of threads or more in all).
-        int64_t row_threads = in_row_blocks ? row_group_threads(lowered.regions[group]) : 0;
-        const int64_t block_rows = in_row_blocks ? row_group_rows(lowered, group, row_threads) : 0;
+        const bool thread_a_row = in_row_blocks && runs_a_thread_a_row(lowered, group);
+        int64_t row_threads = thread_a_row ? 1 : in_row_blocks ? row_group_threads(lowered.regions[group]) : 0;
+        const int64_t block_rows = thread_a_row    ? thread_rows_a_block(lowered.regions[group])
+                                   : in_row_blocks ? row_group_rows(lowered, group, row_threads)
+                                                   : 0;
         if (in_row_blocks) row_threads = std::max(row_threads, kWarp / block_rows);
         if (r.optional && !r.stored_by_default) {
             schedule.push_back({region, Choice::Inline});
@@ -241,9 +273,11 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // H200 (64M float32 elements, the rule against no vectors): layer norm (reductions only)
         // faster by 2-5% at every length from 64; softmax (exp stored per row) slower by 7-11%
         // from rows of 256 to 4096 (four steps), faster at 8192 (eight: 155.6 against 183.4 us).
+        // A thread a row: vectors wherever they divide the row (whole 16-byte loads and stores).
         const int64_t vector_steps = in_row_blocks && group_stores_rows(lowered, group, blocks) ? 8 : 2;
-        const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks &&
-                                r.extents[0] >= vector_steps * row_threads * kVectorPoints && !computes_64_bit(r.func);
+        const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks && !computes_64_bit(r.func) &&
+                                (thread_a_row ? r.extents[0] % kVectorPoints == 0
+                                              : r.extents[0] >= vector_steps * row_threads * kVectorPoints);
         if (in_row_blocks && region == group) {
             schedule.push_back({region, Choice::ComputeRoot});
             schedule.push_back({region, Choice::GpuRows, -1, row_threads, block_rows > 1 ? block_rows : 0});

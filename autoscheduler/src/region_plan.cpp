@@ -267,18 +267,30 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             p.gpu_rows_per_thread = d.value2;
             break;
         case Choice::GpuRows:
+            // (A thread a row fuses every row axis into the grid's x: any number of rows.)
             need((is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 && !r.accumulator.defined() &&
-                  block_loops_fit_grid(r, 1)) ||
+                  (block_loops_fit_grid(r, 1) || d.value == 1)) ||
                      gpu_rows_reduction(r) || (d.value2 > 1 && gpu_block_reduction(r) && block_loops_fit_grid(r, row_axis(r))),
                  "only the row root (elementwise, two axes or more), or a reduction over its innermost axis alone, "
                  "runs in blocks of rows, where its block loops fit a CUDA grid");
-            // Rows a block: a power of two dividing the root's static rows (axis 1; a reduction's
-            // axis 0), no partial block, whose rows past the end its regions computed per row would
-            // still read.
-            need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 && !r.symbolic &&
-                                   r.extents.size() > row_axis(r) && r.extents[row_axis(r)] % d.value2 == 0),
-                 "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the root's rows (axis 1; a "
-                 "reduction's axis 0), of static sizes");
+            if (d.value == 1) {
+                // A thread a row: each row's points in the thread's registers, a row of a static
+                // length; its rows any number (a last block's threads past them compute nothing).
+                need(!r.accumulator.defined() && !r.symbolic_axis(0) && r.extents[0] <= kMaxThreadRow &&
+                         d.value2 >= 32 && d.value2 <= kMaxThreadRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0,
+                     ("a thread a row (gpu_rows of 1) is for an elementwise row root whose rows have a static "
+                      "length up to " + std::to_string(kMaxThreadRow) + ", a power of two from 32 to " +
+                      std::to_string(kMaxThreadRowsPerBlock) + " of them a block")
+                         .c_str());
+            } else {
+                // Rows a block: a power of two dividing the root's static rows (axis 1; a
+                // reduction's axis 0), no partial block, whose rows past the end its regions
+                // computed per row would still read.
+                need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 && !r.symbolic &&
+                                       r.extents.size() > row_axis(r) && r.extents[row_axis(r)] % d.value2 == 0),
+                     "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the root's rows (axis 1; "
+                     "a reduction's axis 0), of static sizes");
+            }
             // A row's threads: fewer than a warp only where the block has several rows. (A
             // reduction's lanes are its threads.)
             need(d.value >= 1 && d.value * std::max<int64_t>(d.value2, 1) >= 32 &&
@@ -352,8 +364,10 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                 throw std::invalid_argument("schedule: " + region + " is computed per row of a root of several rows a "
                                             "block, and its axes are not the root's rows");
             }
-            // Stored per row, each of the block's rows.
-            if (!r.accumulator.defined() && !p.inlined) {
+            // Stored per row, each of the block's rows (in shared memory; a thread's row in its
+            // registers).
+            const bool in_threads = thread_rows(plans[p.row_of]);
+            if (!r.accumulator.defined() && !p.inlined && !in_threads) {
                 shared_rows[p.row_of] += r.extents[0] * point_bytes(r.func) * plans[p.row_of].gpu_rows_per_block;
                 if (shared_rows[p.row_of] > kSharedBytesPerBlock) {
                     throw std::invalid_argument("schedule: " + region + " is stored per row of a root of " +
@@ -363,7 +377,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             }
             // A blocked sum's lanes (an arg reduction's) are threads of each row too.
             const int64_t lanes = reduction_lanes(r);
-            if (lanes * plans[p.row_of].gpu_rows_per_block > 1024) {
+            if (!in_threads && lanes * plans[p.row_of].gpu_rows_per_block > 1024) {
                 throw std::invalid_argument("schedule: " + region + ": its reduction's " + std::to_string(lanes) +
                                             " lanes for each of a block's rows are over 1024 threads");
             }

@@ -9,8 +9,14 @@
 
 namespace hc {
 
-// The most rows of a GpuRows root one block computes (GpuRows' value2).
+// The most rows of a GpuRows root one block computes (GpuRows' value2), where a row has threads of
+// its own.
 constexpr int64_t kMaxRowsPerBlock = 32;
+// A row group run a thread a row (GpuRows of one thread: the root and each member computed in the
+// thread's registers, a row at a time): its rows of a static length up to this, and up to
+// kMaxThreadRowsPerBlock rows (threads) a block, at least a warp's.
+constexpr int64_t kMaxThreadRow = 64;
+constexpr int64_t kMaxThreadRowsPerBlock = 256;
 // Shared memory a GPU block may take without asking for more (every CUDA device's static limit).
 constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
 
@@ -43,9 +49,14 @@ struct RegionPlan {
     int64_t gpu_vector = 0;       // GpuVector: points of axis 0 per GPU thread (0: one)
     int64_t gpu_rows_per_thread = 0;  // GpuVector's value2: rows of axis 1 per thread (0: one)
     int64_t gpu_rows = 0;         // GpuRows: threads per block of the row root's blocks of rows
+                                  //   (1: a thread a row, thread_rows)
     int64_t gpu_rows_per_block = 0;  //   and the root's rows a block (value2; 0: one)
     bool gpu_stage_transposed = false;  // GpuStageTransposed
 };
+
+// Whether a GpuRows root runs a thread a row (its rows' axes fused, a thread each, its members
+// computed in the thread), where other row roots run a block's threads across each row.
+inline bool thread_rows(const RegionPlan &root_plan) { return root_plan.gpu_rows == 1; }
 
 // A plain elementwise region: no update, no library call, not fused into rows. Only such
 // regions take part in stencil fusion (tiles and the regions computed in them).

@@ -147,25 +147,27 @@ def test_many_rows_too_long_for_shared_memory_run_a_block_each_their_members_rec
 def test_short_rows_take_a_block_of_warps_per_row():
     """A row group (softmax) takes a thread a lane of its sums (about the square root of a short
     row), and several rows a block where they divide its rows and leave blocks enough (128
-    threads a block), else a warp a row; a reduction alone too where its rows are that short and
-    many, else rows of a warp or more in a block per row (whole warps, up to 256 threads), its
-    block loops past the grid's third fused into its z. A reduction over fewer short rows: a
-    thread per row."""
+    threads a block), else a warp a row; rows shorter than 32 a thread each, 128 a block where
+    that leaves blocks enough. A reduction alone too where its rows are that short and many,
+    else rows of a warp or more in a block per row (whole warps, up to 256 threads), its block
+    loops past the grid's third fused into its z. A reduction over fewer short rows: a thread
+    per row."""
     def row_sums(x):
         return x.sum(axis=-1, keepdims=True)
 
-    for fn, shape, rows in ((_softmax_rows, (16, 8, 64, 64), "8 threads per row, 16 rows a block"),
-                            (_softmax_rows, (262144, 16), "4 threads per row, 32 rows a block"),
-                            (_softmax_rows, (7, 33), "32 threads per row\n"),
-                            (_softmax_rows, (5, 200), "32 threads per row\n"),
-                            (_softmax_rows, (8192, 512), "32 threads per row, 4 rows a block"),
-                            (row_sums, (16, 8, 64, 64), "8 threads per row, 16 rows a block"),
-                            (row_sums, (3, 2, 5, 7, 40), "32 threads per row\n"),
-                            (row_sums, (65536, 32), "8 threads per row, 16 rows a block")):
+    for fn, shape, rows in ((_softmax_rows, (16, 8, 64, 64), "a block of 8 threads per row, 16 rows a block"),
+                            (_softmax_rows, (262144, 16), "a thread a row, 128 rows a block"),
+                            (_softmax_rows, (1000, 16), "a thread a row, 32 rows a block"),
+                            (_softmax_rows, (7, 33), "a block of 32 threads per row\n"),
+                            (_softmax_rows, (5, 200), "a block of 32 threads per row\n"),
+                            (_softmax_rows, (8192, 512), "a block of 32 threads per row, 4 rows a block"),
+                            (row_sums, (16, 8, 64, 64), "a block of 8 threads per row, 16 rows a block"),
+                            (row_sums, (3, 2, 5, 7, 40), "a block of 32 threads per row\n"),
+                            (row_sums, (65536, 32), "a block of 8 threads per row, 16 rows a block")):
         f = hc.hcompile(fn, target=CUDA_TARGET)
         f.compile_only(np.ones(shape, np.float32))
         schedule = f.compile_records[-1]["report"]["schedule"]
-        assert f"gpu_rows: a block of {rows}" in schedule, schedule
+        assert f"gpu_rows: {rows}" in schedule, schedule
         assert "256" not in schedule, schedule
     f = hc.hcompile(row_sums, target=CUDA_TARGET)
     f.compile_only(np.ones((40, 31), np.float32))
@@ -915,6 +917,87 @@ def test_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda):
                     continue     # more threads than a block has, or rows it does not divide
                 assert torch.equal(several, one), (fn.__name__, shape, rows)
 
+
+
+def _log_softmax_rows(x):
+    m = x.max(axis=-1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=-1, keepdims=True))
+
+
+def _rows_over_their_norm(x):
+    return x / np.sqrt((x * x).sum(axis=-1, keepdims=True) + 1)
+
+
+def _row_argmax_marked(x):
+    return (x == x.max(axis=-1, keepdims=True)) * 2.0 + x.argmax(axis=-1)[..., None]
+
+
+_THREAD_ROW_GROUPS = (_softmax_rows, _layernorm_rows, _log_softmax_rows, _rows_over_their_norm, _row_argmax_marked)
+
+
+def test_rows_shorter_than_a_warp_run_a_thread_each():
+    """Row groups over rows shorter than 32 of a static length run a thread a row, any number of
+    rows (a last block partial; every row axis fused into the grid's x, so a batch of any size
+    along several axes too), vectors where four divide the row; 32 and longer keep threads across
+    the row. Compiles for every length and dtype (no GPU needed)."""
+    for fn in _THREAD_ROW_GROUPS:
+        for shape, dtype in (((1000, 16), np.float32), ((7, 31), np.float32), ((3, 5, 1), np.float32),
+                             ((130, 12), np.float64), ((64, 17), np.float16), ((2, 3, 4, 5), np.float32)):
+            f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+            f.compile_only(np.ones(shape, dtype))
+            schedule = f.compile_records[-1]["report"]["schedule"]
+            assert "gpu_rows: a thread a row, 32 rows a block" in schedule, (fn.__name__, shape, schedule)
+            vector = "gpu_vector of 4 points" in schedule
+            narrow = dtype != np.float64 and fn(np.ones(shape, dtype)).dtype.itemsize < 8
+            assert vector == (shape[-1] % 4 == 0 and narrow), (fn.__name__, shape, schedule)
+    f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.ones((1000, 32), np.float32))
+    assert "a thread a row" not in f.compile_records[-1]["report"]["schedule"]
+    # A batch of any size along two axes: one kernel, a thread a row.
+    f = hc.hcompile(_layernorm_rows, target=CUDA_TARGET)
+    for shape in ((3, 300, 12), (5, 200, 12)):
+        f.compile_only(np.ones(shape, np.float32))
+    record = f.compile_records[-1]
+    assert record["dynamic"].startswith("dynamic: argument 0 axis 0, argument 0 axis 1"), record["dynamic"]
+    assert "gpu_rows: a thread a row, 128 rows a block" in record["report"]["schedule"], record["report"]["schedule"]
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_rows_a_thread_each_on_the_gpu(dtype, torch_cuda):
+    """A thread a row (rows shorter than 32): NumPy's answer for every row group, length and
+    layout (a row of one point, odd lengths that take no vectors, a partial last block, rows
+    along several axes, a strided view, NaN and infinity in a row), the same bits as blocks of one
+    row of a warp's threads, and a batch of any size."""
+    torch = torch_cuda
+    rng = np.random.default_rng(31)
+    tolerance = {np.float32: (2e-5, 1e-6), np.float64: (1e-12, 1e-12), np.float16: (4e-3, 4e-3)}[dtype]
+    for shape in [(1000, 16), (4096, 4), (130, 17), (33, 31), (5, 1), (3, 7, 12), (4, 2, 3, 8)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        if shape[-1] > 2 and shape[0] > 5:
+            x[3, 1] = np.nan
+            x[5, 2] = np.inf
+        for fn in _THREAD_ROW_GROUPS:
+            rule = hc.hcompile(fn, fullgraph=True)
+            xt = torch.from_numpy(x).cuda()
+            got = rule(xt)
+            with np.errstate(all="ignore"):
+                want = fn(x)
+            np.testing.assert_allclose(got.cpu().numpy(), want, rtol=tolerance[0], atol=tolerance[1],
+                                       err_msg=f"{fn.__name__} {shape}")
+            decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
+            if not any(c == "gpu_rows" and v == 1 for (_, c, _, v, _) in decisions):
+                continue     # (rows of one point: no row group)
+            one = hc.hcompile(fn, fullgraph=True, schedule=_rows_a_block(decisions, 0, 32))(xt)
+            np.testing.assert_array_equal(got.cpu().numpy(), one.cpu().numpy(), err_msg=f"{fn.__name__} {shape}")
+    # A strided view (every other column of a wider array) and a batch of any size.
+    wide = rng.standard_normal((600, 32)).astype(dtype)
+    f = hc.hcompile(_softmax_rows, fullgraph=True)
+    for rows in (600, 257, 3):
+        view = torch.from_numpy(wide[:rows]).cuda()[:, ::2]
+        with np.errstate(all="ignore"):
+            np.testing.assert_allclose(f(view).cpu().numpy(), _softmax_rows(wide[:rows, ::2]),
+                                       rtol=tolerance[0], atol=tolerance[1], err_msg=str(rows))
 
 def _near_one(rng, shape, dtype):
     # (Values within 1e-4 of one make float32 products round near ties the same way each step:

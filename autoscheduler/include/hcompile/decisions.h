@@ -61,7 +61,9 @@ enum class Choice : uint8_t {
                       // computed per row (ComputeAtRow + GpuTile of as many threads) run in the
                       // block: elementwise ones stored in shared memory, threads across the row;
                       // reductions over the row by the threads' partial results (rfactor), a
-                      // blocked float sum by its lanes
+                      // blocked float sum by its lanes. value 1 (an elementwise root of short rows
+                      // of a static length): a thread a row, value2 rows (threads) a block, each
+                      // region computed per row in the thread, its row in registers
     GpuStageTransposed,  // each block of a GpuTile region of two axes first copies the tile of every
                          // array the region reads transposed (StageAnalysis::transposed_reads) into
                          // shared memory, its threads along the array's rows (coalesced), then
