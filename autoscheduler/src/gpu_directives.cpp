@@ -453,14 +453,15 @@ void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const 
 
 // The reduction of `r` by the thread that computes its output point (its accumulator placed there
 // already): its parts (an arg reduction's lanes, a blocked sum's blocks) inside the accumulator's
-// loops, a short row read a vector a step (thread_reads_row_in_vectors) unless the accumulator is
-// a `register_tile` of several points. `whole_row` (a row of a static length that Funcs stored
+// loops, a short row read a vector a step (thread_reads_row_in_vectors) where `vector_reads` (not
+// a register tile of several points, nor a one-thread kernel's 0-d output, whose accumulator has no
+// loop of the thread's to compute the vector's partial results in). `whole_row` (a row of a static length that Funcs stored
 // per thread hold, thread_rows): every loop over the row unrolled, so that each read of them has
 // a constant index. A loop left (a sum's tail over a row of 4) put the stored row in the thread's
 // local memory, whose vector stores Halide's CUDA back end left misaligned (an error at run time).
-void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool register_tile, bool whole_row) {
+void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool vector_reads, bool whole_row) {
     const Halide::Func &acc = r.accumulator;
-    const bool row_vector = !register_tile && !r.blocked_sum && thread_reads_row_in_vectors(r);
+    const bool row_vector = vector_reads && !r.blocked_sum && thread_reads_row_in_vectors(r);
     if (row_vector) {
         reduce_row_in_vector(w, r, whole_row);   // (a float sum's lanes: below)
     } else if (whole_row && !r.blocked_sum) {
@@ -582,7 +583,7 @@ void schedule_gpu_thread_row_member(ScheduleWriter &w, const RegionFunc &r, cons
         return;
     }
     w.compute_at(r.accumulator, root.func, &at);
-    reduce_in_output_thread(w, r, /*register_tile=*/false, /*whole_row=*/true);
+    reduce_in_output_thread(w, r, /*vector_reads=*/true, /*whole_row=*/true);
 }
 
 // A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch
@@ -801,7 +802,8 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
     if (r.lane_parts && r.lane_parts->stored) {
         schedule_gpu_stored_lanes(w, *r.lane_parts, r);
     } else if (separate_acc && !r.library_call) {
-        reduce_in_output_thread(w, r, thread_vector(p) > 1 || p.gpu_rows_per_thread > 1, /*whole_row=*/false);
+        const bool register_tile = thread_vector(p) > 1 || p.gpu_rows_per_thread > 1;
+        reduce_in_output_thread(w, r, /*vector_reads=*/!register_tile && !r.vars.empty(), /*whole_row=*/false);
     }
 }
 
