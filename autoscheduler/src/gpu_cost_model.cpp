@@ -205,8 +205,7 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     const double in_flight = resident_threads * points_in_flight(plan) * std::max(read_per_point, 1.0);
     double bandwidth = std::min(device.copy_bandwidth, in_flight / device.memory_latency_seconds);
     // (Not where a thread reads its short row a vector a step, nor stored lanes: neighbouring
-    // threads read neighbouring elements.)
-    // A thread a row of a row group reads its row in 16-byte vectors where they divide it.
+    // threads read neighbouring elements. A row group a thread a row: only without vectors.)
     const bool stored_lanes = r.lane_parts && r.lane_parts->stored;
     if ((r.accumulator.defined() && plan.gpu_rows == 0 && r.reduces_innermost && s.reduction_points > 1 &&
          !stored_lanes && !thread_reads_row_in_vectors(r)) ||

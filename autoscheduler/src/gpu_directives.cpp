@@ -147,6 +147,16 @@ int64_t steps_of(int64_t extent, bool symbolic, int64_t per_step) {
 // The thread loop of threads_across.
 constexpr const char *kThreadAcross = "gpu_thread_x";
 
+// Axis `v` of stage `s` in vectors of `vector` neighbours (wide loads and stores where aligned),
+// where `vector` > 1: the loop over the vectors, or `v` itself.
+Halide::VarOrRVar in_vectors(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &v, int vector) {
+    if (vector <= 1) return v;
+    Halide::Var vectors("gpu_vectors"), lanes("gpu_vector");
+    w.split(s, v, vectors, lanes, vector, kTail);
+    w.vectorize(s, lanes);
+    return vectors;
+}
+
 // `s`'s innermost axis `v` across `threads` GPU threads, each thread walking its columns a block
 // width apart (coalesced: neighbouring threads read neighbouring elements), the walk innermost so
 // that the block's threads need no barrier between its steps. `vector` > 1: a thread's columns
@@ -155,13 +165,7 @@ constexpr const char *kThreadAcross = "gpu_thread_x";
 void threads_across(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &v, int64_t threads, int vector,
                     int64_t steps) {
     Halide::Var step("gpu_step"), thread(kThreadAcross);
-    Halide::VarOrRVar columns = v;
-    if (vector > 1) {
-        Halide::Var vectors("gpu_vectors"), lanes("gpu_vector");
-        w.split(s, v, vectors, lanes, vector, kTail);
-        w.vectorize(s, lanes);
-        columns = vectors;
-    }
+    const Halide::VarOrRVar columns = in_vectors(w, s, v, vector);
     w.split(s, columns, step, thread, static_cast<int>(threads), kTail);
     w.reorder(s, {step, thread});
     w.gpu_threads(s, thread);
@@ -454,10 +458,10 @@ void schedule_gpu_stored_lanes(ScheduleWriter &w, const LaneParts &lanes, const 
 // The reduction of `r` by the thread that computes its output point (its accumulator placed there
 // already): its parts (an arg reduction's lanes, a blocked sum's blocks) inside the accumulator's
 // loops, a short row read a vector a step (thread_reads_row_in_vectors) where `vector_reads` (not
-// a register tile of several points, nor a one-thread kernel's 0-d output, whose accumulator has no
-// loop of the thread's to compute the vector's partial results in). `whole_row` (a row of a static length that Funcs stored
-// per thread hold, thread_rows): every loop over the row unrolled, so that each read of them has
-// a constant index. A loop left (a sum's tail over a row of 4) put the stored row in the thread's
+// a register tile of several points, nor a one-thread kernel's 0-d output, whose accumulator has
+// no loop of the thread's to compute the vector's partial results in). `whole_row` (a row of a
+// static length that Funcs stored per thread hold, thread_rows): every loop over the row
+// unrolled, so that each read of them has a constant index. A loop left (a sum's tail over a row of 4) put the stored row in the thread's
 // local memory, whose vector stores Halide's CUDA back end left misaligned (an error at run time).
 void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool vector_reads, bool whole_row) {
     const Halide::Func &acc = r.accumulator;
@@ -537,14 +541,7 @@ constexpr const char *kThreadRow = "gpu_thread_row";
 // neighbours (a 16-byte load or store each, where aligned), every step unrolled, so that each
 // point of a row held per thread has a constant index (a register, not the thread's local memory).
 void row_in_thread(ScheduleWriter &w, const StageRef &s, const Halide::Var &x, int vector) {
-    Halide::VarOrRVar steps = x;
-    if (vector > 1) {
-        Halide::Var vectors("gpu_vectors"), lanes("gpu_vector");
-        w.split(s, x, vectors, lanes, vector, kTail);
-        w.vectorize(s, lanes);
-        steps = vectors;
-    }
-    w.unroll(s, steps);
+    w.unroll(s, in_vectors(w, s, x, vector));
 }
 
 // A GpuRows root of one thread a row: its rows' axes (1 and past) fused, in blocks of
