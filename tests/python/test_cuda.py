@@ -973,12 +973,12 @@ def test_rows_shorter_than_a_warp_run_a_thread_each():
 def test_rows_a_thread_each_on_the_gpu(dtype, torch_cuda):
     """A thread a row (rows shorter than 32): NumPy's answer for every row group, length and
     layout (a row of one point, odd lengths that take no vectors, a partial last block, rows
-    along several axes, a strided view, NaN and infinity in a row), the same bits as blocks of one
-    row of a warp's threads, and a batch of any size."""
+    along several axes, no rows at all, a strided view, NaN and infinity in a row), the same bits
+    as blocks of one row of a warp's threads, and a batch of any size."""
     torch = torch_cuda
     rng = np.random.default_rng(31)
     tolerance = {np.float32: (2e-5, 1e-6), np.float64: (1e-12, 1e-12), np.float16: (4e-3, 4e-3)}[dtype]
-    for shape in [(1000, 16), (4096, 4), (130, 17), (33, 31), (5, 1), (3, 7, 12), (4, 2, 3, 8)]:
+    for shape in [(1000, 16), (4096, 4), (130, 17), (33, 31), (5, 1), (3, 7, 12), (4, 2, 3, 8), (0, 16), (2, 0, 8)]:
         x = rng.standard_normal(shape).astype(dtype)
         if shape[-1] > 2 and shape[0] > 5:
             x[3, 1] = np.nan
