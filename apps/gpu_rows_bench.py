@@ -24,16 +24,18 @@ LENGTHS = [16, 64, 256, 512, 1024, 4096, 8192]
 
 
 def one_row_a_block(decisions):
-    """The rule's decisions with one row a block, a warp of threads a row or more (no vectors)."""
+    """The rule's decisions with one row a block, a warp of threads a row or more (no vectors; the
+    threads combine in shared memory, not as a warp's lanes)."""
     threads = max(next(v for (_, c, _, v, _) in decisions if c == "gpu_rows"), 32)
     return [(r, c, a, threads if c in ("gpu_rows", "gpu_tile") else v, 0 if c == "gpu_rows" else b)
-            for (r, c, a, v, b) in decisions if c != "gpu_vector"]
+            for (r, c, a, v, b) in decisions if c not in ("gpu_vector", "gpu_warp_rows")]
 
 
 def row_schedule(decisions):
-    """The rule's row root: `threads x rows` a block."""
+    """The rule's row root: `threads x rows` a block ("in lanes": a row's threads a warp's lanes)."""
     _, _, _, threads, rows = next(d for d in decisions if d[1] == "gpu_rows")
-    return f"{threads}×{max(rows, 1)}"
+    lanes = any(d[1] == "gpu_warp_rows" for d in decisions)
+    return f"{threads}×{max(rows, 1)}{' in lanes' if lanes else ''}"
 
 
 def rows_of(torch, name, length, copy, repeat, peers):

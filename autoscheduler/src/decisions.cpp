@@ -28,12 +28,13 @@ const char *choice_name(Choice c) {
     case Choice::GpuRows: return "gpu_rows";
     case Choice::GpuVector: return "gpu_vector";
     case Choice::GpuStageTransposed: return "gpu_stage_transposed";
+    case Choice::GpuWarpRows: return "gpu_warp_rows";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::GpuStageTransposed); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::GpuWarpRows); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -83,6 +84,9 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
         return s + "gpu_vector of " + value + " points" + (d.value2 ? " x " + std::to_string(d.value2) + " rows" : "") +
                " per thread";
     case Choice::GpuStageTransposed: return s + "gpu_stage_transposed: arrays read transposed staged per block in shared memory";
+    case Choice::GpuWarpRows:
+        return s + "gpu_warp_rows: each row's " + value + " threads a warp's lanes, its members in their registers, "
+                   "its reductions combined by shuffles";
     }
     return s + "?";
 }

@@ -145,7 +145,7 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
         if (roles[i] != Role::RowMember || plans[i].row_of != root) continue;
         members[i] = true;
         const RegionFunc &m = lowered.regions[i];
-        if (thread_rows(plan)) continue;   // (a thread's row in its registers)
+        if (thread_rows(plan) || plan.gpu_warp_rows) continue;   // (a row in its threads' registers)
         if (m.accumulator.defined()) {
             ++reductions;
             k.shared_bytes += kSharedPerReduction;
@@ -228,7 +228,9 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     // A row block's passes wait on each other (each reduction ends in a barrier): a DRAM round
     // trip per pass per wave of blocks. A thread a row reads its row once (its later passes from
     // registers or L1): one.
-    k.latency_seconds = plan.gpu_rows > 0 ? waves * (thread_rows(plan) ? 1 : reductions) * device.memory_latency_seconds : 0;
+    // A warp's lanes a row likewise: no barrier, the row read once into its lanes' registers.
+    const bool one_pass = thread_rows(plan) || plan.gpu_warp_rows > 0;
+    k.latency_seconds = plan.gpu_rows > 0 ? waves * (one_pass ? 1 : reductions) * device.memory_latency_seconds : 0;
     k.seconds = device.kernel_gap_seconds + std::max(k.memory_seconds, k.arithmetic_seconds) + k.latency_seconds;
     // Stored lanes launch kernels of their own: their initial values, each level, the outputs'.
     if (stored_lanes) k.seconds += static_cast<double>(r.lane_parts->levels.size() + 2) * device.kernel_gap_seconds;

@@ -88,6 +88,8 @@ bool fuses_block_loops(const RegionFunc &root, const RegionPlan &p) {
 // The block loop of a GpuRows root of several rows a block (GpuRows' value2): its axis 1 split
 // into blocks of rows.
 constexpr const char *kRowBlocks = "gpu_row_block";
+// ... and its thread loop over the block's rows (the threads' y).
+constexpr const char *kBlockRow = "gpu_block_row";
 
 // Where a region computed per row of a GpuRows root is computed: the loop over rows of the root,
 // the innermost of its block loops (an elementwise root's axes past the innermost, a reduction's
@@ -583,6 +585,103 @@ void schedule_gpu_thread_row_member(ScheduleWriter &w, const RegionFunc &r, cons
     reduce_in_output_thread(w, r, /*vector_reads=*/true, /*whole_row=*/true);
 }
 
+// GpuWarpRows: the loop over a row root's rows where each row is one thread of the block's
+// (several rows a block) or the block itself (one), its lanes inside it: where each member of
+// the row is computed.
+Halide::VarOrRVar warp_row_loop(const RegionFunc &root, const RegionPlan &root_plan) {
+    if (root_plan.gpu_rows_per_block > 1) return Halide::Var(kBlockRow);
+    return row_block_of(root, root, root_plan).loop;
+}
+
+// Axis `x` of stage `s` (a row's points) over `lanes` lanes of a warp, lane l computing points
+// l, l + lanes, ... (neighbouring lanes neighbouring points: coalesced), every step unrolled: a
+// row stored per row lies in the lanes' registers, each lane's points at constant indices.
+void row_in_lanes(ScheduleWriter &w, const StageRef &s, const Halide::VarOrRVar &x, int64_t lanes) {
+    Halide::Var step("gpu_lane_step"), lane("gpu_row_lane");
+    w.split(s, x, step, lane, static_cast<int>(lanes), kTail);
+    w.reorder(s, {step, lane});
+    w.gpu_lanes(s, lane);
+    w.unroll(s, step);
+}
+
+// Stage `s`, a row's one value (its axis `v` one point there), computed by lane 0 alone: a loop
+// of one lane. Every lane computing it stored the same value to one place, which Halide's warp
+// shuffles refuse; its readers take it from lane 0 by a shuffle.
+constexpr const char *kFirstLane = "gpu_first_lane";
+void in_first_lane(ScheduleWriter &w, const StageRef &s, const Halide::Var &v) {
+    Halide::Var lane(kFirstLane);
+    w.split(s, v, v, lane, 1, kTail);
+    w.gpu_lanes(s, lane);
+}
+
+// A member of a row group in a warp's lanes (GpuWarpRows): computed per row (warp_row_loop), an
+// elementwise member's row striped over the lanes as its root's; a reduction's partial results a
+// lane each over the same points (a float sum's lanes are the row's lanes; another reduction
+// rfactored over them), each lane's steps unrolled, then combined by lane 0, reading the other
+// lanes' by warp shuffles. No shared memory, no barrier: a block's combining steps over shared
+// memory took half of softmax's instructions over rows of 64, one thread's serial steps while its
+// warp waited.
+void schedule_gpu_warp_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root,
+                                  const RegionPlan &root_plan) {
+    const Halide::VarOrRVar at = warp_row_loop(root, root_plan);
+    const int64_t lanes = root_plan.gpu_warp_rows;
+    w.compute_at(r.func, root.func, &at);
+    if (!r.accumulator.defined()) {
+        row_in_lanes(w, ScheduleWriter::pure(r.func), r.vars[0], lanes);
+        return;
+    }
+    // The row's value by lane 0, and whatever only it computes inside its loop: a Func stored
+    // outside a loop of lanes lies striped over them, and lane 0 alone reading its own (an
+    // accumulator's update reads its running value) is a warp shuffle the other lanes never
+    // join (undefined: a softmax's max came out garbage). Reads of the lanes' partial results are
+    // shuffles before lane 0's branch, which every lane runs.
+    Halide::Func acc = r.accumulator;
+    in_first_lane(w, ScheduleWriter::pure(r.func), r.vars[0]);
+    const Halide::VarOrRVar first_lane = Halide::Var(kFirstLane);
+    if (r.blocked_sum) {
+        w.compute_at(acc, root.func, &at);
+        const BlockedSum &b = *r.blocked_sum;
+        w.gpu_lanes(ScheduleWriter::pure(acc), b.lane);
+        auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
+            if (index < 0) return;
+            StageRef update = ScheduleWriter::update(acc, index - 1);
+            std::vector<Halide::VarOrRVar> order;
+            if (domain.defined()) {
+                for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
+            }
+            order.push_back(b.lane);
+            if (order.size() > 1) w.reorder(update, order);
+            w.gpu_lanes(update, b.lane);
+            if (domain.defined()) {
+                for (int i = 0; i < domain.dimensions(); ++i) w.unroll(update, domain[i]);
+            }
+            const Halide::VarOrRVar per_part = domain.defined() ? Halide::VarOrRVar(domain[0]) : Halide::VarOrRVar(b.lane);
+            w.compute_at(part, acc, &per_part);
+            unroll_reductions(w, part);
+        };
+        stage(b.block_stage, b.block_domain, b.blocks);
+        stage(b.tail_stage, b.tail_domain, b.tail);
+        if (b.groups.defined()) {   // the lanes' sums in groups, each in a register
+            w.compute_at(b.groups, r.func, &first_lane);
+            w.unroll(ScheduleWriter::pure(b.groups), b.group);
+        }
+        return;
+    }
+    // The partial results a lane each (the row's points l, l + lanes, ...), then lane 0's.
+    StageRef update = ScheduleWriter::update(acc);
+    Halide::RVar step("r_lane_step"), lane_of("r_lane");
+    Halide::Var lane("gpu_reduce_lane");
+    const Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], step, lane_of, static_cast<int>(lanes), lane);
+    w.compute_at(acc, r.func, &first_lane);
+    w.compute_at(partial, root.func, &at);
+    w.gpu_lanes(ScheduleWriter::pure(partial), lane);
+    StageRef partial_update = ScheduleWriter::update(partial);
+    w.reorder(partial_update, {step, lane});
+    w.gpu_lanes(partial_update, lane);
+    w.unroll(partial_update, step);
+    w.unroll(update, lane_of);
+}
+
 // A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch
 // ...)): a thread per element, its axes fused into one grid dimension (no limit on its rows).
 void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
@@ -616,12 +715,16 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         Halide::Var lane("gpu_lane");
         w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
         w.gpu_threads(s, lane);
+    } else if (p.gpu_warp_rows) {
+        // The row's length stated (static): each lane's steps whole, unrolled without guards.
+        if (!root.estimated) w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
+        row_in_lanes(w, s, root.vars[0], p.gpu_warp_rows);
     } else if (!reduction) {
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
                        steps_of(root.extents[0], root.symbolic_axis(0), p.gpu_rows * thread_vector(p)));
     }
     if (row_blocks) {
-        Halide::Var block_row("gpu_block_row");
+        Halide::Var block_row(kBlockRow);
         w.split(s, root.vars[first], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block), kTail);
         w.gpu_threads(s, block_row);
     }
@@ -657,6 +760,10 @@ void schedule_gpu_row_member(ScheduleWriter &w, const RegionFunc &r, const Regio
                              const RegionPlan &p) {
     if (thread_rows(root_plan)) {
         schedule_gpu_thread_row_member(w, r, root, p);
+        return;
+    }
+    if (root_plan.gpu_warp_rows) {
+        schedule_gpu_warp_row_member(w, r, root, root_plan);
         return;
     }
     const RowBlock at = row_block_of(r, root, root_plan);

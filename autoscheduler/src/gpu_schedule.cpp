@@ -202,6 +202,37 @@ int64_t thread_rows_a_block(const RegionFunc &root) {
     return per_block;
 }
 
+// The most lanes a row in a warp's lanes takes. Measured on an H200 (64M float32 elements,
+// python -m apps.gpu_rows_bench and a sweep against the same decisions without GpuWarpRows):
+// rows of 512 in 32 lanes, 4 rows a block, took 280 us for softmax against 192 with the block's
+// threads combining in shared memory (layer norm 266 against 155): lane 0's serial combining of
+// 32 lanes' sums while the others wait. 16 lanes or fewer were faster at every length.
+constexpr int64_t kMaxWarpRowLanes = 16;
+
+// Whether row group `root_region`, of `threads` a row and `block_rows` rows a block, runs each
+// row in a warp's lanes (GpuWarpRows): a row of a static length, several rows a block (they
+// divide the rows: no partial block whose idle lanes would miss the warp's shuffles), up to
+// kMaxWarpRowLanes threads dividing a warp and the row, each lane kMaxWarpRowSteps points or
+// fewer, every member stored per row either elementwise or a reduction that rfactors over the
+// lanes or whose float sum has them, its rows the root's. Measured on an H200 (64M float32
+// elements, the same decisions without GpuWarpRows, CUDA events): softmax over rows of 32, 64,
+// 128 and 256 in 205, 160, 191 and 153 us against 347, 256, 247 and 188 (torch.compile 133-135);
+// layer norm 204, 150, 179 and 140 against 267, 204, 204 and 152.
+bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t threads, int64_t block_rows) {
+    const RegionFunc &root = lowered.regions[root_region];
+    if (root.symbolic || root.vars.size() < 2 || block_rows < 2 || threads > kMaxWarpRowLanes || kWarp % threads != 0 ||
+        root.extents[0] % threads != 0 || root.extents[0] / threads > kMaxWarpRowSteps) {
+        return false;
+    }
+    for (const RegionFunc &r : lowered.regions) {
+        if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
+        // (Each row of it one of the root's, as long: the lanes hold the same points of each.)
+        const int64_t length = r.accumulator.defined() ? r.rextents[0] : r.extents[0];
+        if (!warp_row_member(r, threads) || !member_row_axis(r, root) || length != root.extents[0]) return false;
+    }
+    return true;
+}
+
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared
 // memory; recomputed members are inlined).
 bool group_stores_rows(const LoweredPipeline &lowered, int root_region, RowBlocks blocks) {
@@ -264,6 +295,8 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
                                    : in_row_blocks ? row_group_rows(lowered, group, row_threads)
                                                    : 0;
         if (in_row_blocks) row_threads = std::max(row_threads, kWarp / block_rows);
+        const bool warp_lanes = in_row_blocks && !thread_a_row && blocks == RowBlocks::Stored &&
+                                runs_in_warp_lanes(lowered, group, row_threads, block_rows);
         if (r.optional && !r.stored_by_default) {
             schedule.push_back({region, Choice::Inline});
             continue;
@@ -275,12 +308,15 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // from rows of 256 to 4096 (four steps), faster at 8192 (eight: 155.6 against 183.4 us).
         // A thread a row: vectors wherever they divide the row (whole 16-byte loads and stores).
         const int64_t vector_steps = in_row_blocks && group_stores_rows(lowered, group, blocks) ? 8 : 2;
-        const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks && !computes_64_bit(r.func) &&
+        // (A warp's lanes a row: a point a lane a step, the lanes' points striped as the sums' are.)
+        const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks && !warp_lanes &&
+                                !computes_64_bit(r.func) &&
                                 (thread_a_row ? r.extents[0] % kVectorPoints == 0
                                               : r.extents[0] >= vector_steps * row_threads * kVectorPoints);
         if (in_row_blocks && region == group) {
             schedule.push_back({region, Choice::ComputeRoot});
             schedule.push_back({region, Choice::GpuRows, -1, row_threads, block_rows > 1 ? block_rows : 0});
+            if (warp_lanes) schedule.push_back({region, Choice::GpuWarpRows, -1, row_threads, 0});
             if (row_vector) schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, 0});
             continue;
         }

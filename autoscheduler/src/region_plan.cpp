@@ -90,6 +90,14 @@ int64_t reduction_lanes(const RegionFunc &r) {
     return r.blocked_sum ? r.blocked_sum->lanes : r.lane_parts ? r.lane_parts->lanes : 0;
 }
 
+bool warp_row_member(const RegionFunc &r, int64_t lanes) {
+    // (Halide 21 has no warp shuffles of 64-bit values.)
+    if (r.vars.empty() || computes_64_bit(r.func)) return false;
+    if (!r.accumulator.defined()) return true;
+    if (!gpu_block_reduction(r) || r.symbolic || r.lane_parts || r.rextents[0] % lanes != 0) return false;
+    return r.blocked_sum ? r.blocked_sum->lanes == lanes : r.associative_vectorizable && r.rdom.defined();
+}
+
 bool thread_reads_row_in_vectors(const RegionFunc &r) {
     if (!r.accumulator.defined() || !r.reduces_innermost || r.symbolic || r.lane_parts || r.rextents.size() != 1) {
         return false;
@@ -308,6 +316,16 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.gpu_stage_transposed, true, false, d, lowered);
             break;
         }
+        case Choice::GpuWarpRows:
+            need(is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 && !r.accumulator.defined(),
+                 "only an elementwise row root (two axes or more) runs its rows in a warp's lanes");
+            need(d.value >= 2 && d.value <= 32 && 32 % d.value == 0, "a row's lanes divide a warp's 32");
+            need(!r.symbolic_axis(0) && r.extents[0] % d.value == 0 && r.extents[0] / d.value <= kMaxWarpRowSteps,
+                 ("a row in a warp's lanes has a static length, a multiple of its lanes, up to " +
+                  std::to_string(kMaxWarpRowSteps) + " points a lane")
+                     .c_str());
+            set_once(p.gpu_warp_rows, d.value, int64_t{0}, d, lowered);
+            break;
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -364,9 +382,9 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                 throw std::invalid_argument("schedule: " + region + " is computed per row of a root of several rows a "
                                             "block, and its axes are not the root's rows");
             }
-            // Stored per row, each of the block's rows (in shared memory; a thread's row in its
-            // registers).
-            const bool in_threads = thread_rows(plans[p.row_of]);
+            // Stored per row, each of the block's rows (in shared memory; a thread's row, or a
+            // warp's lanes', in their registers).
+            const bool in_threads = thread_rows(plans[p.row_of]) || plans[p.row_of].gpu_warp_rows > 0;
             if (!r.accumulator.defined() && !p.inlined && !in_threads) {
                 shared_rows[p.row_of] += r.extents[0] * point_bytes(r.func) * plans[p.row_of].gpu_rows_per_block;
                 if (shared_rows[p.row_of] > kSharedBytesPerBlock) {
@@ -386,6 +404,19 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             lowered.regions[p.row_of].symbolic_axis(0)) {
             throw std::invalid_argument("schedule: " + region + " is stored per row of a row of any length: no shared "
                                         "memory is sized for it (inline it: recomputed where read)");
+        }
+        // (Several rows a block: each row's members are computed in its thread's loop, inside which
+        // its lanes run. A block of one row computed them at the block, outside any thread loop,
+        // and 32 lanes a row came out wrong.)
+        if (p.gpu_warp_rows && (p.gpu_rows != p.gpu_warp_rows || p.gpu_vector || p.gpu_rows_per_block < 2)) {
+            throw std::invalid_argument("schedule: " + region + ": gpu_warp_rows takes the root's gpu_rows of as many "
+                                        "threads a row, several rows a block, a point a lane a step (no gpu_vector)");
+        }
+        if (whole_pipeline && p.row_of >= 0 && plans[p.row_of].gpu_warp_rows && !p.inlined &&
+            (!warp_row_member(r, plans[p.row_of].gpu_warp_rows) || p.gpu_vector)) {
+            throw std::invalid_argument("schedule: " + region + " is computed per row of a warp's lanes (gpu_warp_rows), "
+                                        "and is no elementwise region, nor a reduction over the row that rfactors or "
+                                        "whose float sum has the row's lanes; or it takes a gpu_vector");
         }
         const bool in_rows = p.gpu_rows || p.row_of >= 0;
         if (p.gpu_vector && (!(p.gpu_threads_x || p.gpu_rows) ||

@@ -52,11 +52,22 @@ struct RegionPlan {
                                   //   (1: a thread a row, thread_rows)
     int64_t gpu_rows_per_block = 0;  //   and the root's rows a block (value2; 0: one)
     bool gpu_stage_transposed = false;  // GpuStageTransposed
+    int64_t gpu_warp_rows = 0;    // GpuWarpRows: a GpuRows root's threads a row, a warp's lanes (0: none)
 };
 
 // Whether a GpuRows root runs a thread a row (its rows' axes fused, a thread each, its members
 // computed in the thread), where other row roots run a block's threads across each row.
 inline bool thread_rows(const RegionPlan &root_plan) { return root_plan.gpu_rows == 1; }
+
+// The most points of a row a lane of a GpuWarpRows group holds (of each Func stored per row, in
+// its registers).
+constexpr int64_t kMaxWarpRowSteps = 32;
+
+// Whether member `r` of a row group may run in a warp's lanes (GpuWarpRows, `lanes` a row):
+// elementwise, or a reduction over the row (max, min, prod, any, all, integer sums: rfactored
+// into a lane's partial results; a float sum whose lanes are the row's lanes). Not an arg
+// reduction (its lanes combine in levels of shared memory), nor one computing with 64-bit values.
+bool warp_row_member(const RegionFunc &r, int64_t lanes);
 
 // A plain elementwise region: no update, no library call, not fused into rows. Only such
 // regions take part in stencil fusion (tiles and the regions computed in them).

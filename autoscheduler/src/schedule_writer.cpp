@@ -157,6 +157,10 @@ void ScheduleWriter::gpu_threads(const StageRef &s, const Halide::VarOrRVar &v) 
     on_stage(s, "gpu_threads(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.gpu_threads(v); });
 }
 
+void ScheduleWriter::gpu_lanes(const StageRef &s, const Halide::VarOrRVar &v) {
+    on_stage(s, "gpu_lanes(" + name_of(v) + ")", [&](Halide::Stage &stage) { stage.gpu_lanes(v); });
+}
+
 void ScheduleWriter::gpu_single_thread(const StageRef &s) {
     on_stage(s, "gpu_single_thread()", [&](Halide::Stage &stage) { stage.gpu_single_thread(); });
 }

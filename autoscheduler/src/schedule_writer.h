@@ -53,6 +53,10 @@ public:
     // whole stage as one thread of one block.
     void gpu_blocks(const StageRef &s, const Halide::VarOrRVar &v);
     void gpu_threads(const StageRef &s, const Halide::VarOrRVar &v);
+    // A loop over threads that are lanes of one warp (the block's innermost thread loop, at most
+    // 32): Funcs stored outside it and computed inside it lie in the lanes' registers, read
+    // across lanes by warp shuffles.
+    void gpu_lanes(const StageRef &s, const Halide::VarOrRVar &v);
     void gpu_single_thread(const StageRef &s);
     // Splits the update's reduction variable `r` into `outer` and `inner`, then rfactors
     // `inner` (`rfactor_outer`: `outer`) into the new pure variable `lane`; returns the

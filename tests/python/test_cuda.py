@@ -238,11 +238,15 @@ def _normalized_rows(x):
 
 def _rows_a_block(decisions, rows, threads=None):
     """`decisions` with the row root's gpu_rows taking `rows` rows a block (and `threads` a row,
-    its members' too, where given)."""
+    its members' too, where given). A row's threads are a warp's lanes (gpu_warp_rows) only as
+    the rule gave them, several rows a block."""
     def threads_of(choice, value):
         return threads if threads is not None and choice in ("gpu_rows", "gpu_tile") else value
-    return [(r, c, a, threads_of(c, v), rows if c == "gpu_rows" else b) for (r, c, a, v, b) in decisions
-            if threads is None or c != "gpu_vector"]
+    def kept(choice):
+        if choice == "gpu_warp_rows":
+            return threads is None and rows > 1
+        return threads is None or choice != "gpu_vector"
+    return [(r, c, a, threads_of(c, v), rows if c == "gpu_rows" else b) for (r, c, a, v, b) in decisions if kept(c)]
 
 
 def test_a_reshape_of_a_0d_value_compiles_for_the_gpu():
@@ -1004,6 +1008,64 @@ def test_rows_a_thread_each_on_the_gpu(dtype, torch_cuda):
         with np.errstate(all="ignore"):
             np.testing.assert_allclose(f(view).cpu().numpy(), _softmax_rows(wide[:rows, ::2]),
                                        rtol=tolerance[0], atol=tolerance[1], err_msg=str(rows))
+
+
+# Row groups whose rows of 32 to 512 points run in a warp's lanes (gpu_warp_rows).
+_WARP_ROW_GROUPS = (_softmax_rows, _layernorm_rows, _log_softmax_rows, _rows_over_their_norm)
+
+
+def _without_warp_rows(decisions):
+    """`decisions` with the row group's threads across each row in shared memory instead."""
+    return [d for d in decisions if d[1] != "gpu_warp_rows"]
+
+
+def test_rows_of_a_warp_or_less_run_in_its_lanes():
+    """Row groups over rows of 32 to 511 points of a static length, as many rows as fill blocks
+    of several rows, run each row in a warp's lanes (16 or fewer): no gpu_vector (a point a lane a
+    step, striped as the float sums' lanes are). Not for 64-bit values (Halide has no 64-bit
+    shuffles), rows of 512 (32 lanes) or more, rows too few for blocks of several, or a row
+    length the lanes do not divide. Compiles without a GPU."""
+    for fn in _WARP_ROW_GROUPS:
+        for shape, dtype in (((4096, 32), np.float32), ((2048, 64), np.float32), ((4096, 96), np.float16),
+                             ((1024, 256), np.float32), ((8, 64, 160), np.float32)):
+            f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+            f.compile_only(np.ones(shape, dtype))
+            schedule = f.compile_records[-1]["report"]["schedule"]
+            assert "gpu_warp_rows" in schedule and "gpu_vector" not in schedule, (fn.__name__, shape, schedule)
+    for fn, shape, dtype in ((_softmax_rows, (1024, 256), np.float64), (_softmax_rows, (1024, 512), np.float32),
+                             (_softmax_rows, (40, 64), np.float32), (_layernorm_rows, (1024, 1024), np.float32),
+                             (_layernorm_rows, (1024, 100), np.float32), (_layernorm_rows, (1024, 36), np.float32)):
+        f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(np.ones(shape, dtype))
+        assert "gpu_warp_rows" not in f.compile_records[-1]["report"]["schedule"], (fn.__name__, shape, dtype)
+
+
+@gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_rows_in_warp_lanes_on_the_gpu(dtype, torch_cuda):
+    """Rows in a warp's lanes (gpu_warp_rows): NumPy's answer for every row group over rows of 32
+    to 256 points, rows along several axes, NaN and infinity in a row, and the same bits as the
+    block's threads across each row combining in shared memory (the same lanes' sums in the same
+    order; only where they are combined differs)."""
+    torch = torch_cuda
+    rng = np.random.default_rng(37)
+    tolerance = {np.float32: (2e-5, 1e-6), np.float16: (4e-3, 4e-3)}[dtype]
+    for shape in [(4096, 32), (2048, 64), (4096, 96), (2048, 128), (2048, 256), (4096, 160), (4, 1024, 64), (2, 8, 256, 128)]:
+        x = rng.standard_normal(shape).astype(dtype)
+        x[(0,) * (x.ndim - 2) + (3, 1)] = np.nan
+        x[(0,) * (x.ndim - 2) + (5, 2)] = np.inf
+        xt = torch.from_numpy(x).cuda()
+        for fn in _WARP_ROW_GROUPS:
+            rule = hc.hcompile(fn, fullgraph=True)
+            got = rule(xt).cpu().numpy()
+            with np.errstate(all="ignore"):
+                want = fn(x)
+            np.testing.assert_allclose(got, want, rtol=tolerance[0], atol=tolerance[1], err_msg=f"{fn.__name__} {shape}")
+            decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
+            assert any(d[1] == "gpu_warp_rows" for d in decisions), (fn.__name__, shape, decisions)
+            shared = hc.hcompile(fn, fullgraph=True, schedule=_without_warp_rows(decisions))(xt)
+            np.testing.assert_array_equal(got, shared.cpu().numpy(), err_msg=f"{fn.__name__} {shape}")
+
 
 def _near_one(rng, shape, dtype):
     # (Values within 1e-4 of one make float32 products round near ties the same way each step:

@@ -68,6 +68,12 @@ enum class Choice : uint8_t {
                          // array the region reads transposed (StageAnalysis::transposed_reads) into
                          // shared memory, its threads along the array's rows (coalesced), then
                          // reads it from there
+    GpuWarpRows,      // value: a GpuRows root's threads a row (as its gpu_rows), 2 to 32 dividing a
+                      // warp: those threads are lanes of one warp, each row's points striped over
+                      // them (lane l: points l, l + value, ...); every region computed per row is
+                      // computed in the row's thread, its row striped the same way in the lanes'
+                      // registers, a reduction's partial results a lane each, combined by warp
+                      // shuffles (Halide's gpu_lanes): no shared memory, no barrier
 };
 
 struct Decision {
