@@ -208,6 +208,10 @@ int64_t thread_rows_a_block(const RegionFunc &root) {
 // threads combining in shared memory (layer norm 266 against 155): lane 0's serial combining of
 // 32 lanes' sums while the others wait. 16 lanes or fewer were faster at every length.
 constexpr int64_t kMaxWarpRowLanes = 16;
+// The fewest: rows of 16 in 4 lanes of a warp, 32 rows a block, took 186 us for softmax against
+// 200 a thread a row (layer norm 192 against 233); rows of 8 in 2 lanes 209 against 177 (layer
+// norm 311 against 175).
+constexpr int64_t kMinWarpRowLanes = 4;
 
 // Whether row group `root_region`, of `threads` a row and `block_rows` rows a block, runs each
 // row in a warp's lanes (GpuWarpRows): a row of a static length, several rows a block (they
@@ -220,7 +224,8 @@ constexpr int64_t kMaxWarpRowLanes = 16;
 // layer norm 204, 150, 179 and 140 against 267, 204, 204 and 152.
 bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t threads, int64_t block_rows) {
     const RegionFunc &root = lowered.regions[root_region];
-    if (root.symbolic || root.vars.size() < 2 || block_rows < 2 || threads > kMaxWarpRowLanes || kWarp % threads != 0 ||
+    if (root.symbolic || root.vars.size() < 2 || block_rows < 2 || threads < kMinWarpRowLanes ||
+        threads > kMaxWarpRowLanes || kWarp % threads != 0 || !block_loops_fit_grid(root, 1) ||
         root.extents[0] % threads != 0 || root.extents[0] / threads > kMaxWarpRowSteps) {
         return false;
     }
@@ -289,14 +294,22 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         const bool in_row_blocks = blocks != RowBlocks::None;
         // The threads of a row root's blocks a row, which its members' loops across the row share,
         // and its rows a block (a warp of threads or more in all).
-        const bool thread_a_row = in_row_blocks && runs_a_thread_a_row(lowered, group);
-        int64_t row_threads = thread_a_row ? 1 : in_row_blocks ? row_group_threads(lowered.regions[group]) : 0;
-        const int64_t block_rows = thread_a_row    ? thread_rows_a_block(lowered.regions[group])
-                                   : in_row_blocks ? row_group_rows(lowered, group, row_threads)
-                                                   : 0;
+        // A row in a warp's lanes where it may (runs_in_warp_lanes), else rows shorter than a
+        // warp a thread each, else the block's threads across each row.
+        int64_t row_threads = in_row_blocks ? row_group_threads(lowered.regions[group]) : 0;
+        int64_t block_rows = in_row_blocks ? row_group_rows(lowered, group, row_threads) : 0;
         if (in_row_blocks) row_threads = std::max(row_threads, kWarp / block_rows);
-        const bool warp_lanes = in_row_blocks && !thread_a_row && blocks == RowBlocks::Stored &&
+        // (Rows shorter than a warp whose blocks are too few to take their sums' lanes a row: a
+        // thread a row, not a block of a warp.)
+        const bool warp_lanes = in_row_blocks && blocks == RowBlocks::Stored &&
+                                !(short_static_rows(lowered.regions[group]) &&
+                                  row_threads != row_group_threads(lowered.regions[group])) &&
                                 runs_in_warp_lanes(lowered, group, row_threads, block_rows);
+        const bool thread_a_row = in_row_blocks && !warp_lanes && runs_a_thread_a_row(lowered, group);
+        if (thread_a_row) {
+            row_threads = 1;
+            block_rows = thread_rows_a_block(lowered.regions[group]);
+        }
         if (r.optional && !r.stored_by_default) {
             schedule.push_back({region, Choice::Inline});
             continue;

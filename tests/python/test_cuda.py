@@ -147,8 +147,9 @@ def test_many_rows_too_long_for_shared_memory_run_a_block_each_their_members_rec
 def test_short_rows_take_a_block_of_warps_per_row():
     """A row group (softmax) takes a thread a lane of its sums (about the square root of a short
     row), and several rows a block where they divide its rows and leave blocks enough (128
-    threads a block), else a warp a row; rows shorter than 32 a thread each, 128 a block where
-    that leaves blocks enough. A reduction alone too where its rows are that short and many,
+    threads a block), else a warp a row; rows of 16 to 31 whose sums take 4 lanes as many lanes
+    of a warp (gpu_warp_rows), other rows shorter than 32 a thread each, 128 a block where that
+    leaves blocks enough. A reduction alone too where its rows are that short and many,
     else rows of a warp or more in a block per row (whole warps, up to 256 threads), its block
     loops past the grid's third fused into its z. A reduction over fewer short rows: a thread
     per row."""
@@ -156,7 +157,8 @@ def test_short_rows_take_a_block_of_warps_per_row():
         return x.sum(axis=-1, keepdims=True)
 
     for fn, shape, rows in ((_softmax_rows, (16, 8, 64, 64), "a block of 8 threads per row, 16 rows a block"),
-                            (_softmax_rows, (262144, 16), "a thread a row, 128 rows a block"),
+                            (_softmax_rows, (262144, 16), "a block of 4 threads per row, 32 rows a block"),
+                            (_softmax_rows, (262144, 12), "a thread a row, 128 rows a block"),
                             (_softmax_rows, (1000, 16), "a thread a row, 32 rows a block"),
                             (_softmax_rows, (7, 33), "a block of 32 threads per row\n"),
                             (_softmax_rows, (5, 200), "a block of 32 threads per row\n"),
@@ -946,7 +948,8 @@ _THREAD_ROW_GROUPS = (_softmax_rows, _layernorm_rows, _log_softmax_rows, _rows_o
 
 
 def test_rows_shorter_than_a_warp_run_a_thread_each():
-    """Row groups over rows shorter than 32 of a static length run a thread a row, any number of
+    """Row groups over rows shorter than 32 of a static length (but for those that fill blocks of
+    their sums' 4 lanes a row: test_rows_of_a_warp_or_less_run_in_its_lanes) run a thread a row, any number of
     rows (a last block partial; every row axis fused into the grid's x, so a batch of any size
     along several axes too), vectors where four divide the row; 32 and longer keep threads across
     the row. Compiles for every length and dtype (no GPU needed)."""
@@ -1020,13 +1023,14 @@ def _without_warp_rows(decisions):
 
 
 def test_rows_of_a_warp_or_less_run_in_its_lanes():
-    """Row groups over rows of 32 to 511 points of a static length, as many rows as fill blocks
-    of several rows, run each row in a warp's lanes (16 or fewer): no gpu_vector (a point a lane a
-    step, striped as the float sums' lanes are). Not for 64-bit values (Halide has no 64-bit
-    shuffles), rows of 512 (32 lanes) or more, rows too few for blocks of several, or a row
-    length the lanes do not divide. Compiles without a GPU."""
+    """Row groups over rows of 16 to 511 points of a static length, as many rows as fill blocks
+    of several rows, run each row in a warp's lanes (4 to 16, a float sum's): no gpu_vector (a
+    point a lane a step, striped as the float sums' lanes are). Not for 64-bit values (Halide has
+    no 64-bit shuffles), rows of 512 (32 lanes) or more, rows too few for blocks of several, rows
+    whose sums take 2 lanes (a thread a row instead), or a row length the lanes do not divide.
+    Compiles without a GPU."""
     for fn in _WARP_ROW_GROUPS:
-        for shape, dtype in (((4096, 32), np.float32), ((2048, 64), np.float32), ((4096, 96), np.float16),
+        for shape, dtype in (((4096, 16), np.float32), ((2, 4096, 20), np.float16), ((4096, 32), np.float32), ((2048, 64), np.float32), ((4096, 96), np.float16),
                              ((1024, 256), np.float32), ((8, 64, 160), np.float32)):
             f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
             f.compile_only(np.ones(shape, dtype))
@@ -1034,6 +1038,7 @@ def test_rows_of_a_warp_or_less_run_in_its_lanes():
             assert "gpu_warp_rows" in schedule and "gpu_vector" not in schedule, (fn.__name__, shape, schedule)
     for fn, shape, dtype in ((_softmax_rows, (1024, 256), np.float64), (_softmax_rows, (1024, 512), np.float32),
                              (_softmax_rows, (40, 64), np.float32), (_layernorm_rows, (1024, 1024), np.float32),
+                             (_softmax_rows, (4096, 12), np.float32), (_layernorm_rows, (1000, 16), np.float32),
                              (_layernorm_rows, (1024, 100), np.float32), (_layernorm_rows, (1024, 36), np.float32)):
         f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
         f.compile_only(np.ones(shape, dtype))
@@ -1043,14 +1048,14 @@ def test_rows_of_a_warp_or_less_run_in_its_lanes():
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_rows_in_warp_lanes_on_the_gpu(dtype, torch_cuda):
-    """Rows in a warp's lanes (gpu_warp_rows): NumPy's answer for every row group over rows of 32
+    """Rows in a warp's lanes (gpu_warp_rows): NumPy's answer for every row group over rows of 16
     to 256 points, rows along several axes, NaN and infinity in a row, and the same bits as the
     block's threads across each row combining in shared memory (the same lanes' sums in the same
     order; only where they are combined differs)."""
     torch = torch_cuda
     rng = np.random.default_rng(37)
     tolerance = {np.float32: (2e-5, 1e-6), np.float16: (4e-3, 4e-3)}[dtype]
-    for shape in [(4096, 32), (2048, 64), (4096, 96), (2048, 128), (2048, 256), (4096, 160), (4, 1024, 64), (2, 8, 256, 128)]:
+    for shape in [(8192, 16), (2, 4096, 20), (4096, 32), (2048, 64), (4096, 96), (2048, 128), (2048, 256), (4096, 160), (4, 1024, 64), (2, 8, 256, 128)]:
         x = rng.standard_normal(shape).astype(dtype)
         x[(0,) * (x.ndim - 2) + (3, 1)] = np.nan
         x[(0,) * (x.ndim - 2) + (5, 2)] = np.inf
