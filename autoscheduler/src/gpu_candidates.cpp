@@ -42,15 +42,20 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
             out.push_back({{region, Choice::Inline}});
         }
     }
+    // `own` without its decision of kind `choice`, where it has one.
+    auto dropped = [&](Choice choice) {
+        if (std::none_of(own.begin(), own.end(), [&](const Decision &d) { return d.choice == choice; })) return;
+        Schedule rest;
+        for (const Decision &d : own) {
+            if (d.choice != choice) rest.push_back(d);
+        }
+        out.push_back(rest);
+    };
     // A transposed array read where it lies instead of staged (the same tiles): what the stage
     // is worth, measured where max-autotune runs.
-    if (std::any_of(own.begin(), own.end(), [](const Decision &d) { return d.choice == Choice::GpuStageTransposed; })) {
-        Schedule unstaged;
-        for (const Decision &d : own) {
-            if (d.choice != Choice::GpuStageTransposed) unstaged.push_back(d);
-        }
-        out.push_back(unstaged);
-    }
+    dropped(Choice::GpuStageTransposed);
+    // A row root's rows in a warp's lanes, or its threads combining in shared memory instead.
+    dropped(Choice::GpuWarpRows);
     // Threads of a block per output of a reduction over rows (a row root's members take its
     // threads: changing them is several regions' change; a reduction with lanes, a float sum's or
     // an arg reduction's, runs a thread a lane whatever the value).
