@@ -154,7 +154,7 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
         }
     }
     k.shared_bytes *= std::max<int64_t>(plan.gpu_rows_per_block, 1);
-    if (r.accumulator.defined() && plan.gpu_rows > 0) k.shared_bytes += kSharedPerReduction;
+    if (r.accumulator.defined() && plan.gpu_rows > 0 && !plan.gpu_warp_rows) k.shared_bytes += kSharedPerReduction;
     if (plan.gpu_stage_transposed) {   // each array's tile, its rows padded by one (gpu_directives.cpp)
         const int64_t rows = plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1);
         k.shared_bytes += static_cast<int64_t>(s.transposed_bytes_per_point) * plan.gpu_threads_x * (rows + 1);

@@ -614,32 +614,21 @@ void in_first_lane(ScheduleWriter &w, const StageRef &s, const Halide::Var &v) {
     w.gpu_lanes(s, lane);
 }
 
-// A member of a row group in a warp's lanes (GpuWarpRows): computed per row (warp_row_loop), an
-// elementwise member's row striped over the lanes as its root's; a reduction's partial results a
-// lane each over the same points (a float sum's lanes are the row's lanes; another reduction
-// rfactored over them), each lane's steps unrolled, then combined by lane 0, reading the other
-// lanes' by warp shuffles. No shared memory, no barrier: a block's combining steps over shared
-// memory took half of softmax's instructions over rows of 64, one thread's serial steps while its
-// warp waited.
-void schedule_gpu_warp_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root,
-                                  const RegionPlan &root_plan) {
-    const Halide::VarOrRVar at = warp_row_loop(root, root_plan);
-    const int64_t lanes = root_plan.gpu_warp_rows;
-    w.compute_at(r.func, root.func, &at);
-    if (!r.accumulator.defined()) {
-        row_in_lanes(w, ScheduleWriter::pure(r.func), r.vars[0], lanes);
-        return;
-    }
-    // The row's value by lane 0, and whatever only it computes inside its loop: a Func stored
-    // outside a loop of lanes lies striped over them, and lane 0 alone reading its own (an
-    // accumulator's update reads its running value) is a warp shuffle the other lanes never
-    // join (undefined: a softmax's max came out garbage). Reads of the lanes' partial results are
-    // shuffles before lane 0's branch, which every lane runs.
+// The reduction of `r` over a row in a warp's `lanes` lanes (GpuWarpRows), its value (r.func)
+// placed already and computed by lane 0 (in_first_lane), per row of `root` at its loop `at`:
+// the partial results a lane each over the row's points l, l + lanes, ... (a float sum's lanes
+// are the row's lanes; another reduction rfactored over them), each lane's steps unrolled, then
+// combined by lane 0, reading the other lanes' by warp shuffles. Whatever lane 0 alone computes
+// is computed inside its loop: a Func stored outside a loop of lanes lies striped over them, and
+// lane 0 alone reading its own (an accumulator's update reads its running value) is a warp
+// shuffle the other lanes never join (undefined: a softmax's max came out garbage). Reads of the
+// lanes' partial results are shuffles before lane 0's branch, which every lane runs.
+void reduce_in_warp_lanes(ScheduleWriter &w, const RegionFunc &r, const Halide::Func &root, const Halide::VarOrRVar &at,
+                          int64_t lanes) {
     Halide::Func acc = r.accumulator;
-    in_first_lane(w, ScheduleWriter::pure(r.func), r.vars[0]);
     const Halide::VarOrRVar first_lane = Halide::Var(kFirstLane);
     if (r.blocked_sum) {
-        w.compute_at(acc, root.func, &at);
+        w.compute_at(acc, root, &at);
         const BlockedSum &b = *r.blocked_sum;
         w.gpu_lanes(ScheduleWriter::pure(acc), b.lane);
         auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
@@ -667,19 +656,35 @@ void schedule_gpu_warp_row_member(ScheduleWriter &w, const RegionFunc &r, const 
         }
         return;
     }
-    // The partial results a lane each (the row's points l, l + lanes, ...), then lane 0's.
     StageRef update = ScheduleWriter::update(acc);
     Halide::RVar step("r_lane_step"), lane_of("r_lane");
     Halide::Var lane("gpu_reduce_lane");
     const Halide::Func partial = w.split_and_rfactor(update, r.rdom[0], step, lane_of, static_cast<int>(lanes), lane);
     w.compute_at(acc, r.func, &first_lane);
-    w.compute_at(partial, root.func, &at);
+    w.compute_at(partial, root, &at);
     w.gpu_lanes(ScheduleWriter::pure(partial), lane);
     StageRef partial_update = ScheduleWriter::update(partial);
     w.reorder(partial_update, {step, lane});
     w.gpu_lanes(partial_update, lane);
     w.unroll(partial_update, step);
     w.unroll(update, lane_of);
+}
+
+// A member of a row group in a warp's lanes (GpuWarpRows): computed per row (warp_row_loop), an
+// elementwise member's row striped over the lanes as its root's, a reduction's value by lane 0
+// (reduce_in_warp_lanes). No shared memory, no barrier: a block's combining steps over shared
+// memory took half of softmax's instructions over rows of 64, one thread's serial steps while its
+// warp waited.
+void schedule_gpu_warp_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root,
+                                  const RegionPlan &root_plan) {
+    const Halide::VarOrRVar at = warp_row_loop(root, root_plan);
+    w.compute_at(r.func, root.func, &at);
+    if (!r.accumulator.defined()) {
+        row_in_lanes(w, ScheduleWriter::pure(r.func), r.vars[0], root_plan.gpu_warp_rows);
+        return;
+    }
+    in_first_lane(w, ScheduleWriter::pure(r.func), r.vars[0]);
+    reduce_in_warp_lanes(w, r, root.func, at, root_plan.gpu_warp_rows);
 }
 
 // A matrix operand a cuBLAS call needs stored (lowering's library_operands, (column, row, batch
@@ -715,7 +720,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         Halide::Var lane("gpu_lane");
         w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
         w.gpu_threads(s, lane);
-    } else if (p.gpu_warp_rows) {
+    } else if (!reduction && p.gpu_warp_rows) {
         // The row's length stated (static): each lane's steps whole, unrolled without guards.
         if (!root.estimated) w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
         row_in_lanes(w, s, root.vars[0], p.gpu_warp_rows);
@@ -726,6 +731,8 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     if (row_blocks) {
         Halide::Var block_row(kBlockRow);
         w.split(s, root.vars[first], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block), kTail);
+        // A reduction's rows in a warp's lanes: each output by its row's lane 0.
+        if (reduction && p.gpu_warp_rows) in_first_lane(w, s, block_row);
         w.gpu_threads(s, block_row);
     }
     // A block loop per axis, those past the third fused into the grid's z (CUDA grids have three;
@@ -752,7 +759,11 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         w.gpu_blocks(s, row_blocks && i == first ? Halide::VarOrRVar(Halide::Var(kRowBlocks)) : root.vars[i]);
     }
     if (first + 2 < root.vars.size()) w.gpu_blocks(s, z);
-    if (reduction) schedule_gpu_block_reduction(w, root, root, p, p.gpu_rows);
+    if (reduction && p.gpu_warp_rows) {
+        reduce_in_warp_lanes(w, root, root.func, Halide::Var(kBlockRow), p.gpu_warp_rows);
+    } else if (reduction) {
+        schedule_gpu_block_reduction(w, root, root, p, p.gpu_rows);
+    }
 }
 
 // A region computed per row of a GpuRows root, inside its block (see Choice::GpuRows).

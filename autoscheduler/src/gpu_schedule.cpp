@@ -183,12 +183,14 @@ int64_t reduction_rows_a_block(const RegionFunc &r) {
 // rows (its row then a constant number of points: in registers). Measured on an H200 (64M float32
 // elements as rows of 16, python -m apps.gpu_rows_bench): softmax 325 us in blocks of 32 rows of 4
 // threads, layer norm 248 (torch.compile 133 and 141).
+// Each member's own row short too: a root of rows of one point (x.mean(axis=-1, keepdims=True))
+// may read a reduction over rows of 8192, which a thread a row unrolled whole (a 15 s compile).
 bool runs_a_thread_a_row(const LoweredPipeline &lowered, int root_region) {
     const RegionFunc &root = lowered.regions[root_region];
     if (!short_static_rows(root)) return false;
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
-        if (!member_row_axis(r, root)) return false;
+        if (!member_row_axis(r, root) || thread_row_length(r) >= kMinShortRow) return false;
     }
     return true;
 }
@@ -236,6 +238,14 @@ bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t
         if (!warp_row_member(r, threads) || !member_row_axis(r, root) || length != root.extents[0]) return false;
     }
     return true;
+}
+
+// Whether reduction `r`, alone over short rows several a block (reduction_rows_a_block), `threads`
+// a row, reduces each row in a warp's lanes (GpuWarpRows), as a row group's members do
+// (runs_in_warp_lanes).
+bool reduces_in_warp_lanes(const RegionFunc &r, int64_t threads) {
+    return !r.symbolic && threads >= kMinWarpRowLanes && threads <= kMaxWarpRowLanes && kWarp % threads == 0 &&
+           warp_row_member(r, threads) && r.rextents[0] / threads <= kMaxWarpRowSteps;
 }
 
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared
@@ -365,6 +375,9 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
             const int64_t rows = reduction_rows_a_block(r);
             schedule.push_back({region, Choice::GpuRows, -1, rows > 1 ? reduction_threads(r) : block_reduction_threads(r.rextents[0]),
                                 rows > 1 ? rows : 0});
+            if (rows > 1 && reduces_in_warp_lanes(r, reduction_threads(r))) {
+                schedule.push_back({region, Choice::GpuWarpRows, -1, reduction_threads(r), 0});
+            }
             continue;
         }
         // An array read transposed (x.T, swapaxes of the two innermost axes; a permutation that

@@ -90,6 +90,11 @@ int64_t reduction_lanes(const RegionFunc &r) {
     return r.blocked_sum ? r.blocked_sum->lanes : r.lane_parts ? r.lane_parts->lanes : 0;
 }
 
+int64_t thread_row_length(const RegionFunc &member) {
+    if (member.accumulator.defined()) return member.rextents.empty() ? 0 : member.rextents[0];
+    return member.extents.empty() ? 0 : member.extents[0];
+}
+
 bool warp_row_member(const RegionFunc &r, int64_t lanes) {
     // (Halide 21 has no warp shuffles of 64-bit values.)
     if (r.vars.empty() || computes_64_bit(r.func)) return false;
@@ -316,16 +321,22 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.gpu_stage_transposed, true, false, d, lowered);
             break;
         }
-        case Choice::GpuWarpRows:
-            need(is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 && !r.accumulator.defined(),
-                 "only an elementwise row root (two axes or more) runs its rows in a warp's lanes");
+        case Choice::GpuWarpRows: {
+            // (A reduction's row: its reduced axis; an elementwise root's: its axis 0.)
+            const bool elementwise_root = is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 &&
+                                          !r.accumulator.defined();
+            need(elementwise_root || (gpu_block_reduction(r) && warp_row_member(r, d.value)),
+                 "only an elementwise row root (two axes or more), or a reduction over its innermost axis that "
+                 "rfactors or whose float sum has as many lanes, runs its rows in a warp's lanes");
             need(d.value >= 2 && d.value <= 32 && 32 % d.value == 0, "a row's lanes divide a warp's 32");
-            need(!r.symbolic_axis(0) && r.extents[0] % d.value == 0 && r.extents[0] / d.value <= kMaxWarpRowSteps,
+            const int64_t length = elementwise_root ? r.extents[0] : r.rextents[0];
+            need(!r.symbolic && length % d.value == 0 && length / d.value <= kMaxWarpRowSteps,
                  ("a row in a warp's lanes has a static length, a multiple of its lanes, up to " +
                   std::to_string(kMaxWarpRowSteps) + " points a lane")
                      .c_str());
             set_once(p.gpu_warp_rows, d.value, int64_t{0}, d, lowered);
             break;
+        }
         case Choice::RegisterTile:
             need(matmul, "not a matrix product");
             need(d.value >= 1 && d.value2 >= 1, "a tile is at least 1x1");
@@ -385,6 +396,11 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             // Stored per row, each of the block's rows (in shared memory; a thread's row, or a
             // warp's lanes', in their registers).
             const bool in_threads = thread_rows(plans[p.row_of]) || plans[p.row_of].gpu_warp_rows > 0;
+            if (thread_rows(plans[p.row_of]) && !p.inlined && thread_row_length(r) > kMaxThreadRow) {
+                throw std::invalid_argument("schedule: " + region + " is computed per row of a root of a thread a row, "
+                                            "and its own row is longer than " + std::to_string(kMaxThreadRow) +
+                                            " points (or of any length): a thread's registers hold it");
+            }
             if (!r.accumulator.defined() && !p.inlined && !in_threads) {
                 shared_rows[p.row_of] += r.extents[0] * point_bytes(r.func) * plans[p.row_of].gpu_rows_per_block;
                 if (shared_rows[p.row_of] > kSharedBytesPerBlock) {

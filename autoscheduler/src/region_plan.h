@@ -59,6 +59,9 @@ struct RegionPlan {
 // computed in the thread), where other row roots run a block's threads across each row.
 inline bool thread_rows(const RegionPlan &root_plan) { return root_plan.gpu_rows == 1; }
 
+// The points of a row of `member` (of a row group): its reduction's, or its axis 0's.
+int64_t thread_row_length(const RegionFunc &member);
+
 // The most points of a row a lane of a GpuWarpRows group holds (of each Func stored per row, in
 // its registers).
 constexpr int64_t kMaxWarpRowSteps = 32;

@@ -966,6 +966,11 @@ def test_rows_shorter_than_a_warp_run_a_thread_each():
     f = hc.hcompile(_softmax_rows, target=CUDA_TARGET, fullgraph=True)
     f.compile_only(np.ones((1000, 32), np.float32))
     assert "a thread a row" not in f.compile_records[-1]["report"]["schedule"]
+    # A root of rows of one point whose member reduces rows of 8192 (a mean kept as a column):
+    # no thread a row (it unrolled the whole row, a 15 s compile).
+    f = hc.hcompile(lambda a: a.mean(axis=-1, keepdims=True), target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.ones((1024, 8192), np.float32))
+    assert "a thread a row" not in f.compile_records[-1]["report"]["schedule"]
     # A batch of any size along two axes: one kernel, a thread a row.
     f = hc.hcompile(_layernorm_rows, target=CUDA_TARGET)
     for shape in ((3, 300, 12), (5, 200, 12)):
@@ -1070,6 +1075,66 @@ def test_rows_in_warp_lanes_on_the_gpu(dtype, torch_cuda):
             assert any(d[1] == "gpu_warp_rows" for d in decisions), (fn.__name__, shape, decisions)
             shared = hc.hcompile(fn, fullgraph=True, schedule=_without_warp_rows(decisions))(xt)
             np.testing.assert_array_equal(got, shared.cpu().numpy(), err_msg=f"{fn.__name__} {shape}")
+
+
+def test_row_reductions_alone_run_in_warp_lanes():
+    """A reduction alone over rows of 32 to 511 points, several rows a block, reduces each row in
+    a warp's lanes (4 to 16, a point a lane a step; lane 0 combines by shuffles): float sums, max,
+    min, prod, any, all, norms. Not an arg reduction, nor one computing in 64 bits (NumPy's sums of
+    int32 are int64). Compiles without a GPU."""
+    for fn, dtype in ((lambda a: a.sum(axis=-1), np.float32), (lambda a: a.max(axis=-1), np.float32),
+                      (lambda a: a.min(axis=-1), np.int32), (lambda a: (a > 0).any(axis=-1), np.float32),
+                      (lambda a: np.sqrt((a * a).sum(axis=-1)), np.float32), (lambda a: a.sum(axis=-1), np.float16)):
+        for shape in ((4096, 32), (2048, 64), (1024, 96), (1024, 256), (4, 256, 64)):
+            f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+            f.compile_only(np.ones(shape, dtype))
+            assert "gpu_warp_rows" in f.compile_records[-1]["report"]["schedule"], (shape, dtype)
+    for fn, dtype in ((lambda a: a.argmax(axis=-1), np.float32), (lambda a: a.sum(axis=-1), np.int32),
+                      (lambda a: a.sum(axis=-1), np.float64)):
+        f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+        f.compile_only(np.ones((2048, 64), dtype))
+        assert "gpu_warp_rows" not in f.compile_records[-1]["report"]["schedule"], dtype
+
+
+@gpu
+@pytest.mark.parametrize("op", ["sum", "max", "min", "prod", "any", "all"])
+def test_row_reductions_in_warp_lanes_on_the_gpu(op, torch_cuda):
+    """Reductions alone over rows in a warp's lanes: NumPy's answers (NaN and infinity in a row),
+    and the same bits as the block's threads combining in shared memory."""
+    torch = torch_cuda
+    rng = np.random.default_rng(41)
+    dtypes = ([np.bool_] if op in ("any", "all") else [np.float32] if op == "prod" else
+              [np.float32, np.float16] + ([np.int32] if op in ("max", "min") else []))
+    for dtype in dtypes:
+        for shape in [(4096, 32), (2048, 64), (1024, 96), (1024, 256), (4, 256, 64)]:
+            if dtype == np.bool_:
+                x = rng.random(shape) < (0.02 if op == "any" else 0.98)
+            elif dtype == np.int32:
+                x = rng.integers(-1000, 1000, shape).astype(dtype)
+            else:
+                x = rng.standard_normal(shape).astype(dtype)
+                if op == "prod":
+                    x = (1 + x / 16).astype(dtype)
+                if op in ("sum", "max", "min"):
+                    x[(0,) * (x.ndim - 2) + (3, 1)] = np.nan
+                    x[(0,) * (x.ndim - 2) + (4, 2)] = np.inf
+            xt = torch.from_numpy(x).cuda()
+            f = hc.hcompile(lambda a, op=op: getattr(a, op)(axis=-1), fullgraph=True)
+            got = f(xt).cpu().numpy()
+            want = getattr(x, op)(axis=-1)
+            if dtype != np.bool_ and dtype != np.int32 and op in ("sum", "prod"):
+                wide = getattr(x.astype(np.float64), op)(axis=-1)
+                rtol = 1e-5 if dtype == np.float32 else 4e-3
+                scale = float(np.where(np.isfinite(x), np.abs(x.astype(np.float64)), 0).sum(axis=-1).max())
+                np.testing.assert_allclose(got.astype(np.float64), wide, rtol=rtol,
+                                           atol=(1e-6 if dtype == np.float32 else 1e-3) * scale, err_msg=str(shape))
+            else:
+                np.testing.assert_array_equal(got, want, err_msg=f"{np.dtype(dtype).name} {shape}")
+            decisions = [tuple(d) for d in f.compile_records[-1]["report"]["decisions"]]
+            assert any(d[1] == "gpu_warp_rows" for d in decisions), (op, dtype, shape, decisions)
+            shared = hc.hcompile(lambda a, op=op: getattr(a, op)(axis=-1), fullgraph=True,
+                                 schedule=_without_warp_rows(decisions))(xt)
+            np.testing.assert_array_equal(got, shared.cpu().numpy(), err_msg=f"{op} {np.dtype(dtype).name} {shape}")
 
 
 def _near_one(rng, shape, dtype):
