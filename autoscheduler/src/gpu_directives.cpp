@@ -731,8 +731,16 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     if (row_blocks) {
         Halide::Var block_row(kBlockRow);
         w.split(s, root.vars[first], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block), kTail);
-        // A reduction's rows in a warp's lanes: each output by its row's lane 0.
-        if (reduction && p.gpu_warp_rows) in_first_lane(w, s, block_row);
+        // A reduction's rows in a warp's lanes: each output by its row's lane 0. Its axes stated
+        // (static): a block's rows then whole, each lane's partial result one point a row (in
+        // its registers); unstated, Halide sized them per call, in global memory, not striped
+        // over the lanes (garbage, and illegal addresses).
+        if (reduction && p.gpu_warp_rows) {
+            for (size_t i = 0; i < root.vars.size() && !root.estimated; ++i) {
+                w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
+            }
+            in_first_lane(w, s, block_row);
+        }
         w.gpu_threads(s, block_row);
     }
     // A block loop per axis, those past the third fused into the grid's z (CUDA grids have three;

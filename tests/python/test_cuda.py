@@ -3,7 +3,11 @@
 Without a GPU (CI) the kernels are still compiled for CUDA, so the GPU schedules are checked by
 Halide's CUDA code generator; with one (the `gpu` marker; tests/gpu/run_on_gpu_machine.sh runs
 them on the lent GPU machine) every result is compared with NumPy on the same inputs."""
+import os
+import pathlib
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -1075,6 +1079,42 @@ def test_rows_in_warp_lanes_on_the_gpu(dtype, torch_cuda):
             assert any(d[1] == "gpu_warp_rows" for d in decisions), (fn.__name__, shape, decisions)
             shared = hc.hcompile(fn, fullgraph=True, schedule=_without_warp_rows(decisions))(xt)
             np.testing.assert_array_equal(got, shared.cpu().numpy(), err_msg=f"{fn.__name__} {shape}")
+
+
+def _kernels_ptx(program):
+    """The PTX of every CUDA kernel `program` (Python source) JIT-compiles, in order: Halide's
+    code-generation log (HL_DEBUG_CODEGEN=2, read once per process) in a fresh interpreter."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    env = dict(os.environ, HL_DEBUG_CODEGEN="2", PYTHONPATH=str(root))
+    log = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=600)
+    assert log.returncode == 0, log.stderr[-2000:]
+    blobs = re.findall(r'cuda_gpu_source_kernels.data = private constant \[\d+ x i8\] c"(.*?)\\00", align',
+                       log.stdout + log.stderr)
+    return [re.sub(r"\\([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), b) for b in blobs]
+
+
+def test_warp_lanes_combine_by_shuffles_in_registers():
+    """Rows in a warp's lanes (a row group's and a reduction's alone, keepdims and a kept axis of
+    one too) lower to warp shuffles with every Func in registers: no barrier, no shared or local
+    memory, and no global scratch buffer (Halide sized one per call where the root's axes were
+    unstated, not striped over the lanes: garbage on the GPU). PTX only, no GPU needed."""
+    program = """
+import numpy as np, hcompile as hc
+from tests.python.test_cuda import _softmax_rows, _layernorm_rows
+cases = [(_softmax_rows, (4096, 64)), (_layernorm_rows, (2048, 128)), (_softmax_rows, (8192, 16)),
+         (lambda a: a.sum(axis=-1), (2048, 64)), (lambda a: a.max(axis=-1), (4, 256, 64)),
+         (lambda a: a.sum(axis=-1, keepdims=True), (4, 256, 64)), (lambda a: a.min(axis=-1), (2048, 1, 64))]
+for fn, shape in cases:
+    f = hc.hcompile(fn, target="host-cuda-cuda_capability_86", fullgraph=True)
+    f.compile_only(np.ones(shape, np.float32))
+    assert "gpu_warp_rows" in f.compile_records[-1]["report"]["schedule"], shape
+"""
+    kernels = _kernels_ptx(program)
+    assert len(kernels) == 7, len(kernels)
+    for ptx in kernels:
+        assert "shfl.sync" in ptx and "bar.sync" not in ptx, ptx[:300]
+        assert ".shared" not in ptx and ".local" not in ptx, ptx[:300]
+        assert ptx.count("ld.global") == ptx.count("ld.global.nc"), "a load of a scratch buffer"
 
 
 def test_row_reductions_alone_run_in_warp_lanes():
