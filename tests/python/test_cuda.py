@@ -1085,7 +1085,8 @@ def _kernels_ptx(program):
     """The PTX of every CUDA kernel `program` (Python source) JIT-compiles, in order: Halide's
     code-generation log (HL_DEBUG_CODEGEN=2, read once per process) in a fresh interpreter."""
     root = pathlib.Path(__file__).resolve().parents[2]
-    env = dict(os.environ, HL_DEBUG_CODEGEN="2", PYTHONPATH=str(root))
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, HL_DEBUG_CODEGEN="2", PYTHONPATH=path)
     log = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=600)
     assert log.returncode == 0, log.stderr[-2000:]
     blobs = re.findall(r'cuda_gpu_source_kernels.data = private constant \[\d+ x i8\] c"(.*?)\\00", align',
@@ -1140,7 +1141,8 @@ def test_row_reductions_alone_run_in_warp_lanes():
 @pytest.mark.parametrize("op", ["sum", "max", "min", "prod", "any", "all"])
 def test_row_reductions_in_warp_lanes_on_the_gpu(op, torch_cuda):
     """Reductions alone over rows in a warp's lanes: NumPy's answers (NaN and infinity in a row),
-    and the same bits as the block's threads combining in shared memory."""
+    and the same bits as the block's threads combining in shared memory (a float product within
+    rounding: its partial results group the row differently)."""
     torch = torch_cuda
     rng = np.random.default_rng(41)
     dtypes = ([np.bool_] if op in ("any", "all") else [np.float32] if op == "prod" else
@@ -1173,8 +1175,13 @@ def test_row_reductions_in_warp_lanes_on_the_gpu(op, torch_cuda):
             decisions = [tuple(d) for d in f.compile_records[-1]["report"]["decisions"]]
             assert any(d[1] == "gpu_warp_rows" for d in decisions), (op, dtype, shape, decisions)
             shared = hc.hcompile(lambda a, op=op: getattr(a, op)(axis=-1), fullgraph=True,
-                                 schedule=_without_warp_rows(decisions))(xt)
-            np.testing.assert_array_equal(got, shared.cpu().numpy(), err_msg=f"{op} {np.dtype(dtype).name} {shape}")
+                                 schedule=_without_warp_rows(decisions))(xt).cpu().numpy()
+            if op == "prod" and dtype == np.float32:
+                # (A float product's partial results group the row differently: a lane's are
+                # points l, l + lanes, ...; a thread's in shared memory, vectors of four.)
+                np.testing.assert_allclose(got, shared, rtol=1e-5, err_msg=str(shape))
+            else:   # (the same lanes of a float sum, added in the same order; exact others)
+                np.testing.assert_array_equal(got, shared, err_msg=f"{op} {np.dtype(dtype).name} {shape}")
 
 
 def _near_one(rng, shape, dtype):
