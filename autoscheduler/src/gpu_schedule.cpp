@@ -226,7 +226,7 @@ constexpr int64_t kMinWarpRowLanes = 4;
 // layer norm 204, 150, 179 and 140 against 267, 204, 204 and 152.
 bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t threads, int64_t block_rows) {
     const RegionFunc &root = lowered.regions[root_region];
-    if (root.symbolic || root.vars.size() < 2 || block_rows < 2 || threads < kMinWarpRowLanes ||
+    if (root.symbolic || root.estimated || root.vars.size() < 2 || block_rows < 2 || threads < kMinWarpRowLanes ||
         threads > kMaxWarpRowLanes || kWarp % threads != 0 || !block_loops_fit_grid(root, 1) ||
         root.extents[0] % threads != 0 || root.extents[0] / threads > kMaxWarpRowSteps) {
         return false;

@@ -69,7 +69,8 @@ constexpr int64_t kMaxWarpRowSteps = 32;
 // Whether member `r` of a row group may run in a warp's lanes (GpuWarpRows, `lanes` a row):
 // elementwise, or a reduction over the row (max, min, prod, any, all, integer sums: rfactored
 // into a lane's partial results; a float sum whose lanes are the row's lanes). Not an arg
-// reduction (its lanes combine in levels of shared memory), nor one computing with 64-bit values.
+// reduction (its lanes combine in levels of shared memory), nor one computing with 64-bit values,
+// nor one whose extents are estimates (a Halide pipeline's).
 bool warp_row_member(const RegionFunc &r, int64_t lanes);
 
 // A plain elementwise region: no update, no library call, not fused into rows. Only such
