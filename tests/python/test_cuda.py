@@ -1040,7 +1040,7 @@ def test_rows_of_a_warp_or_less_run_in_its_lanes():
     Compiles without a GPU."""
     for fn in _WARP_ROW_GROUPS:
         for shape, dtype in (((4096, 16), np.float32), ((2, 4096, 20), np.float16), ((4096, 32), np.float32), ((2048, 64), np.float32), ((4096, 96), np.float16),
-                             ((1024, 256), np.float32), ((8, 64, 160), np.float32)):
+                             ((1024, 256), np.float32), ((8, 256, 160), np.float32)):
             f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
             f.compile_only(np.ones(shape, dtype))
             schedule = f.compile_records[-1]["report"]["schedule"]
