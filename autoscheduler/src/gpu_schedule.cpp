@@ -163,7 +163,7 @@ int64_t reduction_threads(const RegionFunc &r) {
 
 // Rows of a reduction over short rows (its outputs) a block, as for a row group's (row_group_rows):
 // up to kRowBlockThreads threads, dividing its static outputs' innermost axis, kMinTiledBlocks
-// blocks left; one for rows of a warp's points or more a thread, or a symbolic shape.
+// blocks left; one for rows of more than a warp's points a thread, or a symbolic shape.
 // Measured on an H200 (128M float32 elements, python -m apps.gpu_reductions_bench): sums over
 // rows of 64 156 us (85% of a copy's bandwidth) in blocks of 16 rows of 8 threads, 1268 us in a
 // block of 64 threads a row; rows of 256 124 against 321.
@@ -171,7 +171,7 @@ int64_t reduction_rows_a_block(const RegionFunc &r) {
     if (r.symbolic || !gpu_block_reduction(r) || !block_loops_fit_grid(r, row_axis(r))) return 1;
     const int64_t length = r.rextents[0];
     const int64_t threads = reduction_threads(r);
-    if (length < kMinShortRow || length / threads >= kWarp) return 1;
+    if (length < kMinShortRow || length / threads > kWarp) return 1;
     // A block of fewer than a warp's threads is no block (1000 rows of 32: 2 rows of 8 threads,
     // a decision the plan refused, and the compile failed): one row a block then.
     const int64_t rows = rows_a_block(threads, r.extents[row_axis(r)], rows_from(r, 0));

@@ -166,7 +166,7 @@ def test_short_rows_take_a_block_of_warps_per_row():
                             (_softmax_rows, (1000, 16), "a thread a row, 32 rows a block"),
                             (_softmax_rows, (7, 33), "a block of 32 threads per row\n"),
                             (_softmax_rows, (5, 200), "a block of 32 threads per row\n"),
-                            (_softmax_rows, (8192, 512), "a block of 32 threads per row, 4 rows a block"),
+                            (_softmax_rows, (8192, 512), "a block of 16 threads per row, 8 rows a block"),
                             (row_sums, (16, 8, 64, 64), "a block of 8 threads per row, 16 rows a block"),
                             (row_sums, (3, 2, 5, 7, 40), "a block of 32 threads per row\n"),
                             (row_sums, (65536, 32), "a block of 8 threads per row, 16 rows a block")):
@@ -1032,20 +1032,21 @@ def _without_warp_rows(decisions):
 
 
 def test_rows_of_a_warp_or_less_run_in_its_lanes():
-    """Row groups over rows of 16 to 511 points of a static length, as many rows as fill blocks
+    """Row groups over rows of 16 to 512 points of a static length, as many rows as fill blocks
     of several rows, run each row in a warp's lanes (4 to 16, a float sum's): no gpu_vector (a
     point a lane a step, striped as the float sums' lanes are). Not for 64-bit values (Halide has
-    no 64-bit shuffles), rows of 512 (32 lanes) or more, rows too few for blocks of several, rows
+    no 64-bit shuffles), rows of more than 32 points a lane, rows too few for blocks of several, rows
     whose sums take 2 lanes (a thread a row instead), or a row length the lanes do not divide.
     Compiles without a GPU."""
     for fn in _WARP_ROW_GROUPS:
-        for shape, dtype in (((4096, 16), np.float32), ((2, 4096, 20), np.float16), ((4096, 32), np.float32), ((2048, 64), np.float32), ((4096, 96), np.float16),
+        for shape, dtype in (((4096, 16), np.float32), ((2, 4096, 20), np.float16), ((4096, 32), np.float32),
+                             ((2048, 512), np.float32), ((2048, 64), np.float32), ((4096, 96), np.float16),
                              ((1024, 256), np.float32), ((8, 256, 160), np.float32)):
             f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
             f.compile_only(np.ones(shape, dtype))
             schedule = f.compile_records[-1]["report"]["schedule"]
             assert "gpu_warp_rows" in schedule and "gpu_vector" not in schedule, (fn.__name__, shape, schedule)
-    for fn, shape, dtype in ((_softmax_rows, (1024, 256), np.float64), (_softmax_rows, (1024, 512), np.float32),
+    for fn, shape, dtype in ((_softmax_rows, (1024, 256), np.float64), (_softmax_rows, (1024, 768), np.float32),
                              (_softmax_rows, (40, 64), np.float32), (_layernorm_rows, (1024, 1024), np.float32),
                              (_softmax_rows, (4096, 12), np.float32), (_layernorm_rows, (1000, 16), np.float32),
                              (_layernorm_rows, (1024, 100), np.float32), (_layernorm_rows, (1024, 36), np.float32)):
@@ -1064,7 +1065,7 @@ def test_rows_in_warp_lanes_on_the_gpu(dtype, torch_cuda):
     torch = torch_cuda
     rng = np.random.default_rng(37)
     tolerance = {np.float32: (2e-5, 1e-6), np.float16: (4e-3, 4e-3)}[dtype]
-    for shape in [(8192, 16), (2, 4096, 20), (4096, 32), (2048, 64), (4096, 96), (2048, 128), (2048, 256), (4096, 160), (4, 1024, 64), (2, 8, 256, 128)]:
+    for shape in [(8192, 16), (2, 4096, 20), (4096, 32), (2048, 64), (4096, 96), (2048, 128), (2048, 256), (4096, 160), (1024, 512), (4, 1024, 64), (2, 8, 256, 128)]:
         x = rng.standard_normal(shape).astype(dtype)
         x[(0,) * (x.ndim - 2) + (3, 1)] = np.nan
         x[(0,) * (x.ndim - 2) + (5, 2)] = np.inf
@@ -1102,7 +1103,7 @@ def test_warp_lanes_combine_by_shuffles_in_registers():
     program = """
 import numpy as np, hcompile as hc
 from tests.python.test_cuda import _softmax_rows, _layernorm_rows
-cases = [(_softmax_rows, (4096, 64)), (_layernorm_rows, (2048, 128)), (_softmax_rows, (8192, 16)),
+cases = [(_softmax_rows, (4096, 64)), (_layernorm_rows, (2048, 128)), (_softmax_rows, (8192, 16)), (_softmax_rows, (2048, 512)),
          (lambda a: a.sum(axis=-1), (2048, 64)), (lambda a: a.max(axis=-1), (4, 256, 64)),
          (lambda a: a.sum(axis=-1, keepdims=True), (4, 256, 64)), (lambda a: a.min(axis=-1), (2048, 1, 64))]
 for fn, shape in cases:
@@ -1111,7 +1112,7 @@ for fn, shape in cases:
     assert "gpu_warp_rows" in f.compile_records[-1]["report"]["schedule"], shape
 """
     kernels = _kernels_ptx(program)
-    assert len(kernels) == 7, len(kernels)
+    assert len(kernels) == 8, len(kernels)
     for ptx in kernels:
         assert "shfl.sync" in ptx and "bar.sync" not in ptx, ptx[:300]
         assert ".shared" not in ptx and ".local" not in ptx, ptx[:300]
@@ -1148,7 +1149,7 @@ def test_row_reductions_in_warp_lanes_on_the_gpu(op, torch_cuda):
     dtypes = ([np.bool_] if op in ("any", "all") else [np.float32] if op == "prod" else
               [np.float32, np.float16] + ([np.int32] if op in ("max", "min") else []))
     for dtype in dtypes:
-        for shape in [(4096, 32), (2048, 64), (1024, 96), (1024, 256), (4, 256, 64)]:
+        for shape in [(4096, 32), (2048, 64), (1024, 96), (1024, 256), (2048, 512), (4, 256, 64)]:
             if dtype == np.bool_:
                 x = rng.random(shape) < (0.02 if op == "any" else 0.98)
             elif dtype == np.int32:
