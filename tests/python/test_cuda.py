@@ -1120,7 +1120,7 @@ for fn, shape in cases:
 
 
 def test_row_reductions_alone_run_in_warp_lanes():
-    """A reduction alone over rows of 32 to 511 points, several rows a block, reduces each row in
+    """A reduction alone over rows of 32 to 512 points, several rows a block, reduces each row in
     a warp's lanes (4 to 16, a point a lane a step; lane 0 combines by shuffles): float sums, max,
     min, prod, any, all, norms. Not an arg reduction, nor one computing in 64 bits (NumPy's sums of
     int32 are int64). Compiles without a GPU."""
