@@ -585,14 +585,6 @@ void schedule_gpu_thread_row_member(ScheduleWriter &w, const RegionFunc &r, cons
     reduce_in_output_thread(w, r, /*vector_reads=*/true, /*whole_row=*/true);
 }
 
-// GpuWarpRows: the loop over a row root's rows where each row is one thread of the block's
-// (several rows a block) or the block itself (one), its lanes inside it: where each member of
-// the row is computed.
-Halide::VarOrRVar warp_row_loop(const RegionFunc &root, const RegionPlan &root_plan) {
-    if (root_plan.gpu_rows_per_block > 1) return Halide::Var(kBlockRow);
-    return row_block_of(root, root, root_plan).loop;
-}
-
 // Axis `x` of stage `s` (a row's points) over `lanes` lanes of a warp, lane l computing points
 // l, l + lanes, ... (neighbouring lanes neighbouring points: coalesced), every step unrolled: a
 // row stored per row lies in the lanes' registers, each lane's points at constant indices.
@@ -670,14 +662,15 @@ void reduce_in_warp_lanes(ScheduleWriter &w, const RegionFunc &r, const Halide::
     w.unroll(update, lane_of);
 }
 
-// A member of a row group in a warp's lanes (GpuWarpRows): computed per row (warp_row_loop), an
+// A member of a row group in a warp's lanes (GpuWarpRows): computed per row, in the root's thread
+// loop over its block's rows (GpuWarpRows takes several rows a block: plan_regions), an
 // elementwise member's row striped over the lanes as its root's, a reduction's value by lane 0
 // (reduce_in_warp_lanes). No shared memory, no barrier: a block's combining steps over shared
 // memory took half of softmax's instructions over rows of 64, one thread's serial steps while its
 // warp waited.
 void schedule_gpu_warp_row_member(ScheduleWriter &w, const RegionFunc &r, const RegionFunc &root,
                                   const RegionPlan &root_plan) {
-    const Halide::VarOrRVar at = warp_row_loop(root, root_plan);
+    const Halide::VarOrRVar at = Halide::Var(kBlockRow);
     w.compute_at(r.func, root.func, &at);
     if (!r.accumulator.defined()) {
         row_in_lanes(w, ScheduleWriter::pure(r.func), r.vars[0], root_plan.gpu_warp_rows);
