@@ -243,6 +243,27 @@ void lanes_as_threads(ScheduleWriter &w, const LaneParts &lanes, const RegionFun
     if (unroll > 1) w.unroll(ScheduleWriter::update(lanes.func), lanes.steps, unroll, kTail);
 }
 
+// Update `index` - 1 of blocked sum `b`'s accumulator `acc` (its stage over `domain`, undefined
+// for a stage over the lanes alone), its loops over the domain inside its loop over the lanes
+// (each lane, a thread, walks its parts).
+StageRef lanes_outside_parts(ScheduleWriter &w, const Halide::Func &acc, const BlockedSum &b, int index,
+                             const Halide::RDom &domain) {
+    StageRef update = ScheduleWriter::update(acc, index - 1);
+    std::vector<Halide::VarOrRVar> order;
+    if (domain.defined()) {
+        for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
+    }
+    order.push_back(b.lane);
+    if (order.size() > 1) w.reorder(update, order);
+    return update;
+}
+
+// The loop of a blocked sum's accumulator stage over `domain` where its part is computed: a part
+// per step of the domain, or per lane.
+Halide::VarOrRVar part_loop(const BlockedSum &b, const Halide::RDom &domain) {
+    return domain.defined() ? Halide::VarOrRVar(domain[0]) : Halide::VarOrRVar(b.lane);
+}
+
 // The accumulator of reduction `r`, computed per block of `root` (r's row there, or r's own
 // output when `r` is the root) by the block's threads: a blocked sum by its lanes, another
 // reduction over the row by `threads` partial results (rfactor), then one thread.
@@ -269,16 +290,10 @@ void schedule_gpu_block_reduction(ScheduleWriter &w, const RegionFunc &r, const 
                     for (int u = 1; u < part.num_update_definitions(); ++u) w.unscheduled(ScheduleWriter::update(part, u));
                 }
             }
-            StageRef update = ScheduleWriter::update(acc, index - 1);
-            std::vector<Halide::VarOrRVar> order;
-            if (domain.defined()) {
-                for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
-            }
-            order.push_back(b.lane);
-            if (order.size() > 1) w.reorder(update, order);
+            const StageRef update = lanes_outside_parts(w, acc, b, index, domain);
             w.gpu_threads(update, b.lane);
             threads_over_rows(w, update, acc, b.lane, at);
-            const Halide::VarOrRVar per_part = domain.defined() ? Halide::VarOrRVar(domain[0]) : Halide::VarOrRVar(b.lane);
+            const Halide::VarOrRVar per_part = part_loop(b, domain);
             w.compute_at(part, acc, &per_part);
         };
         stage(b.block_stage, b.block_domain, b.blocks);
@@ -625,18 +640,12 @@ void reduce_in_warp_lanes(ScheduleWriter &w, const RegionFunc &r, const Halide::
         w.gpu_lanes(ScheduleWriter::pure(acc), b.lane);
         auto stage = [&](int index, const Halide::RDom &domain, const Halide::Func &part) {
             if (index < 0) return;
-            StageRef update = ScheduleWriter::update(acc, index - 1);
-            std::vector<Halide::VarOrRVar> order;
-            if (domain.defined()) {
-                for (int i = 0; i < domain.dimensions(); ++i) order.push_back(domain[i]);
-            }
-            order.push_back(b.lane);
-            if (order.size() > 1) w.reorder(update, order);
+            const StageRef update = lanes_outside_parts(w, acc, b, index, domain);
             w.gpu_lanes(update, b.lane);
             if (domain.defined()) {
                 for (int i = 0; i < domain.dimensions(); ++i) w.unroll(update, domain[i]);
             }
-            const Halide::VarOrRVar per_part = domain.defined() ? Halide::VarOrRVar(domain[0]) : Halide::VarOrRVar(b.lane);
+            const Halide::VarOrRVar per_part = part_loop(b, domain);
             w.compute_at(part, acc, &per_part);
             unroll_reductions(w, part);
         };
@@ -714,8 +723,9 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
         w.gpu_threads(s, lane);
     } else if (!reduction && p.gpu_warp_rows) {
-        // The row's length stated (static): each lane's steps whole, unrolled without guards.
-        if (!root.estimated) w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
+        // The row's length stated (static, never an estimate: plan_regions): each lane's steps
+        // whole, unrolled without guards.
+        w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
         row_in_lanes(w, s, root.vars[0], p.gpu_warp_rows);
     } else if (!reduction) {
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
@@ -729,9 +739,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         // its registers); unstated, Halide sized them per call, in global memory, not striped
         // over the lanes (garbage, and illegal addresses).
         if (reduction && p.gpu_warp_rows) {
-            for (size_t i = 0; i < root.vars.size() && !root.estimated; ++i) {
-                w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
-            }
+            for (size_t i = 0; i < root.vars.size(); ++i) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
             in_first_lane(w, s, block_row);
         }
         w.gpu_threads(s, block_row);

@@ -215,6 +215,13 @@ constexpr int64_t kMaxWarpRowLanes = 16;
 // norm 311 against 175).
 constexpr int64_t kMinWarpRowLanes = 4;
 
+// Whether a row of `length` points fits `threads` lanes of a warp: kMinWarpRowLanes to
+// kMaxWarpRowLanes of them, dividing the warp and the row, kMaxWarpRowSteps points a lane or fewer.
+bool fits_warp_lanes(int64_t threads, int64_t length) {
+    return threads >= kMinWarpRowLanes && threads <= kMaxWarpRowLanes && kWarp % threads == 0 &&
+           length % threads == 0 && length / threads <= kMaxWarpRowSteps;
+}
+
 // Whether row group `root_region`, of `threads` a row and `block_rows` rows a block, runs each
 // row in a warp's lanes (GpuWarpRows): a row of a static length, several rows a block (they
 // divide the rows: no partial block whose idle lanes would miss the warp's shuffles), up to
@@ -226,16 +233,16 @@ constexpr int64_t kMinWarpRowLanes = 4;
 // layer norm 204, 150, 179 and 140 against 267, 204, 204 and 152.
 bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t threads, int64_t block_rows) {
     const RegionFunc &root = lowered.regions[root_region];
-    if (root.symbolic || root.estimated || root.vars.size() < 2 || block_rows < 2 || threads < kMinWarpRowLanes ||
-        threads > kMaxWarpRowLanes || kWarp % threads != 0 || !block_loops_fit_grid(root, 1) ||
-        root.extents[0] % threads != 0 || root.extents[0] / threads > kMaxWarpRowSteps) {
+    if (root.symbolic || root.estimated || root.vars.size() < 2 || block_rows < 2 ||
+        !fits_warp_lanes(threads, root.extents[0]) || !block_loops_fit_grid(root, 1)) {
         return false;
     }
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         // (Each row of it one of the root's, as long: the lanes hold the same points of each.)
-        const int64_t length = r.accumulator.defined() ? r.rextents[0] : r.extents[0];
-        if (!warp_row_member(r, threads) || !member_row_axis(r, root) || length != root.extents[0]) return false;
+        if (!warp_row_member(r, threads) || !member_row_axis(r, root) || thread_row_length(r) != root.extents[0]) {
+            return false;
+        }
     }
     return true;
 }
@@ -244,8 +251,7 @@ bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t
 // a row, reduces each row in a warp's lanes (GpuWarpRows), as a row group's members do
 // (runs_in_warp_lanes).
 bool reduces_in_warp_lanes(const RegionFunc &r, int64_t threads) {
-    return !r.symbolic && threads >= kMinWarpRowLanes && threads <= kMaxWarpRowLanes && kWarp % threads == 0 &&
-           warp_row_member(r, threads) && r.rextents[0] / threads <= kMaxWarpRowSteps;
+    return !r.symbolic && warp_row_member(r, threads) && fits_warp_lanes(threads, r.rextents[0]);
 }
 
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared

@@ -79,26 +79,26 @@ def test_a_row_group_a_thread_a_row_is_predicted_from_its_bytes_and_its_layout()
     loads; rows of 16 measured 195 us on an H200, apps/RESULTS.md gpu-thread-rows), so within 4x
     of moving its bytes once; the same rows a thread each without vectors are predicted slower (a
     warp's scalar loads take a sector each)."""
-    x = np.ones((2 ** 22, 12), np.float32)
-    moved_once = 2 * x.nbytes / 3e12   # read and written, at the reference's 3 TB/s copy
+    _check_row_layout(np.ones((2 ** 22, 12), np.float32), "a thread a row", "gpu_vector")
+
+
+def _check_row_layout(x, layout, dropped):
+    """Softmax over `x`: the rule's schedule says `layout`, is predicted within 4x of moving its
+    bytes once (read and written, at the reference's 3 TB/s copy), and faster than the same
+    decisions without those of kind `dropped`."""
+    moved_once = 2 * x.nbytes / 3e12
     report = _report(_softmax_rows, x)
-    assert "a thread a row" in report["schedule"], report["schedule"]
+    assert layout in report["schedule"], report["schedule"]
     assert moved_once < report["predicted_seconds"] < 4 * moved_once, report["predicted_seconds"]
-    scalar = [tuple(d) for d in report["decisions"] if d[1] != "gpu_vector"]
-    assert _report(_softmax_rows, x, schedule=scalar)["predicted_seconds"] > report["predicted_seconds"]
+    other = [tuple(d) for d in report["decisions"] if d[1] != dropped]
+    assert _report(_softmax_rows, x, schedule=other)["predicted_seconds"] > report["predicted_seconds"]
 
 def test_rows_in_a_warps_lanes_are_predicted_faster_than_combined_in_shared_memory():
     """Softmax over 1M rows of 64 in 8 lanes of a warp (gpu_warp_rows: no shared memory, no
     barrier, one pass over each row's loads), measured 160 us on an H200 against 257 for the block's
     threads combining in shared memory (apps/RESULTS.md gpu-warp-rows): predicted within 4x of
     moving its bytes once, and faster than the shared-memory layout."""
-    x = np.ones((2 ** 20, 64), np.float32)
-    moved_once = 2 * x.nbytes / 3e12
-    report = _report(_softmax_rows, x)
-    assert "gpu_warp_rows" in report["schedule"], report["schedule"]
-    assert moved_once < report["predicted_seconds"] < 4 * moved_once, report["predicted_seconds"]
-    shared = [tuple(d) for d in report["decisions"] if d[1] != "gpu_warp_rows"]
-    assert _report(_softmax_rows, x, schedule=shared)["predicted_seconds"] > report["predicted_seconds"]
+    _check_row_layout(np.ones((2 ** 20, 64), np.float32), "gpu_warp_rows", "gpu_warp_rows")
 
 
 def test_alternatives_come_ranked_by_the_prediction():

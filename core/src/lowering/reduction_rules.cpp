@@ -682,9 +682,9 @@ namespace hc {
 // warp's lanes): softmax over rows of 512 194.0 -> 141.1 us in a warp's 16 lanes, layer norm
 // 153.0 -> 156.5.
 int gpu_sum_lanes(int64_t length) {
-    constexpr int64_t kEightLanesFrom = 128, kEightLanesBelow = 256, kSixteenLanesTo = 512;
+    constexpr int64_t kEightLanesFrom = 128, kEightLanesBelow = 256, kSixteenLanesAt = 512;
     if (length >= kEightLanesFrom && length < kEightLanesBelow) return 8;
-    if (length >= kEightLanesBelow && length <= kSixteenLanesTo) return 16;
+    if (length == kSixteenLanesAt) return 16;
     constexpr int kMinLaneElements = 4, kMaxLaneElements = 16;
     int64_t elements = kMinLaneElements;
     while (elements < kMaxLaneElements && (elements * 2) * (elements * 2) <= length) elements *= 2;
