@@ -20,7 +20,7 @@ from apps import workloads as W
 from apps.gpu_bench import cuda_ms, peer_bench_start, publish_peer_table, torch_versions
 
 ELEMENTS = 1 << 26
-LENGTHS = [16, 64, 256, 512, 1024, 4096, 8192]
+LENGTHS = [16, 32, 64, 128, 256, 512, 768, 1000, 1024, 4096, 8192]
 
 
 def one_row_a_block(decisions):

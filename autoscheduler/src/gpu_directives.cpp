@@ -651,6 +651,15 @@ void reduce_in_warp_lanes(ScheduleWriter &w, const RegionFunc &r, const Halide::
         };
         stage(b.block_stage, b.block_domain, b.blocks);
         stage(b.tail_stage, b.tail_domain, b.tail);
+        // The lanes' sums added as levels in every lane, each one shuffle and one add (lane 0
+        // reading every lane's compensated pair took 2 shuffles a lane and a serial pairwise
+        // add: a third of softmax's instructions over rows of 32). Each level over all the
+        // lanes (stated: lane 0 alone reads the last, and Halide would compute it there alone).
+        for (const Halide::Func &level : b.levels) {
+            w.compute_at(level, root, &at);
+            w.bound(level, b.lane, 0, b.lanes);
+            w.gpu_lanes(ScheduleWriter::pure(level), b.lane);
+        }
         if (b.groups.defined()) {   // the lanes' sums in groups, each in a register
             w.compute_at(b.groups, r.func, &first_lane);
             w.unroll(ScheduleWriter::pure(b.groups), b.group);
@@ -668,7 +677,26 @@ void reduce_in_warp_lanes(ScheduleWriter &w, const RegionFunc &r, const Halide::
     w.reorder(partial_update, {step, lane});
     w.gpu_lanes(partial_update, lane);
     w.unroll(partial_update, step);
-    w.unroll(update, lane_of);
+    // The lanes' partial results combined as a tree: level by level, lane h of the first `half`
+    // combines its own with lane h + half's (one shuffle down), rfactored out of the update until
+    // two are left, which lane 0 combines (a level of one lane would be lane 0's alone, and its
+    // reads of its own running value shuffles the other lanes never join). Lane 0 reading every
+    // lane's in turn took a shuffle a lane (two for a float max, its NaN flag beside) and a
+    // serial chain of combining steps.
+    Halide::RVar across = lane_of;
+    for (int64_t half = lanes / 2, level = 1; half >= 2; half /= 2, ++level) {
+        const std::string n = std::to_string(level);
+        Halide::RVar pair("r_pair" + n), kept("r_half" + n);
+        Halide::Var half_lane("gpu_half_lane" + n);
+        const Halide::Func combined = w.split_and_rfactor(update, across, pair, kept, static_cast<int>(half), half_lane);
+        w.compute_at(combined, root, &at);
+        w.gpu_lanes(ScheduleWriter::pure(combined), half_lane);
+        const StageRef combine = ScheduleWriter::update(combined);
+        w.gpu_lanes(combine, half_lane);
+        w.unroll(combine, pair);
+        across = kept;
+    }
+    w.unroll(update, across);
 }
 
 // A member of a row group in a warp's lanes (GpuWarpRows): computed per row, in the root's thread
@@ -733,7 +761,11 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     }
     if (row_blocks) {
         Halide::Var block_row(kBlockRow);
-        w.split(s, root.vars[first], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block), kTail);
+        // A last block the rows do not fill ends at the last row, recomputing some of the block
+        // before (guarded, its rows past the end would be idle lanes missing the warp's shuffles,
+        // threads missing the block's barriers, and rows its members read past the arrays' ends).
+        w.split(s, root.vars[first], Halide::Var(kRowBlocks), block_row, static_cast<int>(p.gpu_rows_per_block),
+                Halide::TailStrategy::ShiftInwards);
         // A reduction's rows in a warp's lanes: each output by its row's lane 0. Its axes stated
         // (static): a block's rows then whole, each lane's partial result one point a row (in
         // its registers); unstated, Halide sized them per call, in global memory, not striped

@@ -128,19 +128,21 @@ int64_t row_group_threads(const RegionFunc &root) {
 }
 
 // The most rows a block, a power of two up to kMaxRowsPerBlock, of `threads` each within
-// kRowBlockThreads, dividing `axis_rows` (the rows' axis) and leaving kMinTiledBlocks blocks of all
-// `rows`.
+// kRowBlockThreads, up to `axis_rows` (the rows' axis: a last block that the rows do not fill is
+// shifted inwards) and leaving kMinTiledBlocks blocks of all `rows`. Dividing the rows, 699050 rows
+// of 96 took 2 a block, too few threads for a row's 4 lanes a warp: 341.9 us on an H200, a block's
+// threads combining in shared memory (torch.compile 136.7).
 int64_t rows_a_block(int64_t threads, int64_t axis_rows, int64_t rows) {
     int64_t per_block = 1;
     while (per_block * 2 <= kMaxRowsPerBlock && threads * per_block * 2 <= kRowBlockThreads &&
-           axis_rows % (per_block * 2) == 0 && rows / (per_block * 2) >= kMinTiledBlocks) {
+           axis_rows >= per_block * 2 && rows / (per_block * 2) >= kMinTiledBlocks) {
         per_block *= 2;
     }
     return per_block;
 }
 
 // Rows of a row group a block (GpuRows' value2): as many as make kRowBlockThreads threads with the
-// row's, where they divide the root's axis 1 (a static one) and leave kMinTiledBlocks blocks; one
+// row's, up to the root's axis 1 (a static one; rows_a_block) and leave kMinTiledBlocks blocks; one
 // where a member's axes are not the root's rows. Measured on an H200, softmax over 262144 rows of
 // 16: 159.6 us in blocks of a row of 32 threads, 20.6 in blocks of 32 rows of 4 threads (kernel
 // times; torch.compile 6.0).
@@ -162,7 +164,7 @@ int64_t reduction_threads(const RegionFunc &r) {
 }
 
 // Rows of a reduction over short rows (its outputs) a block, as for a row group's (row_group_rows):
-// up to kRowBlockThreads threads, dividing its static outputs' innermost axis, kMinTiledBlocks
+// up to kRowBlockThreads threads, up to its static outputs' innermost axis, kMinTiledBlocks
 // blocks left; one for rows of more than a warp's points a thread, or a symbolic shape.
 // Measured on an H200 (128M float32 elements, python -m apps.gpu_reductions_bench): sums over
 // rows of 64 156 us (85% of a copy's bandwidth) in blocks of 16 rows of 8 threads, 1268 us in a
@@ -204,12 +206,12 @@ int64_t thread_rows_a_block(const RegionFunc &root) {
     return per_block;
 }
 
-// The most lanes a row in a warp's lanes takes. Measured on an H200 (64M float32 elements,
-// python -m apps.gpu_rows_bench and a sweep against the same decisions without GpuWarpRows):
-// rows of 512 in 32 lanes, 4 rows a block, took 280 us for softmax against 192 with the block's
-// threads combining in shared memory (layer norm 266 against 155): lane 0's serial combining of
-// 32 lanes' sums while the others wait. 16 lanes or fewer were faster at every length.
-constexpr int64_t kMaxWarpRowLanes = 16;
+// The most lanes a row in a warp's lanes takes: a warp. With lane 0 combining the lanes' partial
+// results one by one, rows of 512 in 32 lanes took 280 us for softmax against 192 in the block's
+// threads in shared memory (H200, 64M float32 elements); combined as a tree (a sum's levels,
+// another reduction's rfactored halves), rows of 1024 in 32 lanes took 135.9 us against 174.5
+// (torch.compile 140.1), layer norm 148.2 against 152.7.
+constexpr int64_t kMaxWarpRowLanes = kWarp;
 // The fewest: rows of 16 in 4 lanes of a warp, 32 rows a block, took 186 us for softmax against
 // 200 a thread a row (layer norm 192 against 233); rows of 8 in 2 lanes 209 against 177 (layer
 // norm 311 against 175).
@@ -223,8 +225,8 @@ bool fits_warp_lanes(int64_t threads, int64_t length) {
 }
 
 // Whether row group `root_region`, of `threads` a row and `block_rows` rows a block, runs each
-// row in a warp's lanes (GpuWarpRows): a row of a static length, several rows a block (they
-// divide the rows: no partial block whose idle lanes would miss the warp's shuffles), up to
+// row in a warp's lanes (GpuWarpRows): a row of a static length, several rows a block (a last
+// block shifted inwards: no partial block whose idle lanes would miss the warp's shuffles), up to
 // kMaxWarpRowLanes threads dividing a warp and the row, each lane kMaxWarpRowSteps points or
 // fewer, every member stored per row either elementwise or a reduction that rfactors over the
 // lanes or whose float sum has them, its rows the root's. Measured on an H200 (64M float32

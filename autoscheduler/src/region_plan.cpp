@@ -297,12 +297,13 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                       std::to_string(kMaxThreadRowsPerBlock) + " of them a block")
                          .c_str());
             } else {
-                // Rows a block: a power of two dividing the root's static rows (axis 1; a
-                // reduction's axis 0), no partial block, whose rows past the end its regions
-                // computed per row would still read.
+                // Rows a block: a power of two up to the root's static rows (axis 1; a
+                // reduction's axis 0). The last block, where they do not divide the rows, is
+                // shifted inwards to end at the last row (rows past the end its regions computed
+                // per row would read; its idle lanes would miss a warp's shuffles).
                 need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 && !r.symbolic &&
-                                       r.extents.size() > row_axis(r) && r.extents[row_axis(r)] % d.value2 == 0),
-                     "a block's rows (gpu_rows' value2) are a power of two up to 32 dividing the root's rows (axis 1; "
+                                       r.extents.size() > row_axis(r) && r.extents[row_axis(r)] >= d.value2),
+                     "a block's rows (gpu_rows' value2) are a power of two up to 32, at most the root's rows (axis 1; "
                      "a reduction's axis 0), of static sizes");
             }
             // A row's threads: fewer than a warp only where the block has several rows. (A

@@ -49,6 +49,13 @@ struct BlockedSum {
     // elsewhere (the lanes are then added where the sum's value is computed).
     Halide::Func groups;
     Halide::Var group;
+    // On a GPU, fewer lanes than two groups: the lanes' pairwise sum as levels over `lane`, each
+    // lane's value at level k + 1 its own at level k plus its partner's, lane l ^ 2^k (level 0:
+    // the lane's compensated pair as one value). Every lane ends with the whole sum, each pair
+    // added in the same order as the tree the sum's value reads (lane 0 of the last level), so
+    // where the lanes are a warp's each level is one shuffle and one add (GpuWarpRows), and
+    // elsewhere they are inlined into that tree.
+    std::vector<Halide::Func> levels;
     Halide::Func blocks, tail;
     Halide::RDom block_domain, tail_domain;
     int block_stage = -1, tail_stage = -1;
