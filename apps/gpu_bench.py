@@ -131,6 +131,12 @@ def peer_bench_start(doc, argv, torch_versions):
     if parsed is None:
         return None
     args, torch = parsed
+    # torch.compile keeps 8 kernels a function (its recompile limit), then runs it eagerly: a
+    # bench of many shapes of one peer timed torch eager past the eighth.
+    config = torch._dynamo.config
+    for limit in ("recompile_limit", "cache_size_limit"):
+        if hasattr(config, limit):
+            setattr(config, limit, max(getattr(config, limit), 64))
     return args, torch, copy_tb_per_s(torch, args.repeat), torch_versions(torch)
 
 

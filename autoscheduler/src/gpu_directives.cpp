@@ -648,6 +648,11 @@ void reduce_in_warp_lanes(ScheduleWriter &w, const RegionFunc &r, const Halide::
             const Halide::VarOrRVar per_part = part_loop(b, domain);
             w.compute_at(part, acc, &per_part);
             unroll_reductions(w, part);
+            // (A row the lanes do not divide: its tail's gather of the last points, a point a
+            // lane, has no loop.)
+            for (int u = 0; u < part.num_update_definitions(); ++u) {
+                if (part.rvars(u).empty()) w.unscheduled(ScheduleWriter::update(part, u));
+            }
         };
         stage(b.block_stage, b.block_domain, b.blocks);
         stage(b.tail_stage, b.tail_domain, b.tail);
