@@ -221,7 +221,7 @@ constexpr int64_t kMinWarpRowLanes = 4;
 // kMaxWarpRowLanes of them, dividing the warp and the row, kMaxWarpRowSteps points a lane or fewer.
 bool fits_warp_lanes(int64_t threads, int64_t length) {
     return threads >= kMinWarpRowLanes && threads <= kMaxWarpRowLanes && kWarp % threads == 0 &&
-           (length + threads - 1) / threads <= kMaxWarpRowSteps;
+           (length + threads - 1) / threads <= kMaxWarpRowSteps && whole_or_wide_last_step(length, threads);
 }
 
 // Whether row group `root_region`, of `threads` a row and `block_rows` rows a block, runs each

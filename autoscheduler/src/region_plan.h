@@ -66,6 +66,15 @@ int64_t thread_row_length(const RegionFunc &member);
 // its registers).
 constexpr int64_t kMaxWarpRowSteps = 32;
 
+// Whether a row of `length` points fits `lanes` lanes' steps: whole steps, or a last step of
+// kMinLastStepLanes lanes or more. Halide takes a store under a condition that leaves lanes 0 and 1
+// alone for one by lane 0 alone (LowerWarpShuffles), and softmax over rows of 17 in 4 lanes (a last
+// step of one lane) came out NaN on an H200; last steps of 4 and 8 lanes gave NumPy's answers.
+constexpr int64_t kMinLastStepLanes = 4;
+inline bool whole_or_wide_last_step(int64_t length, int64_t lanes) {
+    return length % lanes == 0 || length % lanes >= kMinLastStepLanes;
+}
+
 // Whether member `r` of a row group may run in a warp's lanes (GpuWarpRows, `lanes` a row):
 // elementwise, or a reduction over the row (max, min, prod, any, all, integer sums: rfactored
 // into a lane's partial results; a float sum whose lanes are the row's lanes). Not an arg
