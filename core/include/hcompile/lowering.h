@@ -45,11 +45,12 @@ struct LoweredScalar {
 struct BlockedSum {
     Halide::Var lane;
     int lanes = 1;
-    // On a GPU: the lanes' sums added in groups (`groups`, over `group`), a thread each; undefined
-    // elsewhere (the lanes are then added where the sum's value is computed).
+    // On a GPU, more lanes than a warp's 32: the lanes' sums added in groups (`groups`, over
+    // `group`), a thread each; undefined elsewhere (the lanes are then added where the sum's value
+    // is computed).
     Halide::Func groups;
     Halide::Var group;
-    // On a GPU, fewer lanes than two groups: the lanes' pairwise sum as levels over `lane`, each
+    // On a GPU, 2 to 32 lanes: the lanes' pairwise sum as levels over `lane`, each
     // lane's value at level k + 1 its own at level k plus its partner's, lane l ^ 2^k (level 0:
     // the lane's compensated pair as one value). Every lane ends with the whole sum, each pair
     // added in the same order as the tree the sum's value reads (lane 0 of the last level), so
