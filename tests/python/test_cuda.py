@@ -1040,7 +1040,8 @@ def test_rows_of_a_warp_or_less_run_in_its_lanes():
     point a lane a step, striped as the float sums' lanes are). Not for 64-bit values (Halide has
     no 64-bit shuffles), rows of more than 32 points a lane, rows too few for blocks of several, rows
     whose sums take 2 lanes (a thread a row instead). A row length the lanes do not divide takes a
-    last step of some lanes, 4 or more (Halide mistook a last step of lane 0 alone: NaN on the GPU).
+    last step of some lanes, 4 or more (in a last step of lane 0 alone, a max's update read its
+    running value by a shuffle only lane 0 ran: NaN on the GPU).
     Compiles without a GPU."""
     for fn in _WARP_ROW_GROUPS:
         for shape, dtype in (((4096, 16), np.float32), ((2, 4096, 20), np.float16), ((4096, 32), np.float32),
@@ -1111,14 +1112,15 @@ def test_warp_lanes_combine_by_shuffles_in_registers():
     unstated, not striped over the lanes: garbage on the GPU). The lanes combine as a tree: a
     shuffle a level for each value combined (a float max's NaN flag is a second), one more to
     read lane 0's, and two a reduction to hand its value out (lane 0 reading every lane's in turn
-    took 34 for softmax over rows of 64 in 8 lanes). PTX only, no GPU needed."""
+    took 34 for softmax over rows of 64 in 8 lanes); none inside a branch. PTX only, no GPU needed."""
     # (function, shape, lanes a row, values combined, reductions)
     cases = [("_softmax_rows", (4096, 64), 8, 3, 2), ("_layernorm_rows", (2048, 128), 8, 2, 2),
              ("_softmax_rows", (8192, 16), 4, 3, 2), ("_softmax_rows", (2048, 512), 16, 3, 2),
              ("_softmax_rows", (1024, 1024), 32, 3, 2), ("lambda a: a.sum(axis=-1)", (2048, 64), 8, 1, 1),
              ("lambda a: a.max(axis=-1)", (4, 256, 64), 8, 2, 1), ("lambda a: a.max(axis=-1)", (512, 768), 32, 2, 1),
              ("lambda a: a.sum(axis=-1, keepdims=True)", (4, 256, 64), 8, 1, 1),
-             ("lambda a: a.min(axis=-1)", (2048, 1, 64), 8, 2, 1)]
+             ("lambda a: a.min(axis=-1)", (2048, 1, 64), 8, 2, 1), ("_softmax_rows", (512, 1000), 32, 3, 2),
+             ("lambda a: a.max(axis=-1)", (2048, 44), 8, 2, 1)]
     program = f"""
 import numpy as np, hcompile as hc
 from tests.python.test_cuda import _softmax_rows, _layernorm_rows
@@ -1135,6 +1137,13 @@ for fn, shape, lanes in [{", ".join(f"({fn}, {shape}, {lanes})" for fn, shape, l
         assert ptx.count("ld.global") == ptx.count("ld.global.nc"), "a load of a scratch buffer"
         levels = lanes.bit_length() - 1
         assert ptx.count("shfl.sync") <= (levels + 1) * values + 2 * reductions, (fn, shape, ptx.count("shfl.sync"))
+        # No shuffle where only some lanes run (a branch's body): the others never join it. (A
+        # last step of lane 0 alone read a max's running value so: NaN on the GPU.)
+        in_branch = False
+        for line in ptx.splitlines():
+            line = line.strip()
+            in_branch = (in_branch or re.match(r"@%p\d+ bra", line) is not None) and not line.startswith("$L")
+            assert not (in_branch and "shfl" in line), (fn, shape, line)
 
 
 def test_row_reductions_alone_run_in_warp_lanes():
