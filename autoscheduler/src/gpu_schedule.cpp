@@ -218,18 +218,18 @@ constexpr int64_t kMaxWarpRowLanes = kWarp;
 constexpr int64_t kMinWarpRowLanes = 4;
 
 // Whether a row of `length` points fits `threads` lanes of a warp: kMinWarpRowLanes to
-// kMaxWarpRowLanes of them, dividing the warp and the row, kMaxWarpRowSteps points a lane or fewer.
+// kMaxWarpRowLanes of them, dividing the warp, in steps the row fits (fits_lane_steps).
 bool fits_warp_lanes(int64_t threads, int64_t length) {
     return threads >= kMinWarpRowLanes && threads <= kMaxWarpRowLanes && kWarp % threads == 0 &&
-           (length + threads - 1) / threads <= kMaxWarpRowSteps && whole_or_wide_last_step(length, threads);
+           fits_lane_steps(length, threads);
 }
 
 // Whether row group `root_region`, of `threads` a row and `block_rows` rows a block, runs each
 // row in a warp's lanes (GpuWarpRows): a row of a static length, several rows a block (a last
 // block shifted inwards: no partial block whose idle lanes would miss the warp's shuffles), up to
-// kMaxWarpRowLanes threads dividing a warp and the row, each lane kMaxWarpRowSteps points or
-// fewer, every member stored per row either elementwise or a reduction that rfactors over the
-// lanes or whose float sum has them, its rows the root's. Measured on an H200 (64M float32
+// kMaxWarpRowLanes threads dividing a warp, in steps the row fits (fits_lane_steps), every member
+// stored per row either elementwise or a reduction that rfactors over the lanes or whose float
+// sum has them, its rows the root's. Measured on an H200 (64M float32
 // elements, the same decisions without GpuWarpRows, CUDA events): softmax over rows of 32, 64,
 // 128 and 256 in 205, 160, 191 and 153 us against 347, 256, 247 and 188 (torch.compile 133-135);
 // layer norm 204, 150, 179 and 140 against 267, 204, 204 and 152.

@@ -100,7 +100,7 @@ bool warp_row_member(const RegionFunc &r, int64_t lanes) {
     // are not stated to Halide, whose lanes' partial results then go to a scratch buffer.)
     if (r.vars.empty() || r.estimated || computes_64_bit(r.func)) return false;
     if (!r.accumulator.defined()) return true;
-    if (!gpu_block_reduction(r) || r.symbolic || r.lane_parts || !whole_or_wide_last_step(r.rextents[0], lanes)) return false;
+    if (!gpu_block_reduction(r) || r.symbolic || r.lane_parts || !fits_lane_steps(r.rextents[0], lanes)) return false;
     return r.blocked_sum ? r.blocked_sum->lanes == lanes : r.associative_vectorizable && r.rdom.defined();
 }
 
@@ -332,8 +332,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                  "rfactors or whose float sum has as many lanes, runs its rows in a warp's lanes");
             need(d.value >= 2 && d.value <= 32 && 32 % d.value == 0, "a row's lanes divide a warp's 32");
             const int64_t length = elementwise_root ? r.extents[0] : r.rextents[0];
-            need(!r.symbolic && !r.estimated && (length + d.value - 1) / d.value <= kMaxWarpRowSteps &&
-                     whole_or_wide_last_step(length, d.value),
+            need(!r.symbolic && !r.estimated && fits_lane_steps(length, d.value),
                  ("a row in a warp's lanes has a static length (not an estimate), up to " +
                   std::to_string(kMaxWarpRowSteps) + " points a lane, in whole steps of its lanes or a last step of " +
                   std::to_string(kMinLastStepLanes) + " lanes or more")

@@ -66,15 +66,16 @@ int64_t thread_row_length(const RegionFunc &member);
 // its registers).
 constexpr int64_t kMaxWarpRowSteps = 32;
 
-// Whether a row of `length` points fits `lanes` lanes' steps: whole steps, or a last step of
-// kMinLastStepLanes lanes or more. In a last step of lane 0 alone, an rfactored reduction's update
+// Whether a row of `length` points fits `lanes` lanes' steps: kMaxWarpRowSteps or fewer, whole,
+// or a last step of kMinLastStepLanes lanes or more. In a last step of lane 0 alone, an rfactored reduction's update
 // read its lane's running value by a warp shuffle inside lane 0's branch, which the other lanes
 // never join (PTX of softmax over rows of 17, 21, 25 in 4 lanes and 33 in 8): softmax over rows of
 // 17 came out NaN on an H200. Last steps of 2 lanes showed no such shuffle; of 4 and 8 lanes they
 // gave NumPy's answers on the GPU (2 and 3 were not run there).
 constexpr int64_t kMinLastStepLanes = 4;
-inline bool whole_or_wide_last_step(int64_t length, int64_t lanes) {
-    return length % lanes == 0 || length % lanes >= kMinLastStepLanes;
+inline bool fits_lane_steps(int64_t length, int64_t lanes) {
+    return (length + lanes - 1) / lanes <= kMaxWarpRowSteps &&
+           (length % lanes == 0 || length % lanes >= kMinLastStepLanes);
 }
 
 // Whether member `r` of a row group may run in a warp's lanes (GpuWarpRows, `lanes` a row):
