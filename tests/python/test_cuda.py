@@ -2097,3 +2097,77 @@ def test_random_transposed_reads_on_the_gpu_match_numpy(dtype, torch_cuda):
         got = hc.hcompile(ns["f"], fullgraph=True)(*[torch.from_numpy(a).cuda() for a in args]).cpu().numpy()
         assert got.dtype == want.dtype and got.shape == want.shape, source
         assert np.array_equal(got, want, equal_nan=True), (source, shapes)   # the same arithmetic
+
+
+def _by_row_sums(x):
+    return x / x.sum(axis=-1, keepdims=True)
+
+
+def _by_scalar(x, s):
+    return x / s
+
+
+def _by_column(x, v):
+    return x / v[:, None]
+
+
+def test_a_division_by_a_scalar_corrects_a_product_in_kernels():
+    """A float32 division by a scalar multiplies by the divisor's reciprocal and corrects the
+    product with fused multiply-adds inside the kernel, the IEEE division kept for operands out of
+    range; other divisors (a row's value, an array's) divide as before. PTX only, no GPU needed."""
+    program = """
+import numpy as np, hcompile as hc
+from tests.python.test_cuda import _by_row_sums, _by_scalar, _by_column, CUDA_TARGET
+x = np.ones((4096, 1024), np.float32)
+hc.hcompile(_by_scalar, target=CUDA_TARGET, fullgraph=True).compile_only(x, np.float32(3))
+hc.hcompile(_by_column, target=CUDA_TARGET, fullgraph=True).compile_only(x, np.ones(4096, np.float32))
+hc.hcompile(lambda a, b: a / b, target=CUDA_TARGET, fullgraph=True).compile_only(x, x)
+"""
+    by_scalar, by_column, elementwise = _kernels_ptx(program)
+    assert by_scalar.count("fma.rn.f32") >= 8 and "div.rn.f32" in by_scalar, by_scalar[:300]
+    for ptx in (by_column, elementwise):
+        assert "fma.rn.f32" not in ptx and "div.rn.f32" in ptx
+
+
+def _awkward_floats(rng, shape):
+    """float32 values of every kind: random bits over every exponent (subnormals, zeros, infinities
+    and NaNs among them), and ordinary values of random signs, mixed."""
+    bits = rng.integers(0, 2 ** 32, size=shape, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    ordinary = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4, size=shape)).astype(np.float32)
+    out = np.where(rng.random(shape) < 0.3, bits, ordinary)
+    out.flat[:: 7] = 0.0
+    out.flat[1:: 11] = -0.0
+    return out.astype(np.float32)
+
+
+@gpu
+def test_a_division_by_a_scalar_is_numpys_bit_for_bit_on_the_gpu(torch_cuda):
+    """Awkward numerators and divisors of every kind; widths the vectors do not divide (a masked
+    tail: a branch on its lanes had dropped the tail's stores)."""
+    torch = torch_cuda
+    rng = np.random.default_rng(61)
+    x = _awkward_floats(rng, (4099, 1024))
+    v = _awkward_floats(rng, (4099,))
+    v[:64] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 3e38, 2.0 ** -24, 2.0 ** 24, 2.0 ** -25,
+              2.0 ** 25, 1.0, -1.0, 3.0, 255.0] * 4
+    counts = rng.integers(0, 1000, size=(4099, 512)).astype(np.float32)   # sums exact in any order
+    counts[:, ::3] = 0.0
+    ordinary = rng.standard_normal((4099, 2048)).astype(np.float32)
+    cases = [(_by_column, (x, v)), (_by_row_sums, (counts,)), (_layernorm_rows, (ordinary[:, :768],)),
+             (_softmax_rows, (ordinary,)), (W.blur3x3, (ordinary[:, :1022],)), (W.blur3x3, (x[:, :1023],))]
+    cases += [(_by_scalar, (a, np.float32(s))) for s in (3.0, -7.0, 1e-30, 1e30, 0.0, -0.0, np.inf, np.nan, 2.0 ** -24,
+                                                         2.0 ** 25) for a in (x, x[:, :1021])]
+    with np.errstate(all="ignore"):
+        for fn, args in cases:
+            want = fn(*args)
+            got = hc.hcompile(fn, fullgraph=True)(*[torch.from_numpy(np.ascontiguousarray(a)).cuda()
+                                                    if isinstance(a, np.ndarray) and a.ndim else a for a in args])
+            got = got.cpu().numpy()
+            if fn in (_layernorm_rows, _softmax_rows):   # sums in another order: the divisions' inputs differ
+                finite = np.isfinite(want)
+                assert np.array_equal(np.isnan(got), np.isnan(want)), fn.__name__
+                assert np.allclose(got[finite], want[finite], rtol=1e-5, atol=1e-6), fn.__name__
+            else:
+                assert np.array_equal(got.view(np.uint32)[~np.isnan(want)], want.view(np.uint32)[~np.isnan(want)]), \
+                    (fn.__name__, args[-1] if fn is _by_scalar else "")
+                assert np.array_equal(np.isnan(got), np.isnan(want)), fn.__name__

@@ -185,6 +185,11 @@ void add_gpu_rounding_pass(Halide::Pipeline &pipeline);
 // GPU's approximate instructions inside kernels, exact on the host (src/lowering/gpu_fast_math.cpp).
 void add_gpu_fast_math_pass(Halide::Pipeline &pipeline);
 
+// For a GPU pipeline: the marked exact float32 divisions by a scalar with the divisor's
+// reciprocal once and a fused correction a point inside kernels, plain divisions on the host
+// (src/lowering/gpu_scalar_division.cpp).
+void add_gpu_scalar_division_pass(Halide::Pipeline &pipeline);
+
 // For a GPU pipeline: C library calls in kernels made to CUDA's libdevice instead
 // (src/lowering/gpu_libm_calls.cpp): a kernel has no libm.
 void add_gpu_libm_calls_pass(Halide::Pipeline &pipeline);

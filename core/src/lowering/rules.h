@@ -31,6 +31,11 @@ Halide::Expr float_scalar_value(DType dtype, const Halide::Param<> &param);
 // (gpu_fast_math.cpp); an undefined Expr for every other operation.
 Halide::Expr fast_math_marker(const Graph &graph, const Node &n, const std::vector<Halide::Expr> &operands);
 
+// On a GPU: node `n`'s float32 division by a 0-d value as one marked call, which a lowering pass
+// computes with the divisor's reciprocal once inside GPU kernels, NumPy-exact
+// (gpu_scalar_division.cpp); an undefined Expr for every other operation.
+Halide::Expr scalar_division_marker(const Graph &graph, const Node &n, const std::vector<Halide::Expr> &operands);
+
 class LowerContext {
 public:
     LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs,
