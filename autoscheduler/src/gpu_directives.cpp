@@ -487,6 +487,11 @@ void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool vector
         reduce_row_in_vector(w, r, whole_row);   // (a float sum's lanes: below)
     } else if (whole_row && !r.blocked_sum) {
         unroll_reductions(w, acc);
+    } else if (!r.blocked_sum && !r.lane_parts && !r.symbolic && r.rdom.defined() && r.rextents.size() == 1) {
+        // Its steps unrolled, their loads in flight together (as a float sum's blocks below):
+        // max down 8M x 16 columns 179.7 -> 155.8 us on an H200, integer sums 173.3 -> 150.3.
+        const int unroll = unroll_factor(r.rextents[0]);
+        if (unroll > 1) w.unroll(ScheduleWriter::update(acc), r.rdom[0], unroll, kTail);
     }
     if (r.lane_parts && r.lane_parts->levels.empty()) {
         // An arg reduction's lanes in the thread computing its output, each where the
