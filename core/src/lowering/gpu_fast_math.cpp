@@ -95,20 +95,6 @@ Expr approximate_tanh(const Expr &x) {
     });
 }
 
-// This pass runs after Halide has answered the sequences' questions about the target (the
-// exact polynomials ask whether it has fused multiply-adds): inside a GPU kernel it has.
-class AnswerFmaQuery : public IRMutator {
-    using IRMutator::visit;
-    Expr visit(const Call *op) override {
-        if (op->is_intrinsic(Call::target_has_feature)) {
-            const std::optional<int64_t> feature = Halide::Internal::as_const_int(op->args[0]);
-            if (feature && *feature == Halide::Target::FMA) return Halide::Internal::const_true();
-        }
-        return IRMutator::visit(op);
-    }
-};
-
-Expr kernel_sequence(const Expr &sequence) { return Halide::Internal::simplify(AnswerFmaQuery().mutate(sequence)); }
 
 // Replaces the marks: the approximate sequences inside GPU kernels, the exact operations on the
 // host (libm called lane by lane, as C computes them).
@@ -119,8 +105,8 @@ class ExpandFastMath : public lowering::KernelAwareMutator {
         Expr e = IRMutator::visit(op);
         const Call *call = e.as<Call>();
         if (!call || call->call_type != Call::PureExtern) return e;
-        if (call->name == kExpMark) return in_kernel() ? kernel_sequence(approximate_exp(call->args[0])) : lanewise("expf", call->args);
-        if (call->name == kTanhMark) return in_kernel() ? kernel_sequence(approximate_tanh(call->args[0])) : lanewise("tanhf", call->args);
+        if (call->name == kExpMark) return in_kernel() ? lowering::kernel_sequence(approximate_exp(call->args[0])) : lanewise("expf", call->args);
+        if (call->name == kTanhMark) return in_kernel() ? lowering::kernel_sequence(approximate_tanh(call->args[0])) : lanewise("tanhf", call->args);
         if (call->name == kReciprocalMark) {
             return in_kernel() ? rcp_approx(call->args[0]) : f32(1.0, call->type.lanes()) / call->args[0];
         }

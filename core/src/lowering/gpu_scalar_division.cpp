@@ -21,9 +21,9 @@
 //
 // Only for a vector of points (a branch a point would cost as much as the reciprocal it saves),
 // and not for a vector with masked-off lanes (below). Divisors that are a row's value (softmax's
-// e / sum, layer norm's d / sqrt(var + eps)) keep the IEEE division: measured on an H200, layer
-// norm gained 2-3%, but softmax over rows of 8192 lost 18% (the sum is read from shared memory
-// per vector, so its reciprocal was recomputed per vector and the kernel grew by a fifth).
+// e / sum, layer norm's d / sqrt(var + eps)) keep the IEEE division: measured on an H200, they
+// gained nothing, and softmax over rows of 8192 lost 6% (the sum is read from shared memory per
+// vector, its reciprocal computed again each time; apps/RESULTS.md gpu-scalar-division).
 //
 // The lowering marks each such division (scalar_division_marker); this pass replaces the marks
 // once Halide has decided what runs where: the sequence inside GPU kernels, the plain division on
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kernel_mutator.h"
+#include "numpy_math.h"
 #include "rules.h"
 
 namespace hc {
@@ -48,8 +49,8 @@ constexpr const char *kScalarDivisionMark = "hc_divide_by_scalar_f32";
 
 Expr f32(double v) { return Halide::Internal::make_const(Halide::Float(32), v); }
 
-Expr fma_f32(const Expr &a, const Expr &b, const Expr &c) {
-    return Call::make(Halide::Float(32), "llvm.fma.f32", {a, b, c}, Call::PureExtern);
+Expr fma_in_kernel(const Expr &a, const Expr &b, const Expr &c) {
+    return lowering::kernel_sequence(math::fused_multiply_add(a, b, c));
 }
 
 Expr fabs_f32(const Expr &x) { return Call::make(Halide::Float(32), "llvm.fabs.f32", {x}, Call::PureExtern); }
@@ -83,7 +84,7 @@ Expr divide(const Expr &numerator, const Expr &divisor) {
         Expr q = ai * y;
         // q carries the quotient's sign, also for a zero numerator, whose corrected sum of
         // zeros may not (-0 / 2 would be +0).
-        Expr corrected = fma_f32(fma_f32(-b, q, ai), y, q);
+        Expr corrected = fma_in_kernel(fma_in_kernel(-b, q, ai), y, q);
         quotients.push_back(Call::make(Halide::Float(32), "llvm.copysign.f32", {corrected, q}, Call::PureExtern));
         in_range = in_range && magnitude_within(ai, std::ldexp(1.0, -98), std::ldexp(1.0, 100), /*zero_too=*/true);
     }

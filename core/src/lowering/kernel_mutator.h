@@ -4,6 +4,8 @@
 
 #include <Halide.h>
 
+#include <optional>
+
 namespace hc::lowering {
 
 // An IRMutator that knows whether the node it visits runs inside a GPU kernel: under a loop over
@@ -24,5 +26,22 @@ protected:
 private:
     bool in_kernel_ = false;
 };
+
+// `sequence` (built by a pass that runs after Halide has answered its questions about the target)
+// with its questions answered for inside a GPU kernel: the target has fused multiply-adds (the
+// exact polynomials and math::fused_multiply_add ask), then simplified.
+inline Halide::Expr kernel_sequence(const Halide::Expr &sequence) {
+    class AnswerFmaQuery : public Halide::Internal::IRMutator {
+        using IRMutator::visit;
+        Halide::Expr visit(const Halide::Internal::Call *op) override {
+            if (op->is_intrinsic(Halide::Internal::Call::target_has_feature)) {
+                const std::optional<int64_t> feature = Halide::Internal::as_const_int(op->args[0]);
+                if (feature && *feature == Halide::Target::FMA) return Halide::Internal::const_true();
+            }
+            return IRMutator::visit(op);
+        }
+    };
+    return Halide::Internal::simplify(AnswerFmaQuery().mutate(sequence));
+}
 
 }  // namespace hc::lowering
