@@ -512,6 +512,14 @@ void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool vector
             } else {
                 w.compute_at(stage, acc, nullptr);
             }
+            if (r.lane_parts->butterfly && !r.vars.empty()) {
+                // A butterfly's levels over every lane, each lane's value in a register (unrolled:
+                // a constant index), as a warp's lanes would hold them.
+                const Halide::Var lane = stage.args()[0];
+                w.bound(stage, lane, 0, r.lane_parts->lanes);
+                w.unroll(ScheduleWriter::pure(stage), lane);
+                if (stage.has_update_definition()) w.unroll(ScheduleWriter::update(stage), lane);
+            }
             if (whole_row) unroll_reductions(w, stage);
         }
     }
@@ -683,6 +691,24 @@ void reduce_in_warp_lanes(ScheduleWriter &w, const RegionFunc &r, const Halide::
             w.compute_at(b.groups, r.func, &first_lane);
             w.unroll(ScheduleWriter::pure(b.groups), b.group);
         }
+        return;
+    }
+    if (r.lane_parts) {   // an arg reduction's butterfly (warp_row_member)
+        // Each lane's best of its points, its steps unrolled; the levels over every lane (stated:
+        // lane 0 alone reads the last); the accumulator by lane 0.
+        const LaneParts &parts = *r.lane_parts;
+        w.compute_at(parts.func, root, &at);
+        w.gpu_lanes(ScheduleWriter::pure(parts.func), parts.lane);
+        const StageRef walk = ScheduleWriter::update(parts.func);
+        w.gpu_lanes(walk, parts.lane);
+        w.unroll(walk, parts.steps);
+        for (const Halide::Func &level : parts.levels) {
+            const Halide::Var lane = level.args()[0];
+            w.compute_at(level, root, &at);
+            w.bound(level, lane, 0, parts.lanes);
+            w.gpu_lanes(ScheduleWriter::pure(level), lane);
+        }
+        w.compute_at(acc, r.func, &first_lane);
         return;
     }
     StageRef update = ScheduleWriter::update(acc);

@@ -96,11 +96,14 @@ int64_t thread_row_length(const RegionFunc &member) {
 }
 
 bool warp_row_member(const RegionFunc &r, int64_t lanes) {
-    // (Halide 21 has no warp shuffles of 64-bit values. Extents estimated, a Halide pipeline's,
+    // (Halide 21 has no warp shuffles of 64-bit values: an arg reduction's are its lanes' 32-bit
+    // indices, its int64 answer cast by lane 0 alone. Extents estimated, a Halide pipeline's,
     // are not stated to Halide, whose lanes' partial results then go to a scratch buffer.)
-    if (r.vars.empty() || r.estimated || computes_64_bit(r.func)) return false;
+    const bool butterfly = r.lane_parts && r.lane_parts->butterfly;
+    if (r.vars.empty() || r.estimated || computes_64_bit(butterfly ? r.accumulator : r.func)) return false;
     if (!r.accumulator.defined()) return true;
-    if (!gpu_block_reduction(r) || r.symbolic || r.lane_parts || !fits_lane_steps(r.rextents[0], lanes)) return false;
+    if (!gpu_block_reduction(r) || r.symbolic || !fits_lane_steps(r.rextents[0], lanes)) return false;
+    if (r.lane_parts) return butterfly && r.lane_parts->lanes == lanes;
     return r.blocked_sum ? r.blocked_sum->lanes == lanes : r.associative_vectorizable && r.rdom.defined();
 }
 

@@ -80,8 +80,8 @@ inline bool fits_lane_steps(int64_t length, int64_t lanes) {
 
 // Whether member `r` of a row group may run in a warp's lanes (GpuWarpRows, `lanes` a row):
 // elementwise, or a reduction over the row (max, min, prod, any, all, integer sums: rfactored
-// into a lane's partial results; a float sum whose lanes are the row's lanes). Not an arg
-// reduction (its lanes combine in levels of shared memory), nor one computing with 64-bit values,
+// into a lane's partial results; a float sum whose lanes are the row's lanes; an arg reduction
+// whose lanes are the row's, combined as a butterfly). Not one computing with 64-bit values,
 // nor one whose extents are estimates (a Halide pipeline's).
 bool warp_row_member(const RegionFunc &r, int64_t lanes);
 

@@ -205,7 +205,7 @@ def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
     """A column sum of a tall array (a thread per column) and a row sum of few long rows (a block
     per row) first reduce chunks of the axis (split_reductions_for_gpu): a kernel of many threads,
     then the chunks' results. An arg reduction is not cut: its rows are reduced in lanes, a thread
-    each, several rows a block where they are short."""
+    each, several rows a block where they are short (then a warp's lanes: GpuWarpRows)."""
     def kernels(fn, shape):
         f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
         f.compile_only(np.ones(shape, np.float32))
@@ -215,13 +215,14 @@ def test_few_outputs_of_a_long_axis_are_reduced_in_chunks_first():
     assert kernels(lambda a: a.max(axis=0), (100003, 16)) >= 3     # with the rows past the last chunk
     assert kernels(lambda a: a.sum(axis=1), (4, 1 << 20)) == 2
     assert kernels(lambda a: a.sum(axis=0), (200, 16)) == 1         # short columns: as they are
-    for shape, rows in (((4096, 1024), "32 threads per row, 4 rows a block"),
-                        ((8192, 64), "8 threads per row, 16 rows a block"), ((40, 8192), "256 threads per row\n")):
+    for shape, rows, lanes in (((4096, 1024), "32 threads per row, 4 rows a block", "gpu_lanes"),
+                               ((8192, 64), "8 threads per row, 16 rows a block", "gpu_lanes"),
+                               ((40, 8192), "256 threads per row\n", "gpu_threads")):
         f = hc.hcompile(lambda a: a.argmax(axis=-1), target=CUDA_TARGET, fullgraph=True)
         f.compile_only(np.ones(shape, np.float32))
         record = f.compile_records[-1]["report"]
         assert f"gpu_rows: a block of {rows}" in record["schedule"], record["schedule"]
-        assert re.search(r"lanes_\w+\.gpu_threads", record["schedule_source"]), record["schedule_source"]
+        assert re.search(rf"lanes_\w+\.{lanes}", record["schedule_source"]), record["schedule_source"]
     # Down the columns of a tall array, along few long rows, and over a whole long array: its lanes
     # a kernel of their own (a thread a lane and output), then levels of lanes, a kernel each.
     for fn, shape in ((lambda a: a.argmin(axis=0), (1 << 20, 16)), (lambda a: a.argmax(axis=1), (4, 1 << 20)),
@@ -1107,7 +1108,7 @@ def _kernels_ptx(program):
 
 def test_warp_lanes_combine_by_shuffles_in_registers():
     """Rows in a warp's lanes (a row group's and a reduction's alone, keepdims and a kept axis of
-    one too) lower to warp shuffles with every Func in registers: no barrier, no shared or local
+    one too, arg reductions' butterflies) lower to warp shuffles with every Func in registers: no barrier, no shared or local
     memory, and no global scratch buffer (Halide sized one per call where the root's axes were
     unstated, not striped over the lanes: garbage on the GPU). The lanes combine as a tree: a
     shuffle a level for each value combined (a float max's NaN flag is a second), one more to
@@ -1120,10 +1121,11 @@ def test_warp_lanes_combine_by_shuffles_in_registers():
              ("lambda a: a.max(axis=-1)", (4, 256, 64), 8, 2, 1), ("lambda a: a.max(axis=-1)", (512, 768), 32, 2, 1),
              ("lambda a: a.sum(axis=-1, keepdims=True)", (4, 256, 64), 8, 1, 1),
              ("lambda a: a.min(axis=-1)", (2048, 1, 64), 8, 2, 1), ("_softmax_rows", (512, 1000), 32, 3, 2),
-             ("lambda a: a.max(axis=-1)", (2048, 44), 8, 2, 1)]
+             ("lambda a: a.max(axis=-1)", (2048, 44), 8, 2, 1), ("lambda a: a.argmax(axis=-1)", (2048, 64), 8, 2, 1),
+             ("lambda a: np.argmin(a, axis=-1)", (512, 1000), 32, 2, 1), ("_row_argmax_marked", (4096, 64), 8, 4, 2)]
     program = f"""
 import numpy as np, hcompile as hc
-from tests.python.test_cuda import _softmax_rows, _layernorm_rows
+from tests.python.test_cuda import _softmax_rows, _layernorm_rows, _row_argmax_marked
 for fn, shape, lanes in [{", ".join(f"({fn}, {shape}, {lanes})" for fn, shape, lanes, _, _ in cases)}]:
     f = hc.hcompile(fn, target="host-cuda-cuda_capability_86", fullgraph=True)
     f.compile_only(np.ones(shape, np.float32))
@@ -1149,17 +1151,18 @@ for fn, shape, lanes in [{", ".join(f"({fn}, {shape}, {lanes})" for fn, shape, l
 def test_row_reductions_alone_run_in_warp_lanes():
     """A reduction alone over rows of 32 to 1024 points, several rows a block, reduces each row in
     a warp's lanes (4 to 32, a point a lane a step, combined by shuffles as a tree): float sums, max,
-    min, prod, any, all, norms. Not an arg reduction, nor one computing in 64 bits (NumPy's sums of
-    int32 are int64). Compiles without a GPU."""
+    min, prod, any, all, norms, argmax and argmin (their indices in 32 bits). Not one computing in 64
+    bits (NumPy's sums of int32 are int64; an argmax of float64). Compiles without a GPU."""
     for fn, dtype in ((lambda a: a.sum(axis=-1), np.float32), (lambda a: a.max(axis=-1), np.float32),
                       (lambda a: a.min(axis=-1), np.int32), (lambda a: (a > 0).any(axis=-1), np.float32),
-                      (lambda a: np.sqrt((a * a).sum(axis=-1)), np.float32), (lambda a: a.sum(axis=-1), np.float16)):
+                      (lambda a: np.sqrt((a * a).sum(axis=-1)), np.float32), (lambda a: a.sum(axis=-1), np.float16),
+                      (lambda a: a.argmax(axis=-1), np.float32), (lambda a: np.argmin(a, axis=-1), np.int8)):
         for shape in ((4096, 32), (2048, 64), (1024, 96), (1024, 256), (4, 256, 64), (1024, 768), (2048, 1024), (4099, 64),
                       (3, 1021, 96)):
             f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
             f.compile_only(np.ones(shape, dtype))
             assert "gpu_warp_rows" in f.compile_records[-1]["report"]["schedule"], (shape, dtype)
-    for fn, dtype in ((lambda a: a.argmax(axis=-1), np.float32), (lambda a: a.sum(axis=-1), np.int32),
+    for fn, dtype in ((lambda a: a.argmax(axis=-1), np.float64), (lambda a: a.sum(axis=-1), np.int32),
                       (lambda a: a.sum(axis=-1), np.float64)):
         f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
         f.compile_only(np.ones((2048, 64), dtype))
@@ -1306,6 +1309,42 @@ def test_reductions_over_short_rows_several_a_block_on_the_gpu(dtype, torch_cuda
 
 
 @gpu
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8, np.bool_])
+def test_arg_reductions_in_warp_lanes_on_the_gpu(op, dtype, torch_cuda):
+    """argmax and argmin over rows of 32 to 1024 points in a warp's lanes (a butterfly of shuffles,
+    32-bit indices, narrower values widened): NumPy's answers (the first of equal extremes, the
+    first NaN, rows of nothing but an extreme or NaN), and for float32 and int8 the same through
+    the butterfly in shared memory (no gpu_warp_rows) and in one thread a row (gpu_tile)."""
+    torch = torch_cuda
+    rng = np.random.default_rng(43)
+    fn = (lambda a: a.argmax(axis=-1)) if op == "argmax" else (lambda a: np.argmin(a, axis=-1))
+    for shape in [(4096, 32), (2048, 64), (4099, 64), (3, 1021, 96), (512, 1000), (8192, 200)]:
+        x = (rng.random(shape) < 0.5) if dtype == np.bool_ else rng.integers(-3, 3, shape).astype(dtype)
+        rows = x.reshape(-1, shape[-1])
+        if dtype in (np.float32, np.float16):
+            rows[1, 5] = rows[1, 9] = np.nan
+            rows[2] = -np.inf
+            rows[3] = np.nan
+            rows[4] = np.inf
+            rows[5, -1] = np.inf if op == "argmax" else -np.inf
+        elif dtype != np.bool_:
+            rows[2] = np.iinfo(dtype).min
+            rows[4] = np.iinfo(dtype).max
+        xt = torch.from_numpy(x).cuda()
+        f = hc.hcompile(fn, fullgraph=True)
+        want = fn(x)
+        np.testing.assert_array_equal(f(xt).cpu().numpy(), want, err_msg=f"{np.dtype(dtype).name} {shape}")
+        decisions = [tuple(d) for d in f.compile_records[-1]["report"]["decisions"]]
+        assert any(d[1] == "gpu_warp_rows" for d in decisions), (dtype, shape, decisions)
+        if dtype not in (np.float32, np.int8):
+            continue
+        for schedule in (_without_warp_rows(decisions), [(0, "compute_root", -1, 0, 0), (0, "gpu_tile", -1, 256, 0)]):
+            got = hc.hcompile(fn, fullgraph=True, schedule=schedule)(xt).cpu().numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{np.dtype(dtype).name} {shape} {schedule}")
+
+
+@gpu
 @pytest.mark.parametrize("op", ["max", "min", "prod", "sum", "any", "all", "argmax"])
 def test_short_row_reductions_on_the_gpu(op, torch_cuda):
     """Reductions over short rows, a thread a row reading a vector of neighbours a step (float sums
@@ -1345,7 +1384,10 @@ def test_arg_reductions_on_the_gpu(dtype, torch_cuda):
     rng = np.random.default_rng(23)
     fns = (lambda a: a.argmax(axis=-1), lambda a: a.argmin(axis=-1, keepdims=True), lambda a: a.argmin(axis=0),
            lambda a: np.argmax(a, axis=0), lambda a: a.argmax())
-    for shape in [(4096, 64), (300, 1024), (2, 40000), (64, 100), (33, 7), (5, 1), (100003,), (300,), (131075, 16)]:
+    # (Rows of 32 to 1024 in a warp's lanes, a butterfly of shuffles, where 32-bit: the last block
+    # shifted inwards (4099, 1021 rows), a last step of some lanes (96, 100, 200 points).)
+    for shape in [(4096, 64), (300, 1024), (2, 40000), (64, 100), (33, 7), (5, 1), (100003,), (300,), (131075, 16),
+                  (4099, 96), (3, 1021, 32), (512, 200), (1000, 256)]:
         x = rng.integers(-3, 3, shape).astype(dtype)    # many ties
         if dtype in (np.float32, np.float64):
             first = tuple(1 % extent for extent in shape)

@@ -66,7 +66,8 @@ struct BlockedSum {
 // lane's best value and its index, over elements lane, lane + lanes, ... (its update walks
 // `steps`); the accumulator then takes the best of the lanes (the first index among equal values,
 // NaN before any number), through `levels`, each the best of up to 16 lanes of the level before
-// (lane m of those of m, m + lanes left, ...), until few are left. Over rows of many outputs,
+// (lane m of those of m, m + lanes left, ...), until few are left, or a butterfly (below),
+// the accumulator then reading lane 0's. Over rows of many outputs,
 // the lanes are threads of the row's block, and so are each level's. `stored` (down the columns
 // of a tall array, or along few long rows) they are a kernel of their own, a thread a lane and
 // output, and so is each level. Down columns the lane is the last axis (outputs..., lane):
@@ -78,6 +79,10 @@ struct LaneParts {
     Halide::RVar steps;
     bool stored = false;
     std::vector<Halide::Func> levels;   // each the best of some lanes of the one before
+    // Over a row in at most a warp's lanes: the index in 32 bits and `levels` a butterfly, each
+    // over every lane (lane l the better of its own and lane l ^ 2^k's), the accumulator reading
+    // lane 0's; in a warp's lanes each level is two shuffles (GpuWarpRows).
+    bool butterfly = false;
 
     // `func`, then each level: every Func the lanes make, in the order they are computed.
     std::vector<Halide::Func> stages() const {

@@ -119,10 +119,13 @@ Expr pairwise_sum(std::vector<Expr> terms) {
     return terms[0];
 }
 
+// Lane l's partner in a butterfly's level over `lanes` (a power of two) where lanes `k` (a power
+// of two) apart combine, l ^ k, written l + k - 2 (l & k), clamped to the lanes: Halide's bounds
+// of an xor are unbounded, and the simplifier, which bounds it, drops a clamp around one.
+Expr butterfly_partner(const Halide::Var &l, int k, int lanes) { return Halide::clamp(l + k - 2 * (l & k), 0, lanes - 1); }
+
 // The levels of BlockedSum::levels over the `lanes` (a power of two) lanes `l` of the compensated
-// sums `acc`; `args(lane, {})` indexes one lane's. Lane l's partner at level k, l ^ 2^k, is written
-// l + 2^k - 2 (l & 2^k), clamped to the lanes: Halide's bounds of an xor are unbounded, and the
-// simplifier, which bounds it, drops a clamp around one.
+// sums `acc`; `args(lane, {})` indexes one lane's (butterfly_partner's pairs).
 template <typename Args>
 std::vector<Halide::Func> lane_sum_levels(const Halide::Func &acc, const Halide::Var &l, int lanes, const Args &args) {
     std::vector<Halide::Func> levels;
@@ -131,7 +134,7 @@ std::vector<Halide::Func> lane_sum_levels(const Halide::Func &acc, const Halide:
     levels.back()(args(l, {})) = compensated_value(acc(args(l, {}))[0], acc(args(l, {}))[1]);
     for (int k = 1; k < lanes; k *= 2) {
         const Halide::Func &below = levels.back();
-        const Expr partner = Halide::clamp(l + k - 2 * (l & k), 0, lanes - 1);
+        const Expr partner = butterfly_partner(l, k, lanes);
         Halide::Func level(name + std::to_string(levels.size()));
         level(args(l, {})) = below(args(l, {})) + below(args(partner, {}));
         levels.push_back(level);
@@ -330,6 +333,11 @@ constexpr int kFewestBlockLanes = 8;
 // of 256 threads): argmax of 128M float32 elements as one row, one block of 256 lanes, took
 // 49.7 ms (torch 0.15 ms). Fewer rows are reduced in stored lanes, as columns are.
 constexpr int64_t kFewRows = 256;
+// The fewest lanes of a row an arg reduction combines as a butterfly: rows of 32 points and
+// more (gpu_sum_lanes). Shorter rows go a thread a row, where a butterfly's levels over every
+// lane cost more than the accumulator's walk over the lanes (argmax over rows of 16 on an H100:
+// 340 us against 282).
+constexpr int kMinButterflyLanes = 8;
 
 // How a GPU arg reduction is cut into lanes: how many an output, and whether they are stored.
 struct ArgLanes {
@@ -356,6 +364,17 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     // The last lane's steps past the row read its last element, and take no part.
     Expr v = read_over_domain(ctx, x.id, input_index(x, reduced, std::vector<Expr>{Halide::min(e, length - 1)}, kept));
     if (v.type().is_bool()) v = Halide::cast(Halide::UInt(8), v);
+    // A row's lanes that may be a warp's (8 to 32 of them, rows of 32 to 1024 points): combined
+    // as a butterfly (LaneParts::butterfly), every value 32 bits wide, which warp shuffles take:
+    // the index (an axis's extent is Halide's int32) and narrower values widened, which keeps
+    // their order (a 64-bit value keeps the levels below, and its 64-bit index: a float64 value
+    // beside a 32-bit index came out wrong on an H100 where the levels were in shared memory,
+    // which Halide packs a block's buffers of mixed widths into; not looked into further).
+    const bool butterfly = !layout.stored && along_rows && lanes >= kMinButterflyLanes &&
+                           lanes <= kMaxLevelLanes && v.type().bits() <= 32;
+    if (butterfly && v.type().bits() < 32) {
+        v = Halide::cast(v.type().is_float() || v.type().is_bfloat() ? Halide::Float(32) : v.type().with_bits(32), v);
+    }
     const Halide::Type vt = v.type();
     // (Stored down columns, the lane is the outermost axis: a kernel's neighbouring threads then
     // read neighbouring outputs' elements, a row of the array. Along rows it is the innermost.)
@@ -367,16 +386,17 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
         return a;
     };
     const Expr worst = is_max ? lowest(vt) : highest(vt);
+    const Halide::Type index_type = butterfly ? Halide::Int(32) : Halide::Int(64);
     Halide::Func part("lanes_" + id);
     // A lane that starts at the extreme keeps index 0: it wins only where every element is that
     // extreme, where 0 is NumPy's answer too.
-    part(args(l)) = Halide::Tuple(worst, Halide::cast(Halide::Int(64), 0));
+    part(args(l)) = Halide::Tuple(worst, Halide::cast(index_type, 0));
     Expr better = is_max ? v > part(args(l))[0] : v < part(args(l))[0];
     if (vt.is_float()) better = Halide::strict_float(better || (Halide::is_nan(v) && !Halide::is_nan(part(args(l))[0])));
     better = e < length && better;
     part(args(l)) = Halide::Tuple(select(better, v, part(args(l))[0]),
-                                  select(better, Halide::cast(Halide::Int(64), e), part(args(l))[1]));
-    const Halide::Tuple none(worst, Halide::Int(64).max());
+                                  select(better, Halide::cast(index_type, e), part(args(l))[1]));
+    const Halide::Tuple none(worst, index_type.max());
     // (best value, its index) and a candidate pair: the better of the two.
     auto better_of = [&](const Halide::Tuple &best, const Halide::Tuple &next) {
         const Expr take = arg_better(is_max, best[0], best[1], next[0], next[1]);
@@ -385,8 +405,19 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     Halide::Func last = part;
     int left = lanes;
     std::vector<Halide::Func> levels;
+    // Butterfly: a level's lane l the better of its own and its partner's at the level before,
+    // every lane computing every level; each lane ends with the row's best, and the accumulator
+    // reads lane 0's. arg_better is a total order, so any pairing gives NumPy's answer.
+    for (int k = 1; butterfly && k < lanes; k *= 2) {
+        const Expr partner = butterfly_partner(l, k, lanes);
+        Halide::Func level("lanes_" + id + "_level" + std::to_string(levels.size() + 1));
+        level(args(l)) = better_of(Halide::Tuple(last(args(l))), Halide::Tuple(last(args(partner))));
+        levels.push_back(level);
+        last = level;
+        left = 1;
+    }
     const int fewest = layout.stored ? kFewestStoredLanes : kFewestBlockLanes;
-    while (left > fewest) {
+    while (!butterfly && left > fewest) {
         int fan_in = std::min(kLaneFanIn, left / fewest);
         while (left % fan_in != 0) fan_in /= 2;   // (lanes are powers of two)
         if (fan_in < 2) break;
@@ -410,11 +441,11 @@ ReductionLowering lower_gpu_arg_reduction(const LowerContext &ctx, const Node &n
     Halide::RDom j(0, left, "j" + id);
     acc(out_vars) = none;
     acc(out_vars) = better_of(Halide::Tuple(acc(out_vars)), Halide::Tuple(last(args(j))));
-    f(out_vars) = acc(out_vars)[1];
+    f(out_vars) = Halide::cast(Halide::Int(64), acc(out_vars)[1]);
     ReductionLowering out;
     out.accumulator = acc;
     out.associative = false;
-    out.lane_parts = LaneParts{part, l, lanes, Halide::RVar(k.x), layout.stored, levels};
+    out.lane_parts = LaneParts{part, l, lanes, Halide::RVar(k.x), layout.stored, levels, butterfly};
     return out;
 }
 
