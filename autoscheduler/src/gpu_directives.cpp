@@ -493,7 +493,22 @@ void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool vector
         const int unroll = unroll_factor(r.rextents[0]);
         if (unroll > 1) w.unroll(ScheduleWriter::update(acc), r.rdom[0], unroll, kTail);
     }
-    if (r.lane_parts && r.lane_parts->levels.empty()) {
+    const LaneParts *parts = r.lane_parts ? &*r.lane_parts : nullptr;
+    if (parts && parts->levels.empty() && !parts->stored && r.reduces_innermost && !r.symbolic && !whole_row &&
+        parts->lanes <= kVectorReadLanes && !r.rextents.empty() && r.rextents[0] % parts->lanes == 0) {
+        // An arg reduction over a short row (2 or 4 lanes, a thread a row): the lanes as one
+        // vector, their step's neighbouring elements one load, its steps unrolled; then the
+        // accumulator takes their best. A lane at a time, each walking the row in strides,
+        // argmax over 5.6M rows of 24 float32 took 767 us on an H100 (torch.compile 221).
+        const StageRef walk = ScheduleWriter::update(parts->func);
+        w.compute_at(parts->func, acc, nullptr);
+        w.bound(parts->func, parts->lane, 0, parts->lanes);
+        w.vectorize(ScheduleWriter::pure(parts->func), parts->lane);
+        w.reorder(walk, {parts->lane, parts->steps});
+        w.vectorize(walk, parts->lane);
+        w.unroll(walk, parts->steps);   // (at most 8 steps: 4 lanes are rows of fewer than 32)
+        w.unroll(ScheduleWriter::update(acc), acc.rvars(0)[0]);   // the lanes in registers
+    } else if (parts && parts->levels.empty()) {
         // An arg reduction's lanes in the thread computing its output, each where the
         // accumulator takes its best (a lane at a time: no array of them per thread).
         const Halide::VarOrRVar each_lane = acc.rvars(0)[0];

@@ -1148,6 +1148,25 @@ for fn, shape, lanes in [{", ".join(f"({fn}, {shape}, {lanes})" for fn, shape, l
             assert not (in_branch and "shfl" in line), (fn, shape, line)
 
 
+def test_arg_reductions_over_short_rows_read_vectors():
+    """argmax and argmin over rows shorter than 32 points, a thread a row: the row's 4 lanes are one
+    vector, each step one 16-byte load, and the lanes sit in registers (no local memory). A lane at a
+    time, each walking the row in strides, took 767 us for rows of 24 on an H100. PTX only."""
+    cases = [((1 << 16, 16), 4), ((1 << 16, 24), 6), ((1000, 20), 5)]
+    program = f"""
+import numpy as np, hcompile as hc
+for shape in {[shape for shape, _ in cases]}:
+    f = hc.hcompile(lambda a: np.argmin(a, axis=-1), target="host-cuda-cuda_capability_86", fullgraph=True)
+    f.compile_only(np.ones(shape, np.float32))
+"""
+    kernels = _kernels_ptx(program)
+    assert len(kernels) == len(cases), len(kernels)
+    for ptx, (shape, steps) in zip(kernels, cases):
+        assert ".local" not in ptx, shape
+        loads = ptx.count("ld.global")
+        assert loads == ptx.count("ld.global.nc.v4.b32") and loads % steps == 0, (shape, loads)
+
+
 def test_row_reductions_alone_run_in_warp_lanes():
     """A reduction alone over rows of 32 to 1024 points, several rows a block, reduces each row in
     a warp's lanes (4 to 32, a point a lane a step, combined by shuffles as a tree): float sums, max,
