@@ -495,11 +495,15 @@ void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool vector
     }
     const LaneParts *parts = r.lane_parts ? &*r.lane_parts : nullptr;
     if (parts && parts->levels.empty() && !parts->stored && r.reduces_innermost && !r.symbolic && !whole_row &&
-        parts->lanes <= kVectorReadLanes && !r.rextents.empty() && r.rextents[0] % parts->lanes == 0) {
+        parts->lanes <= kVectorReadLanes && !r.rextents.empty() && r.rextents[0] % parts->lanes == 0 &&
+        parts->func.types()[0].bits() == 32) {
         // An arg reduction over a short row (2 or 4 lanes, a thread a row): the lanes as one
         // vector, their step's neighbouring elements one load, its steps unrolled; then the
         // accumulator takes their best. A lane at a time, each walking the row in strides,
-        // argmax over 5.6M rows of 24 float32 took 767 us on an H100 (torch.compile 221).
+        // argmax over 5.6M rows of 24 float32 took 767 us on an H100 (torch.compile 221). Only
+        // 32-bit values: LLVM's NVPTX back end compared int8 vectors' lanes zero-extended, as
+        // unsigned (argmax over int8 rows of 16 on an H200 gave a negative value's index), also
+        // where they were widened first (it folds the widening into the comparison).
         const StageRef walk = ScheduleWriter::update(parts->func);
         w.compute_at(parts->func, acc, nullptr);
         w.bound(parts->func, parts->lane, 0, parts->lanes);
