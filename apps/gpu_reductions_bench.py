@@ -29,7 +29,7 @@ def _cases(torch):
     norm_rows = (lambda x: np.sqrt((x * x).sum(axis=1)), lambda x: torch.sqrt((x * x).sum(dim=1)))
     return ([("sum rows", *sum_rows, n) for n in (16, 64, 256, 1024, 8192)] +
             [("max rows", *max_rows, n) for n in (16, 64, 1024)] +
-            [("argmax rows", *argmax_rows, n) for n in (64, 1024, 8192)] +
+            [("argmax rows", *argmax_rows, n) for n in (16, 24, 32, 64, 1024, 8192)] +
             [("argmax columns", lambda x: x.argmax(axis=0), lambda x: x.argmax(dim=0), n) for n in (16, 512)] +
             [("argmax all", lambda x: x.argmax(), lambda x: x.argmax(), ELEMENTS)] +
             [("row norms", *norm_rows, n) for n in (64,)] +
