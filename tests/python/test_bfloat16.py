@@ -266,6 +266,13 @@ def test_bfloat16_tensors_on_the_gpu(rng):
             assert_same(to_numpy(hc.hcompile(lambda a: fn(a), fullgraph=True)(to_torch(x))), fn(x), steps=1)
     total = hc.hcompile(lambda a: a.sum(axis=1), fullgraph=True)(to_torch(y))
     assert_same(to_numpy(total), y.astype(np.float32).sum(axis=1).astype(BF16), steps=1, atol=1e-3)
+    # argmax over rows in a warp's lanes (values widened to float32 for the shuffles), over short
+    # rows a thread each: NaN and ties as NumPy's on the same values in float32.
+    for shape in ((2048, 64), (1000, 16)):
+        z = bf16(rng, shape, "mixed", specials=0.03)
+        for fn in (lambda a: a.argmax(axis=-1), lambda a: np.argmin(a, axis=-1)):
+            got = hc.hcompile(fn, fullgraph=True)(to_torch(z)).cpu().numpy()
+            np.testing.assert_array_equal(got, fn(z.astype(np.float32)), err_msg=str(shape))
 
     shapes = [(32, 512), (512,), (512,), (512, 512), (512,)]
     args = [bf16(rng, s, "normal") for s in shapes]
