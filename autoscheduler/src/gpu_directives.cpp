@@ -516,26 +516,26 @@ void reduce_in_output_thread(ScheduleWriter &w, const RegionFunc &r, bool vector
         // An arg reduction's lanes in the thread computing its output, each where the
         // accumulator takes its best (a lane at a time: no array of them per thread).
         const Halide::VarOrRVar each_lane = acc.rvars(0)[0];
-        w.compute_at(r.lane_parts->func, acc, &each_lane);
-        if (whole_row) unroll_reductions(w, r.lane_parts->func);
-    } else if (r.lane_parts) {
+        w.compute_at(parts->func, acc, &each_lane);
+        if (whole_row) unroll_reductions(w, parts->func);
+    } else if (parts) {
         // Lanes combined in levels (meant for a block's threads), here all in the output's thread:
         // each level whole before the next reads it (a level per lane of the next would be
         // recomputed for each). One index (no axes): the accumulator is a one-thread kernel with
         // no loop of its own to compute them in (at its root they ran on the host, which has no
         // copy of the arrays), so each is a one-thread kernel too.
-        for (const Halide::Func &stage : r.lane_parts->stages()) {
+        for (const Halide::Func &stage : parts->stages()) {
             if (r.vars.empty()) {
                 w.compute_root(stage);
                 single_gpu_thread(w, stage);
             } else {
                 w.compute_at(stage, acc, nullptr);
             }
-            if (r.lane_parts->butterfly && !r.vars.empty()) {
+            if (parts->butterfly && !r.vars.empty()) {
                 // A butterfly's levels over every lane, each lane's value in a register (unrolled:
                 // a constant index), as a warp's lanes would hold them.
                 const Halide::Var lane = stage.args()[0];
-                w.bound(stage, lane, 0, r.lane_parts->lanes);
+                w.bound(stage, lane, 0, parts->lanes);
                 w.unroll(ScheduleWriter::pure(stage), lane);
                 if (stage.has_update_definition()) w.unroll(ScheduleWriter::update(stage), lane);
             }

@@ -95,7 +95,6 @@ Expr approximate_tanh(const Expr &x) {
     });
 }
 
-
 // Replaces the marks: the approximate sequences inside GPU kernels, the exact operations on the
 // host (libm called lane by lane, as C computes them).
 class ExpandFastMath : public lowering::KernelAwareMutator {
