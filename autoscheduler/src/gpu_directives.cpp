@@ -82,8 +82,13 @@ void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead>
 // named so, the grid's x (its y and z stop at 65535 blocks; the sizes are known only at run time).
 constexpr const char *kFusedRows = "gpu_rows_fused";
 bool fuses_block_loops(const RegionFunc &root, const RegionPlan &p) {
-    return root.accumulator.defined() && !block_loops_fit_grid(root, p.gpu_rows_per_block > 1 ? row_axis(root) : 0);
+    return root.accumulator.defined() && !root.point_rows &&
+           !block_loops_fit_grid(root, p.gpu_rows_per_block > 1 ? row_axis(root) : 0);
 }
+
+// Whether GpuRows root `root` computes a point a row: a reduction's outputs, a point-rows root's
+// points (RegionFunc::point_rows).
+bool point_a_row(const RegionFunc &root) { return root.accumulator.defined() || root.point_rows; }
 
 // The block loop of a GpuRows root of several rows a block (GpuRows' value2): its axis 1 split
 // into blocks of rows.
@@ -108,7 +113,7 @@ RowBlock row_block_of(const RegionFunc &r, const RegionFunc &root, const RegionP
         const size_t axis = &r == &root ? row_axis(root) : *member_row_axis(r, root);
         return {Halide::Var(kRowBlocks), r.vars[axis].name()};
     }
-    return {root.vars[root.accumulator.defined() ? 0 : 1], ""};
+    return {root.vars[point_a_row(root) ? 0 : 1], ""};
 }
 
 // Stage `s` of `f`, computed at a block of rows, with its threads (x, along `x`) for each of the
@@ -800,6 +805,8 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     StageRef s = ScheduleWriter::pure(root.func);
     w.compute_root(root.func);
     const bool reduction = root.accumulator.defined();
+    // A point a row (a reduction's outputs; a point-rows root's, its members' reductions per row).
+    const bool per_point = point_a_row(root);
     // Several rows a block: the block's threads a row across (x) times its rows (y); the regions
     // computed per row hold the block's rows, each on its y. A block's steps that wait on each
     // other (its barriers between regions, a reduction's combining steps) then serve that many
@@ -808,18 +815,18 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     const bool row_blocks = p.gpu_rows_per_block > 1;
     // The axis of the block loops' first: the rows' (a reduction's kept axis of 1, keepdims, is
     // then a thread's loop of one step).
-    const size_t first = row_blocks ? row_axis(root) : reduction ? 0 : 1;
-    if (reduction && !row_blocks) {
+    const size_t first = row_blocks ? row_axis(root) : per_point ? 0 : 1;
+    if (per_point && !row_blocks) {
         // The output's value, read out of the accumulator: one thread of its block.
         Halide::Var lane("gpu_lane");
         w.split(s, root.vars[0], root.vars[0], lane, 1, kTail);
         w.gpu_threads(s, lane);
-    } else if (!reduction && p.gpu_warp_rows) {
+    } else if (!per_point && p.gpu_warp_rows) {
         // The row's length stated (static, never an estimate: plan_regions): each lane's steps
         // whole, unrolled without guards.
         w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
         row_in_lanes(w, s, root.vars[0], p.gpu_warp_rows);
-    } else if (!reduction) {
+    } else if (!per_point) {
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
                        steps_of(root.extents[0], root.symbolic_axis(0), p.gpu_rows * thread_vector(p)));
     }
@@ -834,7 +841,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         // (static): a block's rows then whole, each lane's partial result one point a row (in
         // its registers); unstated, Halide sized them per call, in global memory, not striped
         // over the lanes (garbage, and illegal addresses).
-        if (reduction && p.gpu_warp_rows) {
+        if (per_point && p.gpu_warp_rows) {
             for (size_t i = 0; i < root.vars.size(); ++i) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
             in_first_lane(w, s, block_row);
         }

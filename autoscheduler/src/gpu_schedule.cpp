@@ -53,6 +53,17 @@ int64_t block_reduction_threads(int64_t length) {
     return threads;
 }
 
+// The most lanes a row in a warp's lanes takes: a warp. With lane 0 combining the lanes' partial
+// results one by one, rows of 512 in 32 lanes took 280 us for softmax against 192 in the block's
+// threads in shared memory (H200, 64M float32 elements); combined as a tree (a sum's levels,
+// another reduction's rfactored halves), rows of 1024 in 32 lanes took 135.9 us against 174.5
+// (torch.compile 140.1), layer norm 148.2 against 152.7.
+constexpr int64_t kMaxWarpRowLanes = kWarp;
+// The fewest: rows of 16 in 4 lanes of a warp, 32 rows a block, took 186 us for softmax against
+// 200 a thread a row (layer norm 192 against 233); rows of 8 in 2 lanes 209 against 177 (layer
+// norm 311 against 175).
+constexpr int64_t kMinWarpRowLanes = 4;
+
 // How the partitioner's row fusion (Partition: regions computed per row of a root) maps onto GPU
 // blocks: not at all, or one block per row with the root's elementwise members stored per row in
 // shared memory, or recomputed where they are read.
@@ -76,10 +87,42 @@ int64_t rows_from(const RegionFunc &r, size_t from) {
 }
 
 // Whether row root `root`'s rows are short enough to run a thread each (runs_a_thread_a_row).
-bool short_static_rows(const RegionFunc &root) { return !root.symbolic_axis(0) && root.extents[0] < kMinShortRow; }
+bool short_static_rows(const RegionFunc &root) {
+    return !root.point_rows && !root.symbolic_axis(0) && root.extents[0] < kMinShortRow;
+}
+
+// A point-rows group (RegionFunc::point_rows) runs in blocks of rows where its rows have one static
+// length (point_row_length), its points are static and fit a grid, and every member reduces rows
+// of its points (member_row_axis). Rows shorter than kMinShortRow only for a chain of reductions
+// (two or more) that may each run in a warp's lanes (warp_row_member; of 16 points or more: 4
+// lanes): a block's threads would idle over them, and a reduction alone reads them faster a thread
+// a row (its own kernel; a mean's division another). Measured on an H100 (apps/RESULTS.md, gpu-row-chains): x.var(axis=-1) over rows of 1024
+// ... us against ... in three kernels.
+RowBlocks point_row_blocks(const LoweredPipeline &lowered, int root_region) {
+    const RegionFunc &root = lowered.regions[root_region];
+    const int64_t length = point_row_length(lowered, root_region);
+    const int64_t lanes = gpu_sum_lanes(length);
+    const bool short_rows = length < kMinShortRow;
+    if (root.symbolic || root.estimated || root.library_call || length < kMinWarpRowLanes * kMinWarpRowLanes ||
+        !block_loops_fit_grid(root, row_axis(root)) || (root.accumulator.defined() && !gpu_block_reduction(root)) ||
+        (short_rows && root.accumulator.defined() && !warp_row_member(root, lanes))) {
+        return RowBlocks::None;
+    }
+    int reductions = root.accumulator.defined() ? 1 : 0;
+    for (const RegionFunc &r : lowered.regions) {
+        if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
+        if (!gpu_block_reduction(r) || r.symbolic || !member_row_axis(r, root) ||
+            (short_rows && !warp_row_member(r, lanes))) {
+            return RowBlocks::None;
+        }
+        ++reductions;
+    }
+    return short_rows && reductions < 2 ? RowBlocks::None : RowBlocks::Stored;
+}
 
 RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
     const RegionFunc &root = lowered.regions[root_region];
+    if (root.point_rows) return point_row_blocks(lowered, root_region);
     // The rows themselves may be any number (the grid's x), as a batch of varying size is; a
     // thread a row, any number of them along any axes (all fused into the grid's x).
     if (root.vars.size() < 2 || root.accumulator.defined() || root.library_call ||
@@ -122,7 +165,9 @@ RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
 // threads per row of 16, 256 per row of 512) ran the block's fixed steps (loop bounds, guards,
 // barriers, a reduction's combining) for idle threads, 2-8x the time; a thread a lane was the best
 // or within 10% of it everywhere.
-int64_t row_group_threads(const RegionFunc &root) {
+int64_t row_group_threads(const LoweredPipeline &lowered, int root_region) {
+    const RegionFunc &root = lowered.regions[root_region];
+    if (root.point_rows) return gpu_sum_lanes(point_row_length(lowered, root_region));
     if (root.symbolic_axis(0)) return block_reduction_threads(root.extents[0]);
     return gpu_sum_lanes(root.extents[0]);
 }
@@ -148,12 +193,13 @@ int64_t rows_a_block(int64_t threads, int64_t axis_rows, int64_t rows) {
 // times; torch.compile 6.0).
 int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t threads) {
     const RegionFunc &root = lowered.regions[root_region];
-    if (root.symbolic || root.vars.size() < 2) return 1;
+    const size_t axis = row_axis(root);
+    if (root.symbolic || root.vars.size() <= axis) return 1;
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         if (!member_row_axis(r, root)) return 1;
     }
-    return rows_a_block(threads, root.extents[1], rows_from(root, 1));
+    return rows_a_block(threads, root.extents[axis], rows_from(root, axis));
 }
 
 // A reduction's threads a row where a block has several (reduction_rows_a_block): a float sum's
@@ -189,7 +235,7 @@ int64_t reduction_rows_a_block(const RegionFunc &r) {
 // may read a reduction over rows of 8192, which a thread a row unrolled whole (a 15 s compile).
 bool runs_a_thread_a_row(const LoweredPipeline &lowered, int root_region) {
     const RegionFunc &root = lowered.regions[root_region];
-    if (!short_static_rows(root)) return false;
+    if (!short_static_rows(root)) return false;   // (a point-rows group's never are)
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         if (!member_row_axis(r, root) || thread_row_length(r) >= kMinShortRow) return false;
@@ -205,17 +251,6 @@ int64_t thread_rows_a_block(const RegionFunc &root) {
     while (per_block > kWarp && rows / per_block < kMinTiledBlocks) per_block /= 2;
     return per_block;
 }
-
-// The most lanes a row in a warp's lanes takes: a warp. With lane 0 combining the lanes' partial
-// results one by one, rows of 512 in 32 lanes took 280 us for softmax against 192 in the block's
-// threads in shared memory (H200, 64M float32 elements); combined as a tree (a sum's levels,
-// another reduction's rfactored halves), rows of 1024 in 32 lanes took 135.9 us against 174.5
-// (torch.compile 140.1), layer norm 148.2 against 152.7.
-constexpr int64_t kMaxWarpRowLanes = kWarp;
-// The fewest: rows of 16 in 4 lanes of a warp, 32 rows a block, took 186 us for softmax against
-// 200 a thread a row (layer norm 192 against 233); rows of 8 in 2 lanes 209 against 177 (layer
-// norm 311 against 175).
-constexpr int64_t kMinWarpRowLanes = 4;
 
 // Whether a row of `length` points fits `threads` lanes of a warp: kMinWarpRowLanes to
 // kMaxWarpRowLanes of them, dividing the warp, in steps the row fits (fits_lane_steps).
@@ -235,14 +270,17 @@ bool fits_warp_lanes(int64_t threads, int64_t length) {
 // layer norm 204, 150, 179 and 140 against 267, 204, 204 and 152.
 bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t threads, int64_t block_rows) {
     const RegionFunc &root = lowered.regions[root_region];
-    if (root.symbolic || root.estimated || root.vars.size() < 2 || block_rows < 2 ||
-        !fits_warp_lanes(threads, root.extents[0]) || !block_loops_fit_grid(root, 1)) {
+    // (A point-rows root's row: its members' reductions', and its own where it is one.)
+    const int64_t length = root.point_rows ? point_row_length(lowered, root_region) : root.extents[0];
+    if (root.symbolic || root.estimated || root.vars.size() < (root.point_rows ? 1 : 2) || block_rows < 2 ||
+        !fits_warp_lanes(threads, length) || !block_loops_fit_grid(root, row_axis(root)) ||
+        (root.point_rows && root.accumulator.defined() && !warp_row_member(root, threads))) {
         return false;
     }
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         // (Each row of it one of the root's, as long: the lanes hold the same points of each.)
-        if (!warp_row_member(r, threads) || !member_row_axis(r, root) || thread_row_length(r) != root.extents[0]) {
+        if (!warp_row_member(r, threads) || !member_row_axis(r, root) || thread_row_length(r) != length) {
             return false;
         }
     }
@@ -314,14 +352,14 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // and its rows a block (a warp of threads or more in all).
         // A row in a warp's lanes where it may (runs_in_warp_lanes), else rows shorter than a
         // warp a thread each, else the block's threads across each row.
-        int64_t row_threads = in_row_blocks ? row_group_threads(lowered.regions[group]) : 0;
+        int64_t row_threads = in_row_blocks ? row_group_threads(lowered, group) : 0;
         int64_t block_rows = in_row_blocks ? row_group_rows(lowered, group, row_threads) : 0;
         if (in_row_blocks) row_threads = std::max(row_threads, kWarp / block_rows);
         // (Rows shorter than a warp whose blocks are too few to take their sums' lanes a row: a
         // thread a row, not a block of a warp.)
         const bool warp_lanes = in_row_blocks && blocks == RowBlocks::Stored &&
                                 !(short_static_rows(lowered.regions[group]) &&
-                                  row_threads != row_group_threads(lowered.regions[group])) &&
+                                  row_threads != row_group_threads(lowered, group)) &&
                                 runs_in_warp_lanes(lowered, group, row_threads, block_rows);
         const bool thread_a_row = in_row_blocks && !warp_lanes && runs_a_thread_a_row(lowered, group);
         if (thread_a_row) {
@@ -340,7 +378,9 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // A thread a row: vectors wherever they divide the row (whole 16-byte loads and stores).
         const int64_t vector_steps = in_row_blocks && group_stores_rows(lowered, group, blocks) ? 8 : 2;
         // (A warp's lanes a row: a point a lane a step, the lanes' points striped as the sums' are.)
+        // (A point-rows root computes a point a row, its members reductions: no vectors.)
         const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks && !warp_lanes &&
+                                !lowered.regions[group].point_rows &&
                                 !computes_64_bit(r.func) &&
                                 (thread_a_row ? r.extents[0] % kVectorPoints == 0
                                               : r.extents[0] >= vector_steps * row_threads * kVectorPoints);

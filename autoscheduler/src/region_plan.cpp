@@ -75,6 +75,16 @@ bool gpu_block_reduction(const RegionFunc &r) {
 }
 
 std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc &root) {
+    if (root.point_rows) {
+        // The same points past the reduced axis each keeps as 1 (keepdims).
+        const size_t axis = row_axis(member), root_axis = row_axis(root);
+        if (!member.accumulator.defined() || member.vars.size() < axis || root.vars.size() < root_axis ||
+            member.vars.size() - axis != root.vars.size() - root_axis ||
+            !std::equal(member.extents.begin() + axis, member.extents.end(), root.extents.begin() + root_axis)) {
+            return std::nullopt;
+        }
+        return axis;
+    }
     const bool same_axes =
         member.vars.size() == root.vars.size() && (!member.accumulator.defined() || member.extents[0] == 1);
     const bool dropped = member.accumulator.defined() && member.vars.size() + 1 == root.vars.size();
@@ -121,7 +131,7 @@ bool thread_reads_row_in_vectors(const RegionFunc &r) {
 }
 
 size_t row_axis(const RegionFunc &root) {
-    if (!root.accumulator.defined()) return 1;
+    if (!root.accumulator.defined() && !root.point_rows) return 1;
     return root.extents.size() >= 2 && root.extents[0] == 1 ? 1 : 0;
 }
 
@@ -132,6 +142,22 @@ bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
     int64_t z = 1;
     for (size_t i = first + 2; i < r.vars.size(); ++i) z *= std::max<int64_t>(r.extents[i], 1);
     return (r.vars.size() <= first + 1 || r.extents[first + 1] <= kGridLimit) && z <= kGridLimit;
+}
+
+int64_t point_row_length(const LoweredPipeline &lowered, int root_region) {
+    const RegionFunc &root = lowered.regions[root_region];
+    if (!root.point_rows) return 0;
+    int64_t length = 0;
+    for (size_t i = 0; i < lowered.regions.size(); ++i) {
+        const RegionFunc &r = lowered.regions[i];
+        if (r.row_root != root_region && static_cast<int>(i) != root_region) continue;
+        if (!r.accumulator.defined()) continue;   // the root's own points (elementwise)
+        std::optional<int64_t> row;
+        if (r.rdom.defined() && r.rdom.dimensions() == 1) row = Halide::Internal::as_const_int(r.rdom[0].extent());
+        if (!row || r.rextents.size() != 1 || (length > 0 && *row != length)) return 0;
+        length = *row;
+    }
+    return length;
 }
 
 bool gpu_rows_reduction(const RegionFunc &r) {
@@ -287,9 +313,12 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             // (A thread a row fuses every row axis into the grid's x: any number of rows.)
             need((is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 && !r.accumulator.defined() &&
                   (block_loops_fit_grid(r, 1) || d.value == 1)) ||
+                     (r.point_rows && d.value > 1 && point_row_length(lowered, static_cast<int>(d.region)) > 0 &&
+                      block_loops_fit_grid(r, row_axis(r))) ||
                      gpu_rows_reduction(r) || (d.value2 > 1 && gpu_block_reduction(r) && block_loops_fit_grid(r, row_axis(r))),
-                 "only the row root (elementwise, two axes or more), or a reduction over its innermost axis alone, "
-                 "runs in blocks of rows, where its block loops fit a CUDA grid");
+                 "only the row root (elementwise, two axes or more; a point-rows root of rows of a static length), "
+                 "or a reduction over its innermost axis alone, runs in blocks of rows, where its block loops fit a "
+                 "CUDA grid");
             if (d.value == 1) {
                 // A thread a row: each row's points in the thread's registers, a row of a static
                 // length; its rows any number (a last block's threads past them compute nothing).
@@ -328,13 +357,17 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         }
         case Choice::GpuWarpRows: {
             // (A reduction's row: its reduced axis; an elementwise root's: its axis 0.)
+            // (A point-rows root's row: its members' reductions'.)
+            const bool point_root = r.point_rows && !r.accumulator.defined() && is_row_root(lowered, static_cast<int>(d.region));
             const bool elementwise_root = is_row_root(lowered, static_cast<int>(d.region)) && r.vars.size() >= 2 &&
-                                          !r.accumulator.defined();
-            need(elementwise_root || (gpu_block_reduction(r) && warp_row_member(r, d.value)),
-                 "only an elementwise row root (two axes or more), or a reduction over its innermost axis that "
-                 "rfactors or whose float sum has as many lanes, runs its rows in a warp's lanes");
+                                          !r.accumulator.defined() && !r.point_rows;
+            need(elementwise_root || point_root || (gpu_block_reduction(r) && warp_row_member(r, d.value)),
+                 "only an elementwise row root (two axes or more, or a point-rows root), or a reduction over its "
+                 "innermost axis that rfactors or whose float sum has as many lanes, runs its rows in a warp's lanes");
             need(d.value >= 2 && d.value <= 32 && 32 % d.value == 0, "a row's lanes divide a warp's 32");
-            const int64_t length = elementwise_root ? r.extents[0] : r.rextents[0];
+            const int64_t length = point_root         ? point_row_length(lowered, static_cast<int>(d.region))
+                                   : elementwise_root ? r.extents[0]
+                                                      : r.rextents[0];
             need(!r.symbolic && !r.estimated && fits_lane_steps(length, d.value),
                  ("a row in a warp's lanes has a static length (not an estimate), up to " +
                   std::to_string(kMaxWarpRowSteps) + " points a lane, in whole steps of its lanes or a last step of " +

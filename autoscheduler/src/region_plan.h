@@ -110,7 +110,8 @@ bool gpu_block_reduction(const RegionFunc &r);
 // The axis of `member`, computed per row of row root `root`, that walks the root's rows (its axis
 // 1): `member`'s axis 1 where it has the root's axes (elementwise, or a reduction keeping its
 // reduced axis), axis 0 where it is a reduction dropping it; none otherwise (its rows are not the
-// root's one to one: such a group runs one row a block).
+// root's one to one: such a group runs one row a block). A point-rows root's member: its row_axis,
+// its points from there the root's.
 std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc &root);
 
 // The lanes of a GPU float sum or arg reduction (threads of a block's row), or 0 for none.
@@ -128,9 +129,14 @@ bool thread_reads_row_in_vectors(const RegionFunc &r);
 constexpr int kLaneKernelThreads = 256;
 
 // The axis of a GpuRows root that walks its rows: an elementwise root's axis 1 (a block's rows of
-// its axis 0), a reduction's axis 0 (its outputs, the rows it reduces), or 1 where axis 0 is the
-// reduced one kept as 1 (keepdims).
+// its axis 0), a reduction's or a point-rows root's axis 0 (its outputs, the rows it reduces), or
+// 1 where axis 0 is the reduced one kept as 1 (keepdims).
 size_t row_axis(const RegionFunc &root);
+
+// The row of point-rows root `root_region` (RegionFunc::point_rows): the length its reductions
+// (its members', its own) reduce; 0 where one's length is not static, they differ (the lanes of a
+// row hold the same points of each), or the root has no point rows.
+int64_t point_row_length(const LoweredPipeline &lowered, int root_region);
 
 // Whether a block loop per axis of `r` from `first` on fits a CUDA grid (x, y, z; y and z of at
 // most 65535 blocks, so of static sizes; x may be symbolic), the axes past the third fused into

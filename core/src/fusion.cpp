@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
+#include <numeric>
 #include <set>
 
 #include "hcompile/passes.h"
@@ -328,6 +330,69 @@ bool row_root_candidate(const Graph &g, const Node &root, bool reshapes) {
     return rows.size() >= 2 && rows[0] >= 2;
 }
 
+// A node's points as a point-rows group (Partition::point_rows) sees them: its shape without
+// trailing axes of 1 (a reduction's keepdims).
+Shape point_shape(const Node &n) {
+    Shape s = n.shape;
+    while (!s.empty() && s.back() == 1) s.pop_back();
+    return s;
+}
+
+// Whether `shape` starts with the axes `rows`.
+bool starts_with(const Shape &shape, const Shape &rows) {
+    return shape.size() >= rows.size() && std::equal(rows.begin(), rows.end(), shape.begin());
+}
+
+// Whether reduction `r` reduces its input's innermost axis alone, of more than one point: each of
+// its points one row. (Rows of one point are a row group's own rows: a softmax over an axis of 1,
+// whose root's points are its rows, keeps its group of rows.)
+bool reduces_rows(const Graph &g, const Node &r) {
+    if (op_class(r.kind) != OpClass::Reduction) return false;
+    const Node &in = g.node(r.inputs[0]);
+    const int innermost = in.ndim() - 1;
+    if (innermost < 1 || in.shape.back() <= 1) return false;
+    if (r.kind == OpKind::Argmax || r.kind == OpKind::Argmin) return r.int_attr("axis") == innermost;
+    const std::vector<int64_t> &axes = r.ints_attr("axes");
+    return axes.size() == 1 && axes[0] == innermost;
+}
+
+// Whether `root` (a region stored whole, the GPU's) can root a point-rows group: elementwise, or a
+// reduction of rows, with two points or more.
+bool point_root_candidate(const Graph &g, const Node &root) {
+    const Shape rows = point_shape(root);
+    const bool kind = op_class(root.kind) == OpClass::Elementwise || reduces_rows(g, root);
+    return kind && !rows.empty() && std::accumulate(rows.begin(), rows.end(), int64_t{1}, std::multiplies<>()) >= 2;
+}
+
+// Whether reduction `r` can be a member of `root`'s point-rows group: it reduces rows into points
+// of root's (point_shape), and every path from it to another region passes only through nodes
+// whose leading axes are those points (elementwise ops, broadcasts of the same rank, reshapes
+// keeping them: a row-major reshape that keeps the leading axes keeps each point's index), ending
+// at `root` or other reductions.
+bool point_aligned(const Graph &g, const Partition &p, const std::vector<std::vector<NodeId>> &users, const Node &r,
+                   const Node &root) {
+    const Shape rows = point_shape(root);
+    if (!reduces_rows(g, r) || point_shape(r) != rows) return false;
+    std::vector<NodeId> stack(users[r.id].begin(), users[r.id].end());
+    std::vector<bool> seen(g.num_nodes(), false);
+    while (!stack.empty()) {
+        const Node &u = g.node(stack.back());
+        stack.pop_back();
+        if (seen[u.id]) continue;
+        seen[u.id] = true;
+        if (p.materialized[u.id]) {
+            if (u.id != root.id && op_class(u.kind) != OpClass::Reduction) return false;
+            continue;
+        }
+        const bool keeps = starts_with(u.shape, rows) && (u.kind != OpKind::Broadcast || g.node(u.inputs[0]).ndim() == u.ndim());
+        if (!keeps || !(op_class(u.kind) == OpClass::Elementwise || u.kind == OpKind::Broadcast || u.kind == OpKind::Reshape)) {
+            return false;
+        }
+        stack.insert(stack.end(), users[u.id].begin(), users[u.id].end());
+    }
+    return true;
+}
+
 // Drops the members whose value reaches a store outside the group (`root` and the members),
 // until none does: a member is computed per row inside the root's loop, where no region outside
 // it can read it (a matrix product computed once, before the rows, that reads a member). A
@@ -351,16 +416,18 @@ bool close_group(const Graph &g, const Partition &p, const std::vector<std::vect
     return std::any_of(member.begin(), member.end(), [](bool m) { return m; });
 }
 
-void add_row_group(Partition &p, NodeId root, const std::vector<bool> &member) {
+void add_row_group(Partition &p, NodeId root, const std::vector<bool> &member, bool point_rows) {
     for (size_t id = 0; id < member.size(); ++id) {
         if (member[id]) p.row_root_of[id] = root;
     }
+    p.point_rows[root] = point_rows;
 }
 
 }  // namespace
 
 void find_row_fusion(const Graph &graph, Partition &partition, bool producers_outside) {
     partition.row_root_of.assign(graph.num_nodes(), -1);
+    partition.point_rows.assign(graph.num_nodes(), false);
     std::vector<std::vector<NodeId>> users(graph.num_nodes());
     for (const Node &n : graph.nodes()) {
         for (NodeId in : n.inputs) users[in].push_back(n.id);
@@ -376,26 +443,33 @@ void find_row_fusion(const Graph &graph, Partition &partition, bool producers_ou
             if (!row_aligned(graph, partition, users, graph.node(region.root), root)) return;
             member[region.root] = true;
         }
-        if (close_group(graph, partition, users, root.id, member)) add_row_group(partition, root.id, member);
+        if (close_group(graph, partition, users, root.id, member)) add_row_group(partition, root.id, member, false);
         return;
     }
-    // Groups rooted at elementwise regions stored whole, the latest first: each takes the
-    // row-aligned regions before it (no output: an output is stored whole) that nothing outside
-    // the group reads; a region taken is neither a later candidate's member nor a root.
+    // Groups rooted at regions stored whole, the latest first: each takes the row-aligned regions
+    // before it (no output: an output is stored whole) that nothing outside the group reads; a
+    // region taken is neither a later candidate's member nor a root. A point-rows group first
+    // (its members reduce rows into the root's own points), then a group of rows of the root's.
     std::vector<bool> taken(graph.num_nodes(), false), is_output(graph.num_nodes(), false);
     for (NodeId out : graph.outputs()) is_output[out] = true;
     for (auto it = partition.regions.rbegin(); it != partition.regions.rend(); ++it) {
         const Node &root = graph.node(it->root);
-        if (taken[root.id] || !row_root_candidate(graph, root, true)) continue;
-        std::vector<bool> member(graph.num_nodes(), false);
-        for (auto before = std::next(it); before != partition.regions.rend(); ++before) {
-            const Node &r = graph.node(before->root);
-            if (!taken[r.id] && !is_output[r.id] && row_aligned(graph, partition, users, r, root)) member[r.id] = true;
+        if (taken[root.id]) continue;
+        for (const bool point_rows : {true, false}) {
+            if (point_rows ? !point_root_candidate(graph, root) : !row_root_candidate(graph, root, true)) continue;
+            std::vector<bool> member(graph.num_nodes(), false);
+            for (auto before = std::next(it); before != partition.regions.rend(); ++before) {
+                const Node &r = graph.node(before->root);
+                const bool aligned = point_rows ? point_aligned(graph, partition, users, r, root)
+                                                : row_aligned(graph, partition, users, r, root);
+                if (!taken[r.id] && !is_output[r.id] && aligned) member[r.id] = true;
+            }
+            if (!close_group(graph, partition, users, root.id, member)) continue;
+            taken[root.id] = true;
+            for (size_t id = 0; id < member.size(); ++id) taken[id] = taken[id] || member[id];
+            add_row_group(partition, root.id, member, point_rows);
+            break;
         }
-        if (!close_group(graph, partition, users, root.id, member)) continue;
-        taken[root.id] = true;
-        for (size_t id = 0; id < member.size(); ++id) taken[id] = taken[id] || member[id];
-        add_row_group(partition, root.id, member);
     }
 }
 

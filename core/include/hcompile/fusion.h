@@ -37,6 +37,11 @@ struct Partition {
     // reads, a softmax over attention scores); regions outside every group are computed once,
     // before or after, and read no group's members.
     std::vector<NodeId> row_root_of;   // per node: the root a member is computed per row of, or -1
+    // Per node: a root whose every point is a row (the GPU's): its members reduce rows of some
+    // array, each into a point of the root's shape (trailing axes of 1 aside), and the root reads
+    // those points alone (x.var(axis=-1), a log-sum-exp, argmax of a softmax): each row's chain of
+    // reductions runs in one block or warp while the row is in cache, the root's point last.
+    std::vector<bool> point_rows;
     std::vector<BudgetStore> budget_stores;  // roots chosen by the cost rule, in node order
     std::vector<int64_t> places;       // per node: the distinct places the cost rule counted
     // Per node: a region whose inline-or-store the scheduler chooses (empty when there are none,

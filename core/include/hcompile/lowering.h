@@ -125,6 +125,8 @@ struct RegionFunc {
     int row_root = -1;                  // the region (index in `regions`) it is computed per row of
                                         // (a row group's member, Partition), or -1
     bool row_fused() const { return row_root >= 0; }
+    bool point_rows = false;            // a row root whose every point is a row (Partition's
+                                        // point_rows): its members reduce rows into its points
     bool optional = false;              // the schedule chooses inline or store (Partition)
     bool stored_by_default = false;     // ... and the baseline stores it (else inlines it)
     std::optional<BlockedSum> blocked_sum;  // float sums: the accumulator's structure

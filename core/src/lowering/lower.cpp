@@ -401,6 +401,7 @@ void link_row_groups(const Partition &partition, LoweredPipeline &out) {
     for (RegionFunc &r : out.regions) {
         const NodeId root = row_root_of(partition, r.node);
         if (root >= 0) r.row_root = region_of_node[root];
+        r.point_rows = marks(partition.point_rows, r.node);
     }
 }
 
