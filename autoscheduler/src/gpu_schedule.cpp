@@ -96,10 +96,10 @@ bool short_static_rows(const RegionFunc &root) {
 // of its points (member_row_axis). Rows shorter than kMinShortRow only for a chain of reductions
 // (two or more) that may each run in a warp's lanes (warp_row_member; of 16 points or more: 4
 // lanes): a block's threads would idle over them, and a reduction alone reads them faster a thread
-// a row (its own kernel; a mean's division another). Measured on an H200 (64M float32 elements, CUDA events; apps/RESULTS.md, gpu-row-chains):
-// x.var(axis=-1) over rows of 1024 in 63.5 us against 129.7 in three kernels (torch.compile
-// 66.3), rows of 16 in 84.9 against 608.5; argmax of a softmax over rows of 1024 124.2 against
-// 278.6.
+// a row (its own kernel; a mean's division another). Measured on an H200 (64M float32 elements,
+// CUDA events; apps/RESULTS.md, gpu-row-chains): x.var(axis=-1) over rows of 1024 in 63.5 us
+// against 129.7 in three kernels (torch.compile 66.3), rows of 16 in 84.9 against 608.5; argmax of
+// a softmax over rows of 1024 124.2 against 278.6.
 RowBlocks point_row_blocks(const LoweredPipeline &lowered, int root_region) {
     const RegionFunc &root = lowered.regions[root_region];
     const int64_t length = point_row_length(lowered, root_region);
