@@ -92,11 +92,12 @@ bool short_static_rows(const RegionFunc &root) {
 }
 
 // A point-rows group (RegionFunc::point_rows) runs in blocks of rows where its rows have one static
-// length (point_row_length), its points are static and fit a grid, and every member reduces rows
+// length (point_row_length), its points' block loops fit a grid, and every member reduces rows
 // of its points (member_row_axis). Rows shorter than kMinShortRow only for a chain of reductions
 // (two or more) that may each run in a warp's lanes (warp_row_member; of 16 points or more: 4
 // lanes): a block's threads would idle over them, and a reduction alone reads them faster a thread
-// a row (its own kernel; a mean's division another). Measured on an H200 (64M float32 elements,
+// a row (its own kernel; a mean's division another). The rows' count may be symbolic (a batch of
+// any size): a row a block then (row_group_rows). Measured on an H200 (64M float32 elements,
 // CUDA events; apps/RESULTS.md, gpu-row-chains): x.var(axis=-1) over rows of 1024 in 63.5 us
 // against 129.7 in three kernels (torch.compile 66.3), rows of 16 in 84.9 against 608.5; argmax of
 // a softmax over rows of 1024 124.2 against 278.6.
@@ -105,7 +106,7 @@ RowBlocks point_row_blocks(const LoweredPipeline &lowered, int root_region) {
     const int64_t length = point_row_length(lowered, root_region);
     const int64_t lanes = gpu_sum_lanes(length);
     const bool short_rows = length < kMinShortRow;
-    if (root.symbolic || root.estimated || root.library_call || length < kMinWarpRowLanes * kMinWarpRowLanes ||
+    if (root.estimated || root.library_call || length < kMinWarpRowLanes * kMinWarpRowLanes ||
         !block_loops_fit_grid(root, row_axis(root)) || (root.accumulator.defined() && !gpu_block_reduction(root)) ||
         (short_rows && root.accumulator.defined() && !warp_row_member(root, lanes))) {
         return RowBlocks::None;
@@ -113,7 +114,7 @@ RowBlocks point_row_blocks(const LoweredPipeline &lowered, int root_region) {
     int reductions = root.accumulator.defined() ? 1 : 0;
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
-        if (!gpu_block_reduction(r) || r.symbolic || !member_row_axis(r, root) ||
+        if (!gpu_block_reduction(r) || !member_row_axis(r, root) ||
             (short_rows && !warp_row_member(r, lanes))) {
             return RowBlocks::None;
         }

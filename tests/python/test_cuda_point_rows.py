@@ -122,6 +122,18 @@ def test_a_reduction_that_is_an_output_is_stored_whole_and_read_by_the_chain():
     assert len(_kernel_roots(decisions)[0]) == 1, decisions
 
 
+@pytest.mark.parametrize("fn", [_var_rows, _logsumexp, _argmax_of_softmax], ids=lambda f: f.__name__)
+def test_a_chain_over_any_number_of_rows_is_one_kernel(fn):
+    """A batch of varying size (the rows' count compiled for any size, their length static): one
+    kernel, a row a block (its count unknown, no blocks of several rows, no warp lanes)."""
+    f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.zeros((4096, 1024), np.float32))
+    f.compile_only(np.zeros((2000, 1024), np.float32))
+    assert "any size" in f.compile_records[-1]["dynamic"]
+    decisions = _decisions(f)
+    assert len(_kernel_roots(decisions)[0]) == 1 and not any(d[1] == "gpu_warp_rows" for d in decisions), decisions
+
+
 def test_a_softmax_still_stores_its_rows_not_points():
     """A softmax's row group (its root's rows, members per row) is unchanged by point rows."""
     def softmax(x):
@@ -198,6 +210,19 @@ def test_chains_of_row_reductions_match_numpy_on_the_gpu(fn, dtype, torch_cuda):
     f = hc.hcompile(fn, fullgraph=True)
     _check(f(xt[:, ::2]), fn(x[:, ::2]), f"{fn.__name__} strided")
     _check(f(xt.T), fn(x.T), f"{fn.__name__} transposed")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fn", FLOAT_CHAINS, ids=lambda f: f.__name__)
+def test_chains_over_a_batch_of_any_size_on_the_gpu(fn, torch_cuda):
+    """The rows' count compiled for any size after a second one (dynamic=None): NumPy's answers for
+    each, one row and two included."""
+    torch = torch_cuda
+    rng = np.random.default_rng(7)
+    f = hc.hcompile(fn, fullgraph=True)
+    for rows in (4096, 2000, 1, 2, 77777):
+        x = _inputs(rng, (rows, 256), np.float32, fn)
+        _check(f(torch.from_numpy(x).cuda()), fn(x), f"{fn.__name__} {rows}")
 
 
 @pytest.mark.gpu
