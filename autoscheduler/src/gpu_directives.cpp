@@ -814,8 +814,9 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     // 0.5 TB/s in blocks of one row). A reduction's rows are its outputs.
     const bool row_blocks = p.gpu_rows_per_block > 1;
     // The axis of the block loops' first: the rows' (a reduction's kept axis of 1, keepdims, is
-    // then a thread's loop of one step).
-    const size_t first = row_blocks ? row_axis(root) : per_point ? 0 : 1;
+    // then a thread's loop of one step). A point-rows root's always: its rows' count may be
+    // symbolic, which only the grid's x takes (the y of a keepdims root's rows stopped at 65535).
+    const size_t first = row_blocks || root.point_rows ? row_axis(root) : per_point ? 0 : 1;
     if (per_point && !row_blocks) {
         // The output's value, read out of the accumulator: one thread of its block.
         Halide::Var lane("gpu_lane");
