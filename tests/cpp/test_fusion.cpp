@@ -179,6 +179,33 @@ TEST_CASE("row fusion refuses reductions whose rows do not line up with the outp
     CHECK(row_roots(partition_into_regions(h)).empty());
 }
 
+TEST_CASE("on the GPU a chain of reductions over the same rows roots a point-rows group") {
+    // x.var(axis=1) of a 6x8 input: the mean's sum (keepdims) and the squared deviations' sum
+    // (not) are computed per row of the division, each row a point of it.
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {6, 8});
+    NodeId mean = g.add_op(OpKind::Sum, {x}, reduce_attrs({1}, 1));
+    NodeId bm = g.add_op(OpKind::Broadcast, {mean}, Attrs{{"shape", Ints{6, 8}}});
+    NodeId d = g.add_op(OpKind::Sub, {x, bm});
+    NodeId sq = g.add_op(OpKind::Sum, {g.add_op(OpKind::Mul, {d, d})}, reduce_attrs({1}, 0));
+    NodeId n = g.add_op(OpKind::Broadcast, {g.add_constant(8.0, DType::Float32)}, Attrs{{"shape", Ints{6}}});
+    NodeId var = g.add_op(OpKind::Div, {sq, n});
+    g.set_outputs({var});
+    Partition gpu = partition_into_regions(g, /*producers_outside_rows=*/true);
+    CHECK(row_roots(gpu) == std::vector<NodeId>{var});
+    CHECK(gpu.point_rows[var]);
+    for (NodeId id : {mean, sq}) CHECK(gpu.row_root_of[id] == var);
+    CHECK(row_roots(partition_into_regions(g)).empty());   // the CPU's rule: rows of two axes or more
+
+    // The same sums down the columns: their points are not rows.
+    Graph h;
+    NodeId hx = h.add_input(0, DType::Float32, {6, 8});
+    NodeId hm = h.add_op(OpKind::Sum, {hx}, reduce_attrs({0}, 1));
+    NodeId hd = h.add_op(OpKind::Sub, {hx, h.add_op(OpKind::Broadcast, {hm}, Attrs{{"shape", Ints{6, 8}}})});
+    h.set_outputs({h.add_op(OpKind::Sum, {h.add_op(OpKind::Mul, {hd, hd})}, reduce_attrs({0}, 0))});
+    CHECK(row_roots(partition_into_regions(h, /*producers_outside_rows=*/true)).empty());
+}
+
 TEST_CASE("matmul: elementwise producers are materialized, layout producers are not") {
     Graph g;
     NodeId x = g.add_input(0, DType::Float32, {5, 7});

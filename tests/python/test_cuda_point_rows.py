@@ -186,7 +186,8 @@ def test_chains_of_row_reductions_match_numpy_on_the_gpu(fn, dtype, torch_cuda):
     rows a block): NumPy's answers."""
     torch = torch_cuda
     rng = np.random.default_rng(5)
-    for shape in [(4096, 1024), (999, 20), (1000, 16), (513, 100), (3, 50, 64), (256, 4096), (64, 8192), (2, 333)]:
+    for shape in [(4096, 1024), (999, 20), (1000, 16), (513, 100), (3, 50, 64), (256, 4096), (64, 8192), (2, 333),
+                  (2, 16), (3, 1, 32), (1, 2, 2048)]:
         x = _inputs(rng, shape, dtype, fn)
         want = fn(x)
         f = hc.hcompile(fn, fullgraph=True)
