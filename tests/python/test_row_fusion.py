@@ -58,3 +58,44 @@ def test_row_fusion_is_refused_when_rows_do_not_line_up(rng, fn):
 
 def test_row_fused_argmax(rng):
     check(row_argmax_mask, make(rng, (33, 70), "float32", specials=0.05))
+
+
+# -- a chain of reductions over the same rows, each row one point of the output (the GPU's point
+# rows; the CPU keeps a loop per reduction: test_cuda_point_rows.py) -----------------------------
+
+def variance_rows(x):
+    return x.var(axis=-1)
+
+
+def std_rows_keepdims(x):
+    return x.std(axis=-1, keepdims=True)
+
+
+def logsumexp_rows(x):
+    m = x.max(axis=-1)
+    return m + np.log(np.exp(x - m[..., None]).sum(axis=-1))
+
+
+def spread_over_mean(x):
+    return (x.max(axis=-1) - x.min(axis=-1)) / (np.abs(x).mean(axis=-1) + 1)
+
+
+@pytest.mark.parametrize("shape", [(2, 16), (3, 5), (37, 129), (257, 64), (4, 3, 17), (1000, 20)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_chains_of_row_reductions(rng, shape, dtype):
+    n = shape[-1]
+
+    def spread_scale(x):
+        # A variance's error is its squared deviations' sum's: 4 m^2 / n a term (test_diff_reductions).
+        m = float(np.max(np.abs(np.where(np.isfinite(x), x, 0)), initial=0.0))
+        return 4 * m * m / n
+
+    x = make(rng, shape, dtype, specials=0.02)
+    check(variance_rows, x, ops=4, reduce=n, scale=spread_scale(x))
+    check(std_rows_keepdims, x, ops=5, reduce=n, scale=np.sqrt(spread_scale(x)))
+    check(logsumexp_rows, make(rng, shape, dtype, specials=0.02), ops=6, reduce=n)
+    check(spread_over_mean, make(rng, shape, dtype, specials=0.02), ops=4, reduce=n)
+    # Strided rows: every other column of a wider array.
+    x = make(rng, shape[:-1] + (2 * n,), dtype)[..., ::2]
+    check(variance_rows, x, ops=4, reduce=n, scale=spread_scale(x))
+
