@@ -87,14 +87,15 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / std::max<int64_t>(
 // Blocks and threads per block of kernel `root` under its plan.
 void launch_shape(const RegionFunc &r, const RegionPlan &plan, const StageAnalysis &s, GpuKernelPrediction &k) {
     if (plan.gpu_rows > 0) {
-        // A row root: a block per row of its innermost axis, or per block of rows; a reduction: a
-        // block per output, or per block of them.
+        // A row root: a block per row of its innermost axis, or per block of rows; a reduction or a
+        // point-rows root: a block per output, or per block of them.
         const int64_t rows = std::max<int64_t>(plan.gpu_rows_per_block, 1);
         // (A reduction with lanes, a float sum's or an arg reduction's, runs a thread a lane.)
         const int64_t lanes = r.accumulator.defined() ? reduction_lanes(r) : 0;
         k.threads = (lanes > 0 ? lanes : plan.gpu_rows) * rows;
-        k.blocks = r.accumulator.defined() ? ceil_div(s.points, rows)
-                                           : std::max<int64_t>(1, s.points / std::max<int64_t>(r.extents[0] * rows, 1));
+        k.blocks = r.accumulator.defined() || r.point_rows
+                       ? ceil_div(s.points, rows)
+                       : std::max<int64_t>(1, s.points / std::max<int64_t>(r.extents[0] * rows, 1));
         return;
     }
     if (r.lane_parts && r.lane_parts->stored) {

@@ -148,3 +148,22 @@ def test_a_transposed_read_is_predicted_slower_unstaged():
     assert slow["predicted_seconds"] > 1.5 * rule["predicted_seconds"]
     variants = {tuple(map(tuple, s)): p for s, p in rule["variants"]}
     assert tuple(unstaged) in variants and variants[tuple(unstaged)] > rule["predicted_seconds"]
+
+
+def test_a_chain_of_row_reductions_is_predicted_as_one_pass_over_its_rows():
+    """A point-rows group (x.var(axis=-1): a block per block of rows, each row one output point)
+    reads its input about once: near the copy time, where counting a block per row of the output's
+    innermost axis (one block for 4096 outputs) predicted 50 times that. Its alternatives for
+    max-autotune are predicted and compile."""
+    from hcompile import _C, guards
+    from hcompile.capture import capture
+    x = np.ones((4096, 1024), np.float32)
+    predicted = _report(lambda a: a.var(axis=-1), x)["predicted_seconds"]
+    copy = x.nbytes / 3e12
+    assert copy < predicted < 3 * copy + 10e-6, predicted
+    cap = capture(lambda a: a.var(axis=-1), (x,))
+    _, report = _C.compile_graph(cap.graph, CUDA_TARGET, layouts=guards.layouts((x,)), tuning_candidates=16)
+    assert report["candidates"]
+    for candidate, seconds in report["candidates"]:
+        assert copy < seconds < 10 * copy + 20e-6, (candidate, seconds)
+        _C.compile_graph(cap.graph, CUDA_TARGET, layouts=guards.layouts((x,)), schedule=[tuple(d) for d in candidate])
