@@ -115,8 +115,10 @@ def test_writes_on_odd_shapes(shape, rng):
 
 def test_gemm_with_store(rng):
     f = O.fn_from_src("def f(alpha, beta, C, A, B):\n    C[:] = alpha * A @ B + beta * C\n")
+    # (A sum of 7 products and two scaled terms: an entry that cancels to near zero keeps the
+    # terms' absolute error, 1.4e-12 of it relative at one seed, 2060795430.)
     O.check(f, 1.5, 1.2, O.make(rng, (8, 9), "float64"), O.make(rng, (8, 7), "float64"),
-            O.make(rng, (7, 9), "float64"))
+            O.make(rng, (7, 9), "float64"), ops=3, reduce=7)
 
 
 def test_time_stepping_loop_writes_through(rng):
