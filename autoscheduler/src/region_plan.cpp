@@ -78,8 +78,8 @@ std::optional<size_t> member_row_axis(const RegionFunc &member, const RegionFunc
     if (root.point_rows) {
         // The same points past the reduced axis each keeps as 1 (keepdims).
         const size_t axis = row_axis(member), root_axis = row_axis(root);
-        if (!member.accumulator.defined() || member.vars.size() < axis || root.vars.size() < root_axis ||
-            member.vars.size() - axis != root.vars.size() - root_axis ||
+        // (row_axis is 1 only for two axes or more.)
+        if (!member.accumulator.defined() || member.vars.size() - axis != root.vars.size() - root_axis ||
             !std::equal(member.extents.begin() + axis, member.extents.end(), root.extents.begin() + root_axis)) {
             return std::nullopt;
         }

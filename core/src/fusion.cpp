@@ -251,6 +251,25 @@ const Shape &row_shape(const Graph &g, const Node &root) {
     return root.kind == OpKind::Reshape ? g.node(root.inputs[0]).shape : root.shape;
 }
 
+// Whether every path from node `from` to another region passes only through nodes (not stored)
+// that `passes` accepts, and ends at stored nodes that `may_end` accepts. Each node is visited
+// once: a walk of the paths themselves is exponential.
+template <typename Passes, typename MayEnd>
+bool paths_pass_only(const Graph &g, const Partition &p, const std::vector<std::vector<NodeId>> &users, NodeId from,
+                     Passes passes, MayEnd may_end) {
+    std::vector<NodeId> stack(users[from].begin(), users[from].end());
+    std::vector<bool> seen(g.num_nodes(), false);
+    while (!stack.empty()) {
+        const Node &u = g.node(stack.back());
+        stack.pop_back();
+        if (seen[u.id]) continue;
+        seen[u.id] = true;
+        if (!(p.materialized[u.id] ? may_end(u) : passes(u))) return false;
+        if (!p.materialized[u.id]) stack.insert(stack.end(), users[u.id].begin(), users[u.id].end());
+    }
+    return true;
+}
+
 // Whether node `r` (a reduction) keeps axis 0 with the same extent as `root`'s rows (row_shape)
 // and every path from it to another region passes only through elementwise ops and same-rank
 // broadcasts, ending at `root` or at other reductions; those keep axis 0 aligned with root's
@@ -269,23 +288,14 @@ bool row_aligned(const Graph &g, const Partition &p, const std::vector<std::vect
             if (a == 0) return false;
         }
     }
-    std::vector<NodeId> stack(users[r.id].begin(), users[r.id].end());
-    std::vector<bool> seen(g.num_nodes(), false);  // each node once: a walk of paths is exponential
-    while (!stack.empty()) {
-        const Node &u = g.node(stack.back());
-        stack.pop_back();
-        if (seen[u.id]) continue;
-        seen[u.id] = true;
-        if (p.materialized[u.id]) {
-            bool in_group = op_class(u.kind) == OpClass::Reduction || op_class(u.kind) == OpClass::Elementwise;
-            if (u.id != root.id && !in_group) return false;
-            continue;
-        }
-        bool same_rank_broadcast = u.kind == OpKind::Broadcast && g.node(u.inputs[0]).ndim() == u.ndim();
-        if (op_class(u.kind) != OpClass::Elementwise && !same_rank_broadcast) return false;
-        stack.insert(stack.end(), users[u.id].begin(), users[u.id].end());
-    }
-    return true;
+    const auto passes = [&](const Node &u) {
+        const bool same_rank_broadcast = u.kind == OpKind::Broadcast && g.node(u.inputs[0]).ndim() == u.ndim();
+        return op_class(u.kind) == OpClass::Elementwise || same_rank_broadcast;
+    };
+    const auto may_end = [&](const Node &u) {
+        return u.id == root.id || op_class(u.kind) == OpClass::Reduction || op_class(u.kind) == OpClass::Elementwise;
+    };
+    return paths_pass_only(g, p, users, r.id, passes, may_end);
 }
 
 }  // namespace
@@ -295,19 +305,11 @@ namespace {
 // The stored nodes `from`'s value reaches first on each path from it (through nodes not stored).
 std::vector<NodeId> first_stores_reached(const Graph &g, const Partition &p, const std::vector<std::vector<NodeId>> &users,
                                          NodeId from) {
-    std::vector<NodeId> stores, stack(users[from].begin(), users[from].end());
-    std::vector<bool> seen(g.num_nodes(), false);
-    while (!stack.empty()) {
-        const NodeId u = stack.back();
-        stack.pop_back();
-        if (seen[u]) continue;
-        seen[u] = true;
-        if (p.materialized[u]) {
-            stores.push_back(u);
-        } else {
-            stack.insert(stack.end(), users[u].begin(), users[u].end());
-        }
-    }
+    std::vector<NodeId> stores;
+    paths_pass_only(g, p, users, from, [](const Node &) { return true; }, [&](const Node &s) {
+        stores.push_back(s.id);
+        return true;
+    });
     return stores;
 }
 
@@ -373,24 +375,13 @@ bool point_aligned(const Graph &g, const Partition &p, const std::vector<std::ve
                    const Node &root) {
     const Shape rows = point_shape(root);
     if (!reduces_rows(g, r) || point_shape(r) != rows) return false;
-    std::vector<NodeId> stack(users[r.id].begin(), users[r.id].end());
-    std::vector<bool> seen(g.num_nodes(), false);
-    while (!stack.empty()) {
-        const Node &u = g.node(stack.back());
-        stack.pop_back();
-        if (seen[u.id]) continue;
-        seen[u.id] = true;
-        if (p.materialized[u.id]) {
-            if (u.id != root.id && op_class(u.kind) != OpClass::Reduction) return false;
-            continue;
-        }
-        const bool keeps = starts_with(u.shape, rows) && (u.kind != OpKind::Broadcast || g.node(u.inputs[0]).ndim() == u.ndim());
-        if (!keeps || !(op_class(u.kind) == OpClass::Elementwise || u.kind == OpKind::Broadcast || u.kind == OpKind::Reshape)) {
-            return false;
-        }
-        stack.insert(stack.end(), users[u.id].begin(), users[u.id].end());
-    }
-    return true;
+    const auto passes = [&](const Node &u) {
+        const bool kind = op_class(u.kind) == OpClass::Elementwise || u.kind == OpKind::Reshape ||
+                          (u.kind == OpKind::Broadcast && g.node(u.inputs[0]).ndim() == u.ndim());
+        return kind && starts_with(u.shape, rows);
+    };
+    const auto may_end = [&](const Node &u) { return u.id == root.id || op_class(u.kind) == OpClass::Reduction; };
+    return paths_pass_only(g, p, users, r.id, passes, may_end);
 }
 
 // Drops the members whose value reaches a store outside the group (`root` and the members),
@@ -460,9 +451,9 @@ void find_row_fusion(const Graph &graph, Partition &partition, bool producers_ou
             std::vector<bool> member(graph.num_nodes(), false);
             for (auto before = std::next(it); before != partition.regions.rend(); ++before) {
                 const Node &r = graph.node(before->root);
-                const bool aligned = point_rows ? point_aligned(graph, partition, users, r, root)
-                                                : row_aligned(graph, partition, users, r, root);
-                if (!taken[r.id] && !is_output[r.id] && aligned) member[r.id] = true;
+                if (taken[r.id] || is_output[r.id]) continue;
+                member[r.id] = point_rows ? point_aligned(graph, partition, users, r, root)
+                                          : row_aligned(graph, partition, users, r, root);
             }
             if (!close_group(graph, partition, users, root.id, member)) continue;
             taken[root.id] = true;
