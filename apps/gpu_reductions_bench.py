@@ -55,6 +55,28 @@ def timed_us(torch, fn, args, repeat):
     return cuda_ms(torch, fn, args, repeat, batch=5) * 1e3
 
 
+def timed_against_peers(torch, name, fn, twin, x, repeat, copy, atol):
+    """hcompile's `fn` against torch eager's `twin` and torch.compile's on tensor `x`: hcompile's
+    answer checked first (int64: equal; else within rtol 1e-4 and `atol(eager's answer)`), then each timed
+    (timed_us). Returns hcompile's compiled function, torch.compile's and a (µs, "µs (share of
+    the copy's bandwidth)") cell for each of the three."""
+    want = twin(x)
+    ours = hc.hcompile(fn, fullgraph=True)
+    got = ours(x)
+    if want.dtype == torch.int64:
+        assert torch.equal(got, want), name
+    else:
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=atol(want))
+    peer = torch.compile(twin, dynamic=False)
+    peer(x)
+    moved = x.numel() * x.element_size() + want.numel() * want.element_size()
+    cells = []
+    for f in (ours, twin, peer):
+        us = timed_us(torch, f, (x,), repeat)
+        cells.append((us, f"{us:.1f} ({moved / us / 1e6 / copy:.0%})"))
+    return ours, peer, cells
+
+
 def main(argv=None) -> int:
     started = peer_bench_start(__doc__, argv, lambda torch: _cases(torch))
     if started is None:
@@ -65,20 +87,9 @@ def main(argv=None) -> int:
     for name, fn, twin, columns in cases:
         shape = (ELEMENTS // columns, columns) if columns < ELEMENTS else (ELEMENTS,)
         x = torch.from_numpy(rng.standard_normal(shape, dtype=np.float32)).cuda()
-        want = twin(x)
-        ours = hc.hcompile(fn, fullgraph=True)
-        got = ours(x)
-        if want.dtype == torch.int64:
-            assert torch.equal(got, want), name
-        else:
-            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-3 * float(np.sqrt(ELEMENTS // want.numel())))
-        peer = torch.compile(twin, dynamic=False)
-        peer(x)
-        moved = x.numel() * 4 + want.numel() * want.element_size()
-        cells = []
-        for f in (ours, twin, peer):
-            us = timed_us(torch, f, (x,), args.repeat)
-            cells.append((us, f"{us:.1f} ({moved / us / 1e6 / copy:.0%})"))
+        # (A sum's error grows with the square root of the points it adds.)
+        ours, _, cells = timed_against_peers(torch, name, fn, twin, x, args.repeat, copy,
+                                             lambda want: 1e-3 * float(np.sqrt(ELEMENTS // want.numel())))
         schedule = ours.compile_records[-1]["report"]["schedule"].strip().replace("\n", "; ")
         rows.append(f"| {name} | {'×'.join(map(str, shape))} | {cells[0][1]} | {cells[1][1]} | {cells[2][1]} | "
                     f"{cells[2][0] / cells[0][0]:.2f}× | {schedule} |")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import hcompile as hc
+from apps.gpu_row_chains_bench import argmax_of_softmax, logsumexp_rows, skewness_rows, softmax_entropy
 
 CUDA_TARGET = "host-cuda-cuda_capability_86"
 
@@ -18,29 +19,8 @@ def _std_keepdims(x):
     return x.std(axis=-1, keepdims=True)
 
 
-def _logsumexp(x):
-    m = x.max(axis=-1)
-    return m + np.log(np.exp(x - m[..., None]).sum(axis=-1))
-
-
-def _entropy(x):
-    p = np.exp(x - x.max(axis=-1, keepdims=True))
-    p = p / p.sum(axis=-1, keepdims=True)
-    return -(p * np.log(p)).sum(axis=-1)
-
-
-def _argmax_of_softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return np.argmax(e / e.sum(axis=-1, keepdims=True), axis=-1)
-
-
 def _range_over_mean(x):
     return (x.max(axis=-1) - x.min(axis=-1)) / x.mean(axis=-1)
-
-
-def _skewness(x):
-    d = x - x.mean(axis=-1, keepdims=True)
-    return (d ** 3).mean(axis=-1) / (d ** 2).mean(axis=-1) ** 1.5
 
 
 def _argmin_of_centred(x):
@@ -51,8 +31,9 @@ def _int_spread(x):
     return x.max(axis=-1) - x.min(axis=-1) + (x - x.min(axis=-1, keepdims=True)).sum(axis=-1)
 
 
-FLOAT_CHAINS = [_var_rows, _std_keepdims, _logsumexp, _entropy, _argmax_of_softmax, _range_over_mean, _skewness,
-                _argmin_of_centred]
+# (The log-sum-exp, entropy, argmax and skewness are the GPU bench's: apps/gpu_row_chains_bench.py.)
+FLOAT_CHAINS = [_var_rows, _std_keepdims, logsumexp_rows, softmax_entropy, argmax_of_softmax, _range_over_mean,
+                skewness_rows, _argmin_of_centred]
 
 
 def _compile(fn, *args, **options):
@@ -78,7 +59,7 @@ def test_chains_of_row_reductions_run_as_one_kernel(fn, shape, warp):
     to 32 points a lane, in a count that fills blocks of several, run in a warp's lanes; longer
     ones, or too few, in a block's threads."""
     x = np.zeros(shape, np.int32 if fn is _int_spread else np.float32)
-    if fn in (_int_spread, _argmax_of_softmax, _argmin_of_centred) and shape[-1] < 32:
+    if fn in (_int_spread, argmax_of_softmax, _argmin_of_centred) and shape[-1] < 32:
         return   # (int64 sums, arg reductions of 4 lanes over short rows: no warp lanes; below)
     decisions = _decisions(_compile(fn, x))
     roots, per_row = _kernel_roots(decisions)
@@ -96,7 +77,7 @@ def test_float64_chains_reduce_in_a_blocks_threads():
 @pytest.mark.parametrize("fn,shape", [
     (_var_rows, (4096, 8)),                                    # rows shorter than 4 lanes' steps
     (_int_spread, (4096, 20)),                                 # short rows of int64 sums: no lanes
-    (_argmax_of_softmax, (4096, 20)),                          # ... of an argmax's 4 lanes
+    (argmax_of_softmax, (4096, 20)),                          # ... of an argmax's 4 lanes
     (lambda x: x.mean(axis=-1), (4096, 20)),                   # one reduction over short rows
     (lambda x, y: x.sum(axis=-1) + y.max(axis=-1), None),      # rows of two lengths
     (lambda x: x.var(axis=0), (1024, 512)),                    # down the columns
@@ -122,7 +103,7 @@ def test_a_reduction_that_is_an_output_is_stored_whole_and_read_by_the_chain():
     assert len(_kernel_roots(decisions)[0]) == 1, decisions
 
 
-@pytest.mark.parametrize("fn", [_var_rows, _logsumexp, _argmax_of_softmax], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [_var_rows, logsumexp_rows, argmax_of_softmax], ids=lambda f: f.__name__)
 def test_a_chain_over_any_number_of_rows_is_one_kernel(fn):
     """A batch of varying size (the rows' count compiled for any size, their length static): one
     kernel, a row a block (its count unknown, no blocks of several rows, no warp lanes)."""
@@ -171,7 +152,7 @@ def _inputs(rng, shape, dtype, fn):
     if np.dtype(dtype).kind == "i":
         return rng.integers(-50, 50, shape).astype(dtype)
     x = rng.standard_normal(shape).astype(dtype)
-    if fn in (_range_over_mean, _skewness):
+    if fn in (_range_over_mean, skewness_rows):
         x += 3   # a mean away from zero: the quotient's rounding is NumPy's to the tolerance
     return x
 
@@ -240,5 +221,5 @@ def test_integer_chains_and_special_values_on_the_gpu(torch_cuda):
     x[3, 5] = -np.inf
     x[4, :] = -np.inf
     with np.errstate(all="ignore"):
-        for fn in (_var_rows, _logsumexp, _argmax_of_softmax, _entropy):
+        for fn in (_var_rows, logsumexp_rows, argmax_of_softmax, softmax_entropy):
             _check(hc.hcompile(fn, fullgraph=True)(torch.from_numpy(x).cuda()), fn(x), f"{fn.__name__} special")
