@@ -50,6 +50,18 @@ def _current_test(request):
 
 
 @pytest.fixture
+def torch_cuda():
+    """PyTorch, where it sees a CUDA GPU; else the test skips (the GPU tests' arrays)."""
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("no PyTorch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU with PyTorch")
+    return torch
+
+
+@pytest.fixture
 def rng(request):
     """np.random.Generator seeded from (HCOMPILE_TEST_SEED, test id)."""
     return np.random.default_rng([_BASE_SEED, zlib.crc32(request.node.nodeid.encode())])

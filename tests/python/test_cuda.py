@@ -575,15 +575,6 @@ def _close(got, want, dtype):
 gpu = pytest.mark.gpu
 
 
-@pytest.fixture
-def torch_cuda():
-    """PyTorch, where it sees a CUDA GPU; else the test skips."""
-    torch = _torch_cuda()
-    if torch is None:
-        pytest.skip("no CUDA GPU with PyTorch")
-    return torch
-
-
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("fn,shapes", CASES, ids=lambda c: getattr(c, "__name__", ""))

@@ -96,17 +96,6 @@ def test_dynamic_false_keeps_every_gpu_shape():
 
 # -- calls on a GPU ----------------------------------------------------------------------------
 
-@pytest.fixture
-def torch_cuda():
-    try:
-        import torch
-    except ImportError:
-        pytest.skip("no PyTorch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU with PyTorch")
-    return torch
-
-
 def _close(got, want, rtol=2e-5):
     want = np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)

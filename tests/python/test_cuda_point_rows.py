@@ -127,17 +127,6 @@ def test_a_softmax_still_stores_its_rows_not_points():
 
 # -- on a GPU ----------------------------------------------------------------------------------
 
-@pytest.fixture
-def torch_cuda():
-    try:
-        import torch
-    except ImportError:
-        pytest.skip("no PyTorch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU with PyTorch")
-    return torch
-
-
 def _check(got, want, what):
     got = got.cpu().numpy()
     assert got.shape == want.shape, what
