@@ -8,7 +8,7 @@ import pytest
 
 import hcompile as hc
 from apps import workloads as W
-from test_cuda import CUDA_TARGET, torch_cuda  # noqa: F401 (a fixture, by name)
+from test_cuda import CUDA_TARGET
 
 APPROXIMATE = ("ex2.approx", "div.full", "rcp.approx")
 
