@@ -358,4 +358,19 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule) {
     return w.source();
 }
 
+std::vector<int64_t> least_symbol_sizes(const LoweredPipeline &lowered, const Schedule &schedule, size_t symbols) {
+    std::vector<int64_t> least(symbols, 0);
+    for (const Decision &d : schedule) {
+        if (d.choice != Choice::GpuRows || d.value == 1 || d.value2 <= 1 || d.region < 0 ||
+            d.region >= static_cast<int>(lowered.regions.size())) {
+            continue;
+        }
+        const auto [symbol, offset] = lowered.regions[d.region].extent_symbol(row_axis(lowered.regions[d.region]));
+        if (symbol >= 0 && static_cast<size_t>(symbol) < symbols) {
+            least[symbol] = std::max(least[symbol], d.value2 - offset);
+        }
+    }
+    return least;
+}
+
 }  // namespace hc

@@ -97,7 +97,7 @@ bool short_static_rows(const RegionFunc &root) {
 // (two or more) that may each run in a warp's lanes (warp_row_member; of 16 points or more: 4
 // lanes): a block's threads would idle over them, and a reduction alone reads them faster a thread
 // a row (its own kernel; a mean's division another). The rows' count may be symbolic (a batch of
-// any size): a row a block then (row_group_rows). Measured on an H200 (64M float32 elements,
+// any size: row_group_rows). Measured on an H200 (64M float32 elements,
 // CUDA events; apps/RESULTS.md, gpu-row-chains): x.var(axis=-1) over rows of 1024 in 63.5 us
 // against 129.7 in three kernels (torch.compile 66.3), rows of 16 in 84.9 against 608.5; argmax of
 // a softmax over rows of 1024 124.2 against 278.6.
@@ -190,14 +190,22 @@ int64_t rows_a_block(int64_t threads, int64_t axis_rows, int64_t rows) {
 }
 
 // Rows of a row group a block (GpuRows' value2): as many as make kRowBlockThreads threads with the
-// row's, up to the root's axis 1 (a static one; rows_a_block) and leave kMinTiledBlocks blocks; one
-// where a member's axes are not the root's rows. Measured on an H200, softmax over 262144 rows of
-// 16: 159.6 us in blocks of a row of 32 threads, 20.6 in blocks of 32 rows of 4 threads (kernel
-// times; torch.compile 6.0).
+// row's, up to the root's axis 1 (rows_a_block) and leave kMinTiledBlocks blocks; one where a
+// member's axes are not the root's rows. Measured on an H200, softmax over 262144 rows of 16:
+// 159.6 us in blocks of a row of 32 threads, 20.6 in blocks of 32 rows of 4 threads (kernel times;
+// torch.compile 6.0). The rows' axis may be symbolic (a batch of any size, the rest static): its
+// entry then serves a block's rows or more (least_symbol_sizes), the one for fewer runs a row a
+// block (LoweredPipeline::symbolic_row_blocks). Measured on an H200 (64M float32 elements, CUDA
+// events, apps/RESULTS.md gpu-dynamic-rows), a batch of any size in blocks of rows against a row a
+// block: softmax over rows of 64 144.7 us against 644.1 (the static kernel's 147.0), of 1024 134.1
+// against 170.1; var over rows of 64 69.2 against 642.8; a softmax's argmax over rows of 64 150.3
+// against 1042.2.
 int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t threads) {
     const RegionFunc &root = lowered.regions[root_region];
     const size_t axis = row_axis(root);
-    if (root.symbolic || root.vars.size() <= axis) return 1;
+    if (!symbolic_only_along(root, axis) || (root.symbolic && !lowered.symbolic_row_blocks) || root.vars.size() <= axis) {
+        return 1;
+    }
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         if (!member_row_axis(r, root)) return 1;
@@ -214,12 +222,13 @@ int64_t reduction_threads(const RegionFunc &r) {
 
 // Rows of a reduction over short rows (its outputs) a block, as for a row group's (row_group_rows):
 // up to kRowBlockThreads threads, up to its static outputs' innermost axis, kMinTiledBlocks
-// blocks left; one for rows of more than a warp's points a thread, or a symbolic shape.
+// blocks left; one for rows of more than a warp's points a thread, or symbolic extents past the
+// outputs' (its rows') axis.
 // Measured on an H200 (128M float32 elements, python -m apps.gpu_reductions_bench): sums over
 // rows of 64 156 us (85% of a copy's bandwidth) in blocks of 16 rows of 8 threads, 1268 us in a
 // block of 64 threads a row; rows of 256 124 against 321.
 int64_t reduction_rows_a_block(const RegionFunc &r) {
-    if (r.symbolic || !gpu_block_reduction(r) || !block_loops_fit_grid(r, row_axis(r))) return 1;
+    if (!symbolic_only_along(r, row_axis(r)) || !gpu_block_reduction(r) || !block_loops_fit_grid(r, row_axis(r))) return 1;
     const int64_t length = r.rextents[0];
     const int64_t threads = reduction_threads(r);
     if (length < kMinShortRow || length / threads > kWarp) return 1;
@@ -264,7 +273,8 @@ bool fits_warp_lanes(int64_t threads, int64_t length) {
 
 // Whether row group `root_region`, of `threads` a row and `block_rows` rows a block, runs each
 // row in a warp's lanes (GpuWarpRows): a row of a static length, several rows a block (a last
-// block shifted inwards: no partial block whose idle lanes would miss the warp's shuffles), up to
+// block shifted inwards: no partial block whose idle lanes would miss the warp's shuffles; of a
+// symbolic count, a block's rows or more: row_group_rows), up to
 // kMaxWarpRowLanes threads dividing a warp, in steps the row fits (fits_lane_steps), every member
 // stored per row either elementwise or a reduction that rfactors over the lanes or whose float
 // sum has them, its rows the root's. Measured on an H200 (64M float32
@@ -275,7 +285,8 @@ bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t
     const RegionFunc &root = lowered.regions[root_region];
     // (A point-rows root's row: its members' reductions', and its own where it is one.)
     const int64_t length = root.point_rows ? point_row_length(lowered, root_region) : root.extents[0];
-    if (root.symbolic || root.estimated || root.vars.size() < (root.point_rows ? 1 : 2) || block_rows < 2 ||
+    if (!symbolic_only_along(root, row_axis(root)) || root.estimated || root.vars.size() < (root.point_rows ? 1 : 2) ||
+        block_rows < 2 ||
         !fits_warp_lanes(threads, length) || !block_loops_fit_grid(root, row_axis(root)) ||
         (root.point_rows && root.accumulator.defined() && !warp_row_member(root, threads))) {
         return false;
@@ -294,7 +305,7 @@ bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t
 // a row, reduces each row in a warp's lanes (GpuWarpRows), as a row group's members do
 // (runs_in_warp_lanes).
 bool reduces_in_warp_lanes(const RegionFunc &r, int64_t threads) {
-    return !r.symbolic && warp_row_member(r, threads) && fits_warp_lanes(threads, r.rextents[0]);
+    return symbolic_only_along(r, row_axis(r)) && warp_row_member(r, threads) && fits_warp_lanes(threads, r.rextents[0]);
 }
 
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared
@@ -418,12 +429,13 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // (A reduction that combines no partial results, a scan's, would be one thread of the
         // block while the others wait: a thread per output instead, below.)
         const bool combines = r.blocked_sum || r.associative_vectorizable || r.lane_parts;
-        if (combines && ((gpu_rows_reduction(r) && r.rextents[0] >= kWarp) || reduction_rows_a_block(r) > 1)) {
+        // (Rows of a symbolic count a block each where the entry serves fewer than a block's.)
+        const int64_t rows = r.symbolic && !lowered.symbolic_row_blocks ? 1 : reduction_rows_a_block(r);
+        if (combines && ((gpu_rows_reduction(r) && r.rextents[0] >= kWarp) || rows > 1)) {
             // A reduction over rows of a warp or more: a block per output, its threads reading the
             // row together (a symbolic row is assumed long: shorter ones leave threads idle, where
             // a thread per row of the 2-D tiles took 13x as long over rows of 8192 on an H200).
             // Short rows of a static length: several a block, as row groups' (row_group_rows).
-            const int64_t rows = reduction_rows_a_block(r);
             schedule.push_back({region, Choice::GpuRows, -1, rows > 1 ? reduction_threads(r) : block_reduction_threads(r.rextents[0]),
                                 rows > 1 ? rows : 0});
             if (rows > 1 && reduces_in_warp_lanes(r, reduction_threads(r))) {

@@ -112,7 +112,7 @@ bool warp_row_member(const RegionFunc &r, int64_t lanes) {
     const bool butterfly = r.lane_parts && r.lane_parts->butterfly;
     if (r.vars.empty() || r.estimated || computes_64_bit(butterfly ? r.accumulator : r.func)) return false;
     if (!r.accumulator.defined()) return true;
-    if (!gpu_block_reduction(r) || r.symbolic || !fits_lane_steps(r.rextents[0], lanes)) return false;
+    if (!gpu_block_reduction(r) || !symbolic_only_along(r, row_axis(r)) || !fits_lane_steps(r.rextents[0], lanes)) return false;
     if (r.lane_parts) return butterfly && r.lane_parts->lanes == lanes;
     return r.blocked_sum ? r.blocked_sum->lanes == lanes : r.associative_vectorizable && r.rdom.defined();
 }
@@ -142,6 +142,10 @@ bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
     int64_t z = 1;
     for (size_t i = first + 2; i < r.vars.size(); ++i) z *= std::max<int64_t>(r.extents[i], 1);
     return (r.vars.size() <= first + 1 || r.extents[first + 1] <= kGridLimit) && z <= kGridLimit;
+}
+
+bool symbolic_only_along(const RegionFunc &r, size_t axis) {
+    return axis >= 64 ? r.symbolic_axes == 0 : (r.symbolic_axes & ~(uint64_t{1} << axis)) == 0;
 }
 
 int64_t point_row_length(const LoweredPipeline &lowered, int root_region) {
@@ -333,10 +337,15 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                 // reduction's axis 0). The last block, where they do not divide the rows, is
                 // shifted inwards to end at the last row (rows past the end its regions computed
                 // per row would read; its idle lanes would miss a warp's shuffles).
-                need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 && !r.symbolic &&
-                                       r.extents.size() > row_axis(r) && r.extents[row_axis(r)] >= d.value2),
+                // Their axis may be symbolic (a batch of any size), the rest static: the
+                // frontend's guard then asks for a block's rows (least_symbol_sizes).
+                need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 &&
+                                       symbolic_only_along(r, row_axis(r)) && r.extents.size() > row_axis(r) &&
+                                       r.extents[row_axis(r)] >= d.value2 &&
+                                       (lowered.symbolic_row_blocks || !r.symbolic_axis(row_axis(r)))),
                      "a block's rows (gpu_rows' value2) are a power of two up to 32, at most the root's rows (axis 1; "
-                     "a reduction's axis 0), of static sizes");
+                     "a reduction's axis 0), every other size static (and theirs too in an entry for fewer rows "
+                     "than a block's: LoweredPipeline::symbolic_row_blocks)");
             }
             // A row's threads: fewer than a warp only where the block has several rows. (A
             // reduction's lanes are its threads.)
@@ -368,7 +377,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             const int64_t length = point_root         ? point_row_length(lowered, static_cast<int>(d.region))
                                    : elementwise_root ? r.extents[0]
                                                       : r.rextents[0];
-            need(!r.symbolic && !r.estimated && fits_lane_steps(length, d.value),
+            need(symbolic_only_along(r, row_axis(r)) && !r.estimated && fits_lane_steps(length, d.value),
                  ("a row in a warp's lanes has a static length (not an estimate), up to " +
                   std::to_string(kMaxWarpRowSteps) + " points a lane, in whole steps of its lanes or a last step of " +
                   std::to_string(kMinLastStepLanes) + " lanes or more")

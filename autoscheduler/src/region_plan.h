@@ -133,6 +133,10 @@ constexpr int kLaneKernelThreads = 256;
 // 1 where axis 0 is the reduced one kept as 1 (keepdims).
 size_t row_axis(const RegionFunc &root);
 
+// Whether `r`'s extents are static but for, maybe, its axis `axis` (a batch of rows of any count,
+// each row of a static length).
+bool symbolic_only_along(const RegionFunc &r, size_t axis);
+
 // The row of point-rows root `root_region` (RegionFunc::point_rows): the length its reductions
 // (its members', its own) reduce; 0 where one's length is not static, they differ (the lanes of a
 // row hold the same points of each), or the root has no point rows.

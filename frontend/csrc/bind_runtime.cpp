@@ -41,6 +41,8 @@ nb::dict report_to_dict(const CompileReport &r) {
     d["lowered_stmt"] = r.lowered_stmt;
     d["target"] = r.target;
     d["in_place_outputs"] = r.in_place_outputs;
+    d["symbol_least"] = r.symbol_least;
+    d["symbol_below"] = r.symbol_below;
     auto with_seconds = [](const std::vector<std::pair<Schedule, double>> &lists) {
         nb::list out;
         for (const auto &[schedule, seconds] : lists) out.append(nb::make_tuple(decision_tuples(schedule), seconds));
@@ -67,8 +69,10 @@ std::pair<std::shared_ptr<const Kernel>, nb::dict> compile(const Graph &graph, c
                                                            int tuning_candidates,
                                                            const std::vector<std::pair<std::string, double>> &choice_weights,
                                                            const std::vector<std::pair<std::string, std::string>> &autoscheduler_params,
-                                                           int cuda_device, bool fast_math) {
+                                                           int cuda_device, bool fast_math,
+                                                           const std::vector<int64_t> &symbol_sizes) {
     CompileOptions options;
+    options.symbol_sizes = symbol_sizes;
     options.fast_math = fast_math;
     options.cuda_device = cuda_device;
     options.autoscheduler = autoscheduler;
@@ -176,6 +180,7 @@ ArgRelationGuard relation_guard(nb::handle spec, size_t num_args) {
     else if (kind == "overlap") g.kind = ArgRelationGuard::Overlap;
     else if (kind == "writeable") g.kind = ArgRelationGuard::Writeable;
     else if (kind == "same_extent") g.kind = ArgRelationGuard::SameExtent;
+    else if (kind == "extent_below") g.kind = ArgRelationGuard::ExtentBelow;
     else throw std::invalid_argument("unknown relation guard '" + kind + "'");
     size_t a = nb::cast<size_t>(t[1]), b = nb::cast<size_t>(t[2]);
     if (a >= num_args || b >= num_args) throw std::invalid_argument("relation guard names an argument past the last");
@@ -186,6 +191,10 @@ ArgRelationGuard relation_guard(nb::handle spec, size_t num_args) {
         if (t.size() != 6) throw std::invalid_argument("a same_extent guard names two axes");
         g.a_axis = nb::cast<int32_t>(t[4]);
         g.b_axis = nb::cast<int32_t>(t[5]);
+    } else if (g.kind == ArgRelationGuard::ExtentBelow) {  // (..., axis of a, the size it is below)
+        if (t.size() != 6) throw std::invalid_argument("an extent_below guard names an axis and a size");
+        g.a_axis = nb::cast<int32_t>(t[4]);
+        g.limit = nb::cast<int64_t>(t[5]);
     }
     return g;
 }
@@ -268,13 +277,15 @@ void bind_runtime(nb::module_ &m) {
           nb::arg("autoscheduler") = "hcompile", nb::arg("schedule") = nb::none(), nb::arg("tuning_candidates") = 0,
           nb::arg("choice_weights") = std::vector<std::pair<std::string, double>>{},
           nb::arg("autoscheduler_params") = std::vector<std::pair<std::string, std::string>>{},
-          nb::arg("cuda_device") = -1, nb::arg("fast_math") = false,
+          nb::arg("cuda_device") = -1, nb::arg("fast_math") = false, nb::arg("symbol_sizes") = std::vector<int64_t>{},
           "Compile a graph; returns (kernel, report dict). Raises RuntimeError if Halide refuses it.\n"
           "writebacks: (output, argument) pairs; report['in_place_outputs'] lists those written in place.\n"
           "also_compile_for: targets to also generate machine code for and discard (codegen checks).\n"
           "symbols: (placeholder extent, argument, axis) per symbolic extent (core symbols.h); ValueError when the graph\n"
           "is not the same function for every size of them. extent_values: (constant node, symbol, scale,\n"
-          "offset): constants that are scale * size + offset of a symbol, read at run time.\n"
+          "offset): constants that are scale * size + offset of a symbol, read at run time. symbol_sizes: the\n"
+          "call's size of each symbol. report['symbol_least'] and ['symbol_below']: per symbol, the least size the\n"
+          "schedule serves and the size it serves only calls below (0: none), which the entry's guard must ask for.\n"
           "tuning_candidates: how many alternatives to the search's list report['candidates'] lists for max-autotune.\n"
           "choice_weights: (choice, log-weight) pairs, the learned correction the search ranks with (hcompile db fit).\n"
           "cuda_device: the CUDA device ordinal whose measured parameters the GPU cost model predicts for (-1: a\n"

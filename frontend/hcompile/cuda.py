@@ -598,7 +598,8 @@ class CudaEntries:
                                     symbols=compiled_symbols, extent_values=extent_values,
                                     autoscheduler=self._autoscheduler, schedule=decisions, tuning_candidates=candidates,
                                     autoscheduler_params=list((peer_params or {}).items()), cuda_device=device,
-                                    fast_math=self._owner.options["fast_math"])
+                                    fast_math=self._owner.options["fast_math"],
+                                    symbol_sizes=[int(args[arg].shape[axis]) for _, arg, axis in compiled_symbols])
         try:
             try:
                 kernel, report = compile_with(schedule, candidates)
@@ -627,8 +628,9 @@ class CudaEntries:
                                   code.co_filename, code.co_firstlineno)
         generic = None
         if symbols is not None:
+            smallest, bounds = dynamic_shapes.schedule_bounds(smallest, symbols[0], report, record)
             generic = (dynamic_shapes.guard_specs(cuda_shapes.specs_of(args, [cuda_device(a) for a in args]), axes,
-                                                  smallest), extent_relations)
+                                                  smallest), extent_relations + bounds)
         return _Entry(kernel, kernel.input_args, _Result(cap, kernel, continuation), cap.guards, relations=relations,
                       launches=cuda_graphs.launches(report["decisions"]), generic=generic)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 
-from . import guards
+from . import dynamic_shapes, guards
 
 
 def specs_of(args, devices):
@@ -31,7 +31,8 @@ def specs_of(args, devices):
 class GenericEntry:
     """An entry compiled for any size of some axes: ``specs`` as specs_of makes them, but the size
     of a dynamic axis -m (any size from m); ``relations``: ("same_extent", a, b, True, a_axis,
-    b_axis), axes that shared one size when compiled and must stay equal."""
+    b_axis), axes that shared one size when compiled and must stay equal, and ("extent_below", a,
+    a, True, a_axis, limit), an axis the entry serves below a size (dynamic_shapes.schedule_bounds)."""
 
     def __init__(self, head, specs, relations, entry):
         self.head = head                 # (library, device, arguments that are one object)
@@ -51,8 +52,7 @@ class GenericEntry:
                 return False
             if any(n != m if m >= 0 else n < -m for n, m in zip(spec[3], want[3])):
                 return False
-        return all(args[a].shape[a_axis] == args[b].shape[b_axis]
-                   for _, a, b, _, a_axis, b_axis in self.relations)
+        return all(dynamic_shapes.relation_holds(r, args) for r in self.relations)
 
 
 def output_shapes(kernel, args):

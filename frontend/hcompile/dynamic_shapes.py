@@ -82,6 +82,32 @@ def guard_specs(arg_specs, axes, smallest=None):
     return specs
 
 
+def schedule_bounds(smallest, compiled_symbols, report, record):
+    """(``smallest`` raised, relations) for the guard of an entry whose schedule serves only some
+    sizes of a symbol: from ``report["symbol_least"]`` (a GPU block of several rows along a
+    symbolic axis needs that many rows) and below ``report["symbol_below"]`` (the entry compiled
+    for a call with fewer rows than a larger call's blocks: a row a block), each on the symbol's
+    first axis (its others are guarded equal to it). The compile record's ``dynamic`` line says so.
+    """
+    raised, relations = dict(smallest), []
+    below = report.get("symbol_below") or [0] * len(compiled_symbols)
+    for (_, arg, axis), least, limit in zip(compiled_symbols, report.get("symbol_least") or [], below):
+        if least > raised.get((arg, axis), MIN_EXTENT):
+            raised[(arg, axis)] = least
+            record["dynamic"] += f" (blocks of rows: argument {arg} axis {axis} from {least})"
+        if limit > 0:
+            relations.append(("extent_below", arg, arg, True, axis, limit))
+            record["dynamic"] += f" (a row a block: argument {arg} axis {axis} below {limit})"
+    return raised, relations
+
+
+def relation_holds(relation, args):
+    """Whether a generic entry's relation (same_extent_relations, schedule_bounds) holds."""
+    kind, a, b, expected, a_axis, other = relation
+    size = args[a].shape[a_axis]
+    return (size == args[b].shape[other] if kind == "same_extent" else size < other) == expected
+
+
 def describe_size(size):
     """A guard spec's size: exact, or the least of any size (guard_specs)."""
     return f"any>={-size}" if size < 0 else str(size)
@@ -276,5 +302,6 @@ def describe(axes):
     return ", ".join(f"argument {i} axis {axis}" for i, axis in sorted(axes))
 
 
-__all__ = ["MIN_EXTENT", "MAX_OFFSET", "NotGeneric", "dynamic_axes", "guard_specs", "describe_size", "symbols_of",
+__all__ = ["MIN_EXTENT", "MAX_OFFSET", "NotGeneric", "dynamic_axes", "guard_specs", "schedule_bounds", "relation_holds",
+           "describe_size", "symbols_of",
            "same_extent_relations", "generic_capture", "describe"]

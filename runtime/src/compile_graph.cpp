@@ -200,6 +200,15 @@ std::vector<SymbolicArrayBytes> symbolic_arrays(const Graph &graph, const Symbol
     return arrays;
 }
 
+// Whether the call compiled for (`sizes` of the symbols; none: any call) has at least what a
+// schedule needs of each (`least`, least_symbol_sizes).
+bool fits_symbol_sizes(const std::vector<int64_t> &least, const std::vector<int64_t> &sizes) {
+    for (size_t k = 0; k < least.size() && k < sizes.size(); ++k) {
+        if (sizes[k] < least[k]) return false;
+    }
+    return true;
+}
+
 // The shapes Halide's autoschedulers are told to expect: the graph's (static: the call's).
 PipelineEstimates estimates_for(const Graph &graph, const LoweredPipeline &lowered) {
     PipelineEstimates e;
@@ -286,22 +295,22 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
                                               options.autoscheduler_params);
         });
     } else {
-        report.decisions = step("choose_schedule", [&] {
-            if (gpu) {
-                // The rule's list (or the one given), predicted by the GPU cost model on the
-                // caller's device, with the alternatives one region away ranked by it
-                // (max-autotune measures them).
-                const PipelineAnalysis analysis = analyze_pipeline(lowered);
-                Schedule fixed = options.schedule ? *options.schedule : gpu_schedule(lowered, analysis);
-                report.analysis = options.schedule ? "GPU target: the list given\n" : "GPU target: the GPU rule (gpu_schedule.h)\n";
-                try {
-                    return predicted_gpu_schedule(lowered, analysis, fixed, options, report);
-                } catch (const std::invalid_argument &e) {
-                    // A list the directives refuse: apply_schedule says why, below.
-                    report.analysis += std::string("GPU cost model: no prediction (") + e.what() + ")\n";
-                    return fixed;
-                }
+        // The rule's list (or the one given), predicted by the GPU cost model on the caller's
+        // device, with the alternatives one region away ranked by it (max-autotune measures them).
+        auto choose_gpu_schedule = [&] {
+            const PipelineAnalysis analysis = analyze_pipeline(lowered);
+            Schedule fixed = options.schedule ? *options.schedule : gpu_schedule(lowered, analysis);
+            report.analysis = options.schedule ? "GPU target: the list given\n" : "GPU target: the GPU rule (gpu_schedule.h)\n";
+            try {
+                return predicted_gpu_schedule(lowered, analysis, fixed, options, report);
+            } catch (const std::invalid_argument &e) {
+                // A list the directives refuse: apply_schedule says why, below.
+                report.analysis += std::string("GPU cost model: no prediction (") + e.what() + ")\n";
+                return fixed;
             }
+        };
+        report.decisions = step("choose_schedule", [&] {
+            if (gpu) return choose_gpu_schedule();
             if (options.schedule) return *options.schedule;
             if (options.autoscheduler == "baseline") return baseline_schedule(lowered, target);
             PipelineAnalysis analysis = analyze_pipeline(lowered);
@@ -323,6 +332,15 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
             }
             return found.schedule;
         });
+        report.symbol_least = least_symbol_sizes(lowered, report.decisions, symbols.values.size());
+        if (!fits_symbol_sizes(report.symbol_least, options.symbol_sizes)) {
+            // Blocks of more rows than this call has: the entry for the calls below them runs
+            // a row a block (a larger call compiles the entry for them).
+            lowered.symbolic_row_blocks = false;
+            report.symbol_below = report.symbol_least;
+            report.decisions = step("choose_schedule_below_row_blocks", choose_gpu_schedule);
+            report.symbol_least = least_symbol_sizes(lowered, report.decisions, symbols.values.size());
+        }
         report.schedule = print_schedule(report.decisions, &lowered);
         if (is_halide_autoscheduler(options.autoscheduler)) {
             report.schedule = "Halide's " + options.autoscheduler + " autoscheduler was not run (an empty array): " +

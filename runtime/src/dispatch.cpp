@@ -175,6 +175,9 @@ bool relations_hold(const std::vector<ArgRelationGuard> &guards, PyObject *const
         case ArgRelationGuard::SameExtent:
             actual = argument_extent(args[g.a], g.a_axis) == argument_extent(args[g.b], g.b_axis);
             break;
+        case ArgRelationGuard::ExtentBelow:
+            actual = argument_extent(args[g.a], g.a_axis) < g.limit;
+            break;
         case ArgRelationGuard::Writeable:
             actual = PyArray_Check(args[g.a]) && PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject *>(args[g.a]));
             break;

@@ -119,8 +119,9 @@ def _close(got, want, rtol=2e-5):
 ], ids=["softmax", "blur", "layer", "softmax_batch", "layernorm_batch", "layernorm", "blur_batch", "tiny_batch",
         "blur3x3_batch"])
 def test_many_sizes_run_one_generic_kernel(fn, make, dynamic, torch_cuda):
-    """Twelve sizes (past the recompile limit of 8) on one or two compiled entries, each result
-    NumPy's; the same for float64."""
+    """Twelve sizes (past the recompile limit of 8) on one to three compiled entries (the first
+    shapes', the one for any size and, where that one runs blocks of several rows, the one below
+    them), each result NumPy's; the same for float64."""
     torch = torch_cuda
     rng = np.random.default_rng(3)
     f = hc.hcompile(fn, dynamic=dynamic, fullgraph=True)
@@ -130,7 +131,7 @@ def test_many_sizes_run_one_generic_kernel(fn, make, dynamic, torch_cuda):
             got = f(*[torch.from_numpy(a).cuda() for a in args])
             assert isinstance(got, torch.Tensor) and got.is_cuda
             _close(got.cpu().numpy(), fn(*args), 2e-5 if dtype == np.float32 else 1e-11)
-    assert f._cuda._compiles <= 4 and len(f._cuda._generic) >= 1
+    assert f._cuda._compiles <= 6 and len(f._cuda._generic) >= 1
 
 
 @gpu
@@ -250,6 +251,61 @@ def test_a_batch_of_any_size_keeps_rows_fused_in_one_block():
         record = f.compile_records[-1]
         assert record["dynamic"].startswith("dynamic: argument 0 axis 0 ("), record["dynamic"]
         assert "compute_at_row" in record["report"]["schedule"] and "gpu_rows" in record["report"]["schedule"]
+
+
+def _row_sums(x):
+    return x.sum(axis=-1)
+
+
+def _row_var(x):
+    return x.var(axis=-1)
+
+
+@pytest.mark.parametrize("fn,rest", [(_softmax, ()), (_layernorm, (np.ones(64, np.float32), np.ones(64, np.float32))),
+                                     (_row_sums, ()), (_row_var, ())], ids=["softmax", "layernorm", "sum", "var"])
+def test_a_batch_of_short_rows_of_any_size_runs_blocks_of_rows(fn, rest):
+    """Short rows of a static length, their count any: blocks of several rows in a warp's lanes, as
+    for a static count (a row a block took 7x as long over rows of 64 on an H200). The last block
+    ends at the last row, so the entry's guard asks for a block's rows; a smaller batch compiles
+    the entry below that count, a row a block, and a larger one finds the first again."""
+    f = hc.hcompile(fn, target=CUDA_TARGET)
+    f.compile_only(np.ones((3000, 64), np.float32), *rest)
+    f.compile_only(np.ones((2000, 64), np.float32), *rest)
+    record = f.compile_records[-1]
+    decisions = [tuple(d) for d in record["report"]["decisions"]]
+    block_rows = max(d[4] for d in decisions if d[1] == "gpu_rows")
+    assert block_rows > 1 and any(d[1] == "gpu_warp_rows" for d in decisions), decisions
+    assert record["report"]["symbol_least"] == [block_rows] and f"from {block_rows})" in record["dynamic"]
+    generic = f._cuda._generic[-1]
+    assert generic.specs[0][3] == (-block_rows, 64) and not [r for r in generic.relations if r[0] == "extent_below"]
+    f.compile_only(np.ones((5, 64), np.float32), *rest)
+    below = f._cuda._generic[-1]
+    assert below.specs[0][3] == (-2, 64) and ("extent_below", 0, 0, True, 0, block_rows) in below.relations
+    assert not any(d[1] == "gpu_warp_rows" or d[4] > 1 for d in f.compile_records[-1]["report"]["decisions"]
+                   if d[1] == "gpu_rows")
+    head = generic.head
+    for rows, which in ((block_rows - 1, below), (block_rows, generic), (2, below), (10**5, generic)):
+        args = [np.ones((rows, 64), np.float32), *rest]
+        specs = cuda_shapes.specs_of(args, [None] * len(args))
+        assert [g for g in (generic, below) if g.accepts(head, specs, args)] == [which], rows
+
+
+@gpu
+@pytest.mark.parametrize("fn", [_softmax, _layernorm, _row_sums, _row_var], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("length", [64, 100, 1024])
+def test_batches_of_short_rows_on_either_side_of_a_block_run_right(fn, length, torch_cuda):
+    """Batch sizes below, at and above a block's rows, small ones first and again after large
+    ones, each answer NumPy's: the entry for any size from a block's rows and the one below it
+    (two compiles past the first shapes), the calls after their first through the C++ dispatcher."""
+    torch = torch_cuda
+    rng = np.random.default_rng(length)
+    f = hc.hcompile(fn, fullgraph=True)
+    rest = [rng.standard_normal(length).astype(np.float32) for _ in range(2)] if fn is _layernorm else []
+    for rows in (5, 3, 4096, 2, 700, 15, 16, 17, 9999, 7, 33, 3, 4096, 8, 32):
+        x = rng.standard_normal((rows, length)).astype(np.float32)
+        got = f(torch.from_numpy(x).cuda(), *[torch.from_numpy(r).cuda() for r in rest])
+        _close(got.cpu().numpy(), fn(x, *rest), 2e-5)
+    assert f._cuda._compiles <= 4, f.compile_records
 
 
 def test_a_batch_of_any_size_keeps_a_two_dimensional_grid():

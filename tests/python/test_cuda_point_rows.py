@@ -106,13 +106,20 @@ def test_a_reduction_that_is_an_output_is_stored_whole_and_read_by_the_chain():
 @pytest.mark.parametrize("fn", [_var_rows, logsumexp_rows, argmax_of_softmax], ids=lambda f: f.__name__)
 def test_a_chain_over_any_number_of_rows_is_one_kernel(fn):
     """A batch of varying size (the rows' count compiled for any size, their length static): one
-    kernel, a row a block (its count unknown, no blocks of several rows, no warp lanes)."""
+    kernel, in blocks of several rows in a warp's lanes as for a static count, its guard asking for
+    a block's rows; a smaller batch's entry runs a row a block, below them."""
     f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
     f.compile_only(np.zeros((4096, 1024), np.float32))
     f.compile_only(np.zeros((2000, 1024), np.float32))
     assert "any size" in f.compile_records[-1]["dynamic"]
     decisions = _decisions(f)
-    assert len(_kernel_roots(decisions)[0]) == 1 and not any(d[1] == "gpu_warp_rows" for d in decisions), decisions
+    block_rows = next(d[4] for d in decisions if d[1] == "gpu_rows")
+    assert len(_kernel_roots(decisions)[0]) == 1 and any(d[1] == "gpu_warp_rows" for d in decisions), decisions
+    assert block_rows > 1 and f.compile_records[-1]["report"]["symbol_least"] == [block_rows]
+    f.compile_only(np.zeros((block_rows - 1, 1024), np.float32))
+    record = f.compile_records[-1]
+    assert record["report"]["symbol_below"] == [block_rows] and f"below {block_rows}" in record["dynamic"]
+    assert not any(d[1] == "gpu_warp_rows" for d in _decisions(f))
 
 
 def test_a_softmax_still_stores_its_rows_not_points():
@@ -185,15 +192,18 @@ def test_chains_of_row_reductions_match_numpy_on_the_gpu(fn, dtype, torch_cuda):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("fn", FLOAT_CHAINS, ids=lambda f: f.__name__)
-def test_chains_over_a_batch_of_any_size_on_the_gpu(fn, torch_cuda):
+@pytest.mark.parametrize("length", [64, 256])
+def test_chains_over_a_batch_of_any_size_on_the_gpu(fn, length, torch_cuda):
     """The rows' count compiled for any size after a second one (dynamic=None): NumPy's answers for
-    each, one row and two included."""
+    each, one row and two included, and counts on either side of a block's rows (the entry for any
+    size needs a block's; the smaller ones run in their own, a row a block)."""
     torch = torch_cuda
     rng = np.random.default_rng(7)
     f = hc.hcompile(fn, fullgraph=True)
-    for rows in (4096, 2000, 1, 2, 77777):
-        x = _inputs(rng, (rows, 256), np.float32, fn)
+    for rows in (4096, 2000, 1, 2, 3, 15, 16, 17, 31, 33, 77777):
+        x = _inputs(rng, (rows, length), np.float32, fn)
         _check(f(torch.from_numpy(x).cuda()), fn(x), f"{fn.__name__} {rows}")
+    assert f._cuda._compiles <= 4
 
 
 @pytest.mark.gpu

@@ -342,3 +342,24 @@ def test_graph_breaks_resume_for_every_size(fn, make, entries, capsys):
     for record in compiled.compile_records:
         for resume in record["resumes"]:
             assert resume.cache_info().entries <= 2 or entries > 2
+
+
+def test_the_dispatcher_keeps_an_entry_below_a_size_to_the_calls_below_it():
+    """An entry for the sizes below a larger call's blocks of rows (the GPU's: extent_below, made by
+    dynamic_shapes.schedule_bounds) serves only those; the entry from that size serves the rest."""
+    from hcompile import _C, dynamic_shapes
+    from hcompile.guards import arg_guard
+    dispatcher = _C.Dispatcher(lambda x: None)
+    x = np.ones((3, 64), np.float32)
+    guard = arg_guard(x)
+    any_size = lambda least: [guard[:3] + ((-least, 64),) + guard[4:]]   # noqa: E731
+    dispatcher.add_entry(any_size(16), [], None, [], None, lambda x: "blocks")
+    dispatcher.add_entry(any_size(2), [], None, [], None, lambda x: "below", [("extent_below", 0, 0, True, 0, 16)])
+    for rows, which in ((2, "below"), (15, "below"), (16, "blocks"), (5000, "blocks")):
+        assert dispatcher(np.ones((rows, 64), np.float32)) == which, rows
+    assert dispatcher(np.ones((1, 64), np.float32)) not in ("below", "blocks")   # a miss: no entry takes it
+    below = ("extent_below", 0, 0, True, 0, 16)
+    assert dynamic_shapes.relation_holds(below, [np.ones((15, 64))])
+    assert not dynamic_shapes.relation_holds(below, [np.ones((16, 64))])
+    with pytest.raises(ValueError, match="extent_below"):
+        dispatcher.add_entry(any_size(2), [], None, [], None, None, [("extent_below", 0, 0, True, 0)])

@@ -2,7 +2,9 @@
 // Halide scheduling directives applied, their C++ source out.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hcompile/decisions.h"
 #include "hcompile/lowering.h"
@@ -15,5 +17,11 @@ namespace hc {
 // kind for one region, a region placed twice, nowhere (the partitioner decided what is stored)
 // or inside a region that is itself placed inside another.
 std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule);
+
+// Per symbol of the pipeline (symbols.h; `symbols` of them), the least size a call must give it
+// for `schedule` to be correct, 0 for any: a GPU block of several rows (GpuRows' value2) along a
+// symbolic axis shifts the last block inwards to end at the last row, so that axis needs a
+// block's rows (the frontend's guard then asks for them; smaller calls compile apart).
+std::vector<int64_t> least_symbol_sizes(const LoweredPipeline &lowered, const Schedule &schedule, size_t symbols);
 
 }  // namespace hc

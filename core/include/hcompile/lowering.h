@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "hcompile/fusion.h"
@@ -110,6 +111,12 @@ struct RegionFunc {
     bool symbolic = false;              // some extent is symbolic
     uint64_t symbolic_axes = 0;         // bit i: extents[i] is symbolic
     bool symbolic_axis(size_t i) const { return i < 64 && ((symbolic_axes >> i) & 1); }
+    // Per axis, the symbol (symbols.h) whose size plus the offset its extent is; symbol -1 for a
+    // static extent (or none recorded: a pipeline built outside hcompile).
+    std::vector<std::pair<int, int64_t>> extent_symbols;
+    std::pair<int, int64_t> extent_symbol(size_t i) const {
+        return i < extent_symbols.size() ? extent_symbols[i] : std::pair<int, int64_t>{-1, 0};
+    }
     bool estimated = false;             // the extents are estimates (a Halide pipeline's,
                                         // halide_pipeline.h): the schedule must fit any size
     Halide::RDom rdom;                  // reductions and matmul: the reduction domain
@@ -157,6 +164,10 @@ struct LoweredPipeline {
     // realization order. The analysis reads its regions' definitions with these inlined.
     std::vector<Halide::Internal::Function> see_through;
     bool for_gpu = false;  // lowered for a GPU target (its library calls are cuBLAS's)
+    // GPU blocks of several rows may run along a symbolic axis (a batch of any size): the entry
+    // then serves only calls with a block's rows or more (least_symbol_sizes). False for the
+    // entry that serves the smaller ones, a row a block.
+    bool symbolic_row_blocks = true;
     Halide::Pipeline pipeline;
 };
 

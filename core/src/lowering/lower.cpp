@@ -329,7 +329,9 @@ RegionFunc region_of(const LowerContext &ctx, const Node &n, Halide::Func f, con
     region.func = f;
     region.vars.assign(axes.rbegin(), axes.rend());
     for (int d = n.ndim() - 1; d >= 0; --d) {
-        const bool symbolic = ctx.symbols.symbol_of(n.shape[d]) >= 0;
+        const int symbol = ctx.symbols.symbol_of(n.shape[d]);
+        const bool symbolic = symbol >= 0;
+        region.extent_symbols.emplace_back(symbol, symbolic ? ctx.symbols.offset_of(n.shape[d]) : 0);
         region.extents.push_back(symbolic ? kScheduledSymbolicExtent : n.shape[d]);
         region.extent_exprs.push_back(ctx.extent(n, d));
         region.symbolic = region.symbolic || symbolic;

@@ -44,6 +44,10 @@ struct CompileOptions {
     std::vector<int64_t> symbol_values;
     std::vector<SymbolSource> symbol_sources;
     std::vector<ExtentValue> extent_values;  // constants that are sizes of symbols
+    // The call's size of each symbol (empty: unchecked). Where the schedule's blocks of rows need
+    // more of one (CompileReport::symbol_least), the entry is for the calls below that instead
+    // (CompileReport::symbol_below): a row a block.
+    std::vector<int64_t> symbol_sizes;
     // How many alternatives to the search's list to report for max-autotune to measure
     // (CompileReport::candidates); 0: none.
     int tuning_candidates = 0;
@@ -72,6 +76,10 @@ struct CompileReport {
     std::string lowered_stmt;
     std::string target;
     std::vector<int> in_place_outputs;                    // outputs written into their argument
+    // Per symbol, the least size the schedule serves (least_symbol_sizes; 0: any) and, where
+    // non-zero, the size it serves only calls below (a larger call's entry runs blocks of rows
+    // that need that many): the frontend's guard for the entry asks for both. Empty: none.
+    std::vector<int64_t> symbol_least, symbol_below;
     std::vector<std::pair<std::string, double>> step_ms;  // (step, milliseconds), in order
 };
 

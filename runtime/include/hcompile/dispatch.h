@@ -57,13 +57,16 @@ struct ValueGuard {
 // `b` are one object (the traced code compared them with `is`); Overlap, that the arrays `a` and
 // `b` may share memory (their byte ranges intersect; a written argument must not alias another);
 // Writeable, that array `a` is writeable (a written argument); SameExtent, that axis `a_axis`
-// of array `a` and axis `b_axis` of array `b` have one size (two uses of one symbolic extent).
+// of array `a` and axis `b_axis` of array `b` have one size (two uses of one symbolic extent);
+// ExtentBelow, that axis `a_axis` of array `a` is smaller than `limit` (an entry for any size
+// below a larger call's blocks of rows).
 struct ArgRelationGuard {
-    enum Kind : uint8_t { Same, Overlap, Writeable, SameExtent };
+    enum Kind : uint8_t { Same, Overlap, Writeable, SameExtent, ExtentBelow };
     Kind kind = Same;
     int32_t a = 0, b = 0;
     bool expected = false;
-    int32_t a_axis = 0, b_axis = 0;  // SameExtent only
+    int32_t a_axis = 0, b_axis = 0;  // SameExtent; ExtentBelow: a_axis
+    int64_t limit = 0;               // ExtentBelow only
 };
 
 // How an entry whose kernel runs on a CUDA device makes its outputs and finds its stream: the
