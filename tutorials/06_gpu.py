@@ -279,8 +279,10 @@ if gpu:
 # compiles once more for any size of them, as on the CPU. The kernel reads the sizes from the
 # call's arrays; later calls at sizes never seen run it from the C++ dispatcher. Where only the
 # number of rows varies, rows keep their fused block and tiles their 2-D grid, so the kernel for
-# any batch runs as fast as the one for a fixed size. The compile record says what was made
-# dynamic (this cell compiles without a GPU too).
+# any batch runs as fast as the one for a fixed size. Short rows run several a block: that entry
+# takes batches of a block's rows or more, and a smaller batch compiles one more entry for the
+# sizes below (a row a block). The compile record says what was made dynamic (this cell compiles
+# without a GPU too).
 
 # %%
 batched = hc.hcompile(softmax_rows, target="host-cuda-cuda_capability_86")
@@ -288,6 +290,11 @@ batched.compile_only(x[:300, :512])
 batched.compile_only(x[:200, :512])           # only the batch changed
 print(batched.compile_records[-1]["dynamic"])
 print(batched.compile_records[-1]["report"]["schedule"])
+short_rows = hc.hcompile(softmax_rows, target="host-cuda-cuda_capability_86")
+batch = np.random.default_rng(1).standard_normal((3000, 64)).astype(np.float32)
+for rows in (3000, 2000, 5):                  # a batch of short rows, then a small one
+    short_rows.compile_only(batch[:rows])
+    print(rows, "rows:", short_rows.compile_records[-1].get("dynamic"))
 
 if gpu:
     g = hc.hcompile(softmax_rows)
