@@ -290,6 +290,8 @@ def main(argv=None) -> int:
     ap.add_argument("--halide-peer-workloads", default="tinyops,softmax_rows,layernorm_rows,blur3x3,sum_all",
                     help="the workloads they schedule (their searches take long on the larger graphs)")
     ap.add_argument("--no-small", action="store_true", help="skip the per-call table at the small sizes")
+    ap.add_argument("--small-only", action="store_true",
+                    help="only the per-call table at the small sizes (its own section, gpu-small)")
     ap.add_argument("--no-max-autotune", dest="max_autotune", action="store_false",
                     help="skip hcompile's max-autotune column (its tuning takes seconds per workload)")
     ap.add_argument("--no-torch-max-autotune", dest="torch_max_autotune", action="store_false",
@@ -304,6 +306,12 @@ def main(argv=None) -> int:
         return 0
     device = torch.cuda.get_device_name()
     peers = torch_versions(torch)
+    if a.small_only:
+        small = small_table(torch, peers, [n for n in a.workloads.split(",") if n != "sum_all"])
+        publish(heading(f"gpu-small: per call at the small sizes ({device})") +
+                "Command: `python -m apps.gpu_bench --small-only`: host-timed loops of 500 calls, one sync a loop, "
+                "µs a call.\n\n" + "\n".join(small) + "\n", a.write, "gpu-small")
+        return 0
     copy_tbs = copy_tb_per_s(torch, a.repeat)
     rows = ["| workload | hcompile ms | hcompile max-autotune ms (tuning s) | torch eager ms | torch.compile ms | "
             "torch.compile max-autotune ms | jax.jit ms | vs the better torch.compile | hcompile bandwidth (of copy) | "

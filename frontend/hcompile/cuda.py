@@ -389,6 +389,11 @@ class CudaEntries:
         if self._mode == "reduce-overhead":
             outputs = self._run_graphed(library, device, args, entry)
             if outputs is not None:
+                if not entry.in_dispatcher and self._dispatcher is not None and as_given and to_host is None and \
+                        entry.graphed is not None:   # (an entry for one shape; its graph replays)
+                    entry.in_dispatcher = True
+                    self._add_to_dispatcher(library, device, args, devices, entry,
+                                            entry.graphed.dispatcher_runner(entry.input_args, entry.result.build))
                 return entry.result.build(outputs, returned_args, to_host)
         if (not entry.in_dispatcher and self._dispatcher is not None and as_given and
                 (entry.graphed is None or entry.graphed.failure is not None)):   # not a graph's first call
@@ -452,9 +457,11 @@ class CudaEntries:
                     raise Unsupported(f"argument {a} is written and shares memory with argument {j}",
                                       code.co_filename, code.co_firstlineno)
 
-    def _add_to_dispatcher(self, library, device, args, devices, entry):
+    def _add_to_dispatcher(self, library, device, args, devices, entry, runner=None):
         """The entry as one of the C++ dispatcher's (dispatch_cuda.h), so that later calls with
-        tensors like these skip this Python path: PyTorch tensors only (CuPy arrays stay here)."""
+        tensors like these skip this Python path: PyTorch tensors only (CuPy arrays stay here).
+        With `runner` (a CUDA graph's replay, cuda_graphs.GraphedEntry.dispatcher_runner) the
+        dispatcher checks the guards and calls it instead of launching the kernel."""
         if library.name != "torch" or not all(d is None or type(a) is library.module.Tensor
                                               for a, d in zip(args, devices)):
             return
@@ -471,6 +478,10 @@ class CudaEntries:
                  for a, d, shape in zip(args, devices, shapes)]
         if any(s[0] == "type" for s in specs):
             return                       # an object the guards cannot describe: this path decides
+        if runner is not None:
+            self._dispatcher.add_entry(specs, [g.spec() for g in entry.guards], None, [], None, runner, relations)
+            entry.dispatched = True
+            return
         options = []
         for shape, dtype in entry.result.outputs:
             torch_dtype, torch_device = library.torch_type(dtype, device)

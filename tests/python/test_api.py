@@ -193,3 +193,22 @@ def test_recompile_limit_is_configurable(caplog):
         assert len(limit_logs) == 1 and "shape=(4,)" in limit_logs[0] and "shape=(5,)" in limit_logs[0]
     finally:
         hc.config.recompile_limit = 8
+
+
+def test_calls_leaving_trailing_parameters_to_their_defaults_take_the_dispatcher():
+    """f(x) of f(x, scale=2.0, heads=8) is f(x, 2.0, 8): the C++ dispatcher's entries (which hold
+    every parameter) serve it, as they serve the call that passes them all; too few arguments
+    still raise Python's own TypeError."""
+    def f(x, scale=2.0, heads=8):
+        return x * scale + heads
+    c = hc.hcompile(f)
+    x = np.arange(4.0)
+    c(x)
+    hits = c._dispatcher.hits
+    for _ in range(3):
+        np.testing.assert_array_equal(c(x), f(x))
+    np.testing.assert_array_equal(c(x, 2.0, 8), f(x))
+    assert c._dispatcher.hits == hits + 4
+    np.testing.assert_array_equal(c(x, 3.0), f(x, 3.0))
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        c()
