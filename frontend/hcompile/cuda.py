@@ -387,13 +387,13 @@ class CudaEntries:
         if entry.result.writebacks:
             self._check_written(library, returned_args, entry.result.writebacks)
         if self._mode == "reduce-overhead":
-            outputs = self._run_graphed(library, device, args, entry)
+            outputs, graphed = self._run_graphed(library, device, args, entry)
             if outputs is not None:
-                if not entry.in_dispatcher and self._dispatcher is not None and as_given and to_host is None and \
-                        entry.graphed is not None:   # (an entry for one shape; its graph replays)
-                    entry.in_dispatcher = True
+                # Its graph replays: later calls of this shape replay it from the C++ dispatcher.
+                if not graphed.dispatched and self._dispatcher is not None and as_given and to_host is None:
+                    graphed.dispatched = True
                     self._add_to_dispatcher(library, device, args, devices, entry,
-                                            entry.graphed.dispatcher_runner(entry.input_args, entry.result.build))
+                                            graphed.dispatcher_runner(entry.input_args, entry.result.build))
                 return entry.result.build(outputs, returned_args, to_host)
         if (not entry.in_dispatcher and self._dispatcher is not None and as_given and
                 (entry.graphed is None or entry.graphed.failure is not None)):   # not a graph's first call
@@ -410,17 +410,17 @@ class CudaEntries:
         return entry.result.build(outputs, returned_args, to_host)
 
     def _run_graphed(self, library, device, args, entry):
-        """mode="reduce-overhead": this call's outputs from the entry's CUDA graph (cuda_graphs.py),
+        """mode="reduce-overhead": (this call's outputs from the entry's CUDA graph (cuda_graphs.py),
         or None where it runs as default mode: CuPy's arrays, a call that writes into its arguments
-        or stops at a graph break, a failed capture. An entry for any size has a graph per shape
-        (a graph's launches are for one), up to the recompile limit's number of them."""
+        or stops at a graph break, a failed capture; the graph). An entry for any size has a graph
+        per shape (a graph's launches are for one), up to the recompile limit's number of them."""
         graphed = entry.graphed
         if entry.generic is not None:
             shapes = tuple(tuple(args[i].shape) for i in entry.input_args)
             entry.graphs = entry.graphs or {}
             graphed = entry.graphs.get(shapes)
             if graphed is None and len(entry.graphs) >= config.recompile_limit:
-                return None
+                return None, None
         if graphed is None:
             graphed = cuda_graphs.GraphedEntry(self._qualname)
             if not entry.result.plain:
@@ -431,7 +431,7 @@ class CudaEntries:
                 entry.graphed = graphed
             else:
                 entry.graphs[shapes] = graphed
-        return graphed.run(library, device, entry, args)
+        return graphed.run(library, device, entry, args), graphed
 
     def _check_written(self, library, targets, writebacks):
         """A written argument must be an array this library (or NumPy, copied in) can write, and
@@ -465,15 +465,17 @@ class CudaEntries:
         if library.name != "torch" or not all(d is None or type(a) is library.module.Tensor
                                               for a, d in zip(args, devices)):
             return
-        if entry.generic is not None and self._mode == "reduce-overhead":
-            return                       # a graph per shape (_run_graphed): this path decides
+        if entry.generic is not None and self._mode == "reduce-overhead" and runner is None:
+            return                       # a graph per shape (_run_graphed), each added with its runner
         if entry.result.writebacks:
             return   # the dispatcher's overlap and writeable guards read NumPy arrays only: this path checks
         torch = library.module
-        # A generic entry's guards take its dynamic axes at any size from their least (-m).
-        shapes = ([s[3] if s[0] == "array" else None for s in entry.generic[0]] if entry.generic is not None else
+        # A generic entry's guards take its dynamic axes at any size from their least (-m); its
+        # graphs (reduce-overhead) are one a shape, each guarded on its own.
+        generic = entry.generic if runner is None else None
+        shapes = ([s[3] if s[0] == "array" else None for s in generic[0]] if generic is not None else
                   [tuple(a.shape) if d is not None else None for a, d in zip(args, devices)])
-        relations = entry.relations + (entry.generic[1] if entry.generic is not None else [])
+        relations = entry.relations + (generic[1] if generic is not None else [])
         specs = [("cuda_tensor", type(a), a.dtype, shape, device) if d is not None else guards.arg_guard(a)
                  for a, d, shape in zip(args, devices, shapes)]
         if any(s[0] == "type" for s in specs):

@@ -58,6 +58,7 @@ class GraphedEntry:
         self._library = None
         self.captures = 0
         self.replays = 0
+        self.dispatched = False          # the C++ dispatcher replays it (cuda.py)
         self.failure = None              # why this entry runs as default mode
 
     def run(self, library, device, entry, args):

@@ -144,14 +144,16 @@ def test_reduce_overhead_captures_a_graph_per_shape_of_a_generic_entry(torch_cud
             x = np.tanh(x - x.mean(axis=-1, keepdims=True)) * 1.5
         return x
     f = hc.hcompile(deep, mode="reduce-overhead", dynamic=True, fullgraph=True)
-    for n in (64, 64, 64, 96, 96, 96, 64):
+    for n in (64, 64, 64, 96, 96, 96, 64, 64, 96, 96):
         x = rng.standard_normal((n, 200)).astype(np.float32)
         _close(f(torch.from_numpy(x).cuda()).cpu().numpy(), deep(x), 1e-4)
     (generic,) = f._cuda._generic
     if generic.entry.launches >= hc.cuda_graphs.MIN_LAUNCHES:
         graphs = generic.entry.graphs
         assert sorted(s[0][0] for s in graphs) == [64, 96]
-        assert all(g.failure is None and g.replays >= 1 for g in graphs.values())
+        assert all(g.failure is None and g.replays >= 1 and g.dispatched for g in graphs.values())
+        # Each shape's graph, once it replays, is the C++ dispatcher's (guarded on its shape).
+        assert f._dispatcher.hits >= 4
 
 
 @gpu
