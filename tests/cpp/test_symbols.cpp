@@ -173,3 +173,35 @@ TEST_CASE("a kernel for any size checks a call's array bytes against Halide's 2 
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("symbols") {
+
+TEST_CASE("GPU blocks of rows along a symbolic axis need a block's rows; a smaller call's entry runs a row a block") {
+    // Row sums over rows of 64, their count symbolic: blocks of several rows whose last block is
+    // shifted back to end at the last row (least_symbol_sizes).
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {kN, 64});
+    g.set_outputs({g.add_op(OpKind::Sum, {x}, Attrs{{"axes", Ints{1}}, {"keepdims", int64_t{0}}})});
+    CompileOptions options;
+    options.target = "host-cuda-cuda_capability_86";
+    options.symbol_values = {kN};
+    options.symbol_sources = {{0, 0}};
+    CompileReport any;
+    compile_graph(g, options, &any);
+    REQUIRE(any.symbol_least.size() == 1);
+    const int64_t rows = any.symbol_least[0];
+    CHECK(rows > 1);
+    CHECK(any.symbol_below.empty());
+    options.symbol_sizes = {rows};   // a call of a block's rows: the same schedule
+    CompileReport at;
+    compile_graph(g, options, &at);
+    CHECK(at.decisions == any.decisions);
+    options.symbol_sizes = {rows - 1};   // fewer: the entry below them, a row a block
+    CompileReport below;
+    compile_graph(g, options, &below);
+    CHECK(below.symbol_below == Ints{rows});
+    CHECK(below.symbol_least == Ints{0});
+    for (const Decision &d : below.decisions) CHECK((d.choice != Choice::GpuRows || d.value2 <= 1));
+}
+
+}  // TEST_SUITE
