@@ -19,15 +19,11 @@ import numpy as np
 
 import hcompile as hc
 from apps.gpu_bench import peer_bench_start, publish_peer_table
-from apps.gpu_reductions_bench import timed_us
+from apps.gpu_reductions_bench import check_answer, timed_us
 from apps.gpu_row_chains_bench import argmax_of_softmax
+from apps.workloads import softmax_rows
 
 ELEMENTS = 1 << 26
-
-
-def softmax_rows(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def layernorm_rows(x):
@@ -48,13 +44,6 @@ def _cases(torch):
              for n in (64, 1024)])
 
 
-def _check(torch, name, got, want):
-    if want.dtype == torch.int64:
-        assert torch.equal(got, want), name
-    else:
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5 * max(1.0, want.abs().max().item()))
-
-
 def main(argv=None) -> int:
     started = peer_bench_start(__doc__, argv, _cases)
     if started is None:
@@ -65,17 +54,18 @@ def main(argv=None) -> int:
         batch = ELEMENTS // length
         x = torch.from_numpy(rng.standard_normal((batch, length), dtype=np.float32)).cuda()
         want = twin(x)
+        atol = 1e-5 * max(1.0, want.abs().max().item()) if want.is_floating_point() else 0
         static = hc.hcompile(fn, fullgraph=True, dynamic=False)
         any_batch = hc.hcompile(fn, fullgraph=True)
         any_batch(x[: batch // 2 + 1])   # a second size: the batch's axis compiled for any size
         for f in (static, any_batch):
-            _check(torch, name, f(x), want)
+            check_answer(torch, name, f(x), want, atol)
         dynamic = any_batch.compile_records[-1]["dynamic"]
         assert dynamic.startswith("dynamic:"), dynamic
         peers = [torch.compile(twin, dynamic=True), torch.compile(twin, dynamic=False)]
         for p in peers:
             p(x[: batch // 2 + 1])
-            _check(torch, name, p(x), want)
+            check_answer(torch, name, p(x), want, atol)
         times = [timed_us(torch, f, (x,), args.repeat) for f in [static, any_batch] + peers]
         moved = x.numel() * 4 + want.numel() * want.element_size()
         cells = [f"{t:.1f} ({moved / (t * 1e-6) / (copy * 1e12):.0%})" for t in times]

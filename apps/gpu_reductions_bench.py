@@ -55,6 +55,14 @@ def timed_us(torch, fn, args, repeat):
     return cuda_ms(torch, fn, args, repeat, batch=5) * 1e3
 
 
+def check_answer(torch, name, got, want, atol):
+    """`got` is `want` (int64: equal; else within rtol 1e-4 and `atol`)."""
+    if want.dtype == torch.int64:
+        assert torch.equal(got, want), name
+    else:
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=atol)
+
+
 def timed_against_peers(torch, name, fn, twin, x, repeat, copy, atol):
     """hcompile's `fn` against torch eager's `twin` and torch.compile's on tensor `x`: hcompile's
     answer checked first (int64: equal; else within rtol 1e-4 and `atol(eager's answer)`), then each timed
@@ -62,11 +70,7 @@ def timed_against_peers(torch, name, fn, twin, x, repeat, copy, atol):
     the copy's bandwidth)") cell for each of the three."""
     want = twin(x)
     ours = hc.hcompile(fn, fullgraph=True)
-    got = ours(x)
-    if want.dtype == torch.int64:
-        assert torch.equal(got, want), name
-    else:
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=atol(want))
+    check_answer(torch, name, ours(x), want, atol(want))
     peer = torch.compile(twin, dynamic=False)
     peer(x)
     moved = x.numel() * x.element_size() + want.numel() * want.element_size()

@@ -203,9 +203,7 @@ int64_t rows_a_block(int64_t threads, int64_t axis_rows, int64_t rows) {
 int64_t row_group_rows(const LoweredPipeline &lowered, int root_region, int64_t threads) {
     const RegionFunc &root = lowered.regions[root_region];
     const size_t axis = row_axis(root);
-    if (!symbolic_only_along(root, axis) || (root.symbolic && !lowered.symbolic_row_blocks) || root.vars.size() <= axis) {
-        return 1;
-    }
+    if (!rows_may_share_blocks(lowered, root) || root.vars.size() <= axis) return 1;
     for (const RegionFunc &r : lowered.regions) {
         if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
         if (!member_row_axis(r, root)) return 1;
@@ -222,13 +220,13 @@ int64_t reduction_threads(const RegionFunc &r) {
 
 // Rows of a reduction over short rows (its outputs) a block, as for a row group's (row_group_rows):
 // up to kRowBlockThreads threads, up to its static outputs' innermost axis, kMinTiledBlocks
-// blocks left; one for rows of more than a warp's points a thread, or symbolic extents past the
-// outputs' (its rows') axis.
+// blocks left; one for rows of more than a warp's points a thread, or where rows may not share
+// blocks (rows_may_share_blocks: symbolic extents).
 // Measured on an H200 (128M float32 elements, python -m apps.gpu_reductions_bench): sums over
 // rows of 64 156 us (85% of a copy's bandwidth) in blocks of 16 rows of 8 threads, 1268 us in a
 // block of 64 threads a row; rows of 256 124 against 321.
-int64_t reduction_rows_a_block(const RegionFunc &r) {
-    if (!symbolic_only_along(r, row_axis(r)) || !gpu_block_reduction(r) || !block_loops_fit_grid(r, row_axis(r))) return 1;
+int64_t reduction_rows_a_block(const LoweredPipeline &lowered, const RegionFunc &r) {
+    if (!rows_may_share_blocks(lowered, r) || !gpu_block_reduction(r) || !block_loops_fit_grid(r, row_axis(r))) return 1;
     const int64_t length = r.rextents[0];
     const int64_t threads = reduction_threads(r);
     if (length < kMinShortRow || length / threads > kWarp) return 1;
@@ -429,8 +427,7 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // (A reduction that combines no partial results, a scan's, would be one thread of the
         // block while the others wait: a thread per output instead, below.)
         const bool combines = r.blocked_sum || r.associative_vectorizable || r.lane_parts;
-        // (Rows of a symbolic count a block each where the entry serves fewer than a block's.)
-        const int64_t rows = r.symbolic && !lowered.symbolic_row_blocks ? 1 : reduction_rows_a_block(r);
+        const int64_t rows = reduction_rows_a_block(lowered, r);
         if (combines && ((gpu_rows_reduction(r) && r.rextents[0] >= kWarp) || rows > 1)) {
             // A reduction over rows of a warp or more: a block per output, its threads reading the
             // row together (a symbolic row is assumed long: shorter ones leave threads idle, where

@@ -148,6 +148,10 @@ bool symbolic_only_along(const RegionFunc &r, size_t axis) {
     return axis >= 64 ? r.symbolic_axes == 0 : (r.symbolic_axes & ~(uint64_t{1} << axis)) == 0;
 }
 
+bool rows_may_share_blocks(const LoweredPipeline &lowered, const RegionFunc &r) {
+    return symbolic_only_along(r, row_axis(r)) && (lowered.symbolic_row_blocks || !r.symbolic);
+}
+
 int64_t point_row_length(const LoweredPipeline &lowered, int root_region) {
     const RegionFunc &root = lowered.regions[root_region];
     if (!root.point_rows) return 0;
@@ -340,9 +344,8 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                 // Their axis may be symbolic (a batch of any size), the rest static: the
                 // frontend's guard then asks for a block's rows (least_symbol_sizes).
                 need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 &&
-                                       symbolic_only_along(r, row_axis(r)) && r.extents.size() > row_axis(r) &&
-                                       r.extents[row_axis(r)] >= d.value2 &&
-                                       (lowered.symbolic_row_blocks || !r.symbolic_axis(row_axis(r)))),
+                                       rows_may_share_blocks(lowered, r) && r.extents.size() > row_axis(r) &&
+                                       r.extents[row_axis(r)] >= d.value2),
                      "a block's rows (gpu_rows' value2) are a power of two up to 32, at most the root's rows (axis 1; "
                      "a reduction's axis 0), every other size static (and theirs too in an entry for fewer rows "
                      "than a block's: LoweredPipeline::symbolic_row_blocks)");

@@ -137,6 +137,11 @@ size_t row_axis(const RegionFunc &root);
 // each row of a static length).
 bool symbolic_only_along(const RegionFunc &r, size_t axis);
 
+// Whether GPU blocks of several rows of `r` (along row_axis) may run: every extent static but,
+// maybe, the rows' axis, which then must be allowed them (LoweredPipeline::symbolic_row_blocks;
+// the entry's guard asks for a block's rows: least_symbol_sizes).
+bool rows_may_share_blocks(const LoweredPipeline &lowered, const RegionFunc &r);
+
 // The row of point-rows root `root_region` (RegionFunc::point_rows): the length its reductions
 // (its members', its own) reduce; 0 where one's length is not static, they differ (the lanes of a
 // row hold the same points of each), or the root has no point rows.

@@ -114,21 +114,25 @@ class CompiledFunction:
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if not kwargs:
-            given = args
-            if len(args) != self._fast_arity:
-                # Trailing parameters left to their defaults (a transformer layer's `heads=8`): the
-                # entries hold every parameter, as Python binds them. Such calls all took the slow
-                # path before: a small transformer layer's GPU call 139.5 µs on an H200 machine,
-                # 81.2 through the dispatcher on another whose torch eager was 1.4x slower.
-                defaults = self._fn.__defaults__ or ()
-                if not self._fast_arity - len(defaults) <= len(args) < self._fast_arity:
-                    return self._call_slow(args, kwargs)
-                args = args + defaults[len(args) - self._fast_arity:]
-            result = self._dispatcher(*args)
-            if result is not _C.MISS:
-                return result
-            return self._call_slow(given, kwargs)
+            # (Trailing parameters left to their defaults, a transformer layer's `heads=8`, too:
+            # the entries hold every parameter. Such calls all took the slow path before: a small
+            # transformer layer's GPU call 139.5 µs on an H200 machine, 81.2 through the dispatcher
+            # on another whose torch eager was 1.4x slower.)
+            every = args if len(args) == self._fast_arity else self._with_trailing_defaults(args)
+            if every is not None:
+                result = self._dispatcher(*every)
+                if result is not _C.MISS:
+                    return result
         return self._call_slow(args, kwargs)
+
+    def _with_trailing_defaults(self, args):
+        """Positional `args` of a function of plain parameters, the ones after them at their
+        defaults, or None where they do not fill the parameters that way."""
+        defaults = self._fn.__defaults__ or ()
+        arity = self._fast_arity
+        if arity >= 0 and arity - len(defaults) <= len(args) < arity:
+            return tuple(args) + defaults[len(args) - arity:]
+        return None
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)
@@ -199,10 +203,9 @@ class CompiledFunction:
         """Every parameter of a GPU call, in order, the defaults filled in. Positional arguments
         followed by defaults are the common case (a transformer layer's `heads=8`), done without
         inspect: its signature and bind took 74 µs a call of a 14-parameter function."""
-        defaults = self._fn.__defaults__ or ()
-        arity = self._fast_arity
-        if not kwargs and arity >= 0 and arity - len(defaults) <= len(args) < arity:
-            return tuple(args) + defaults[len(args) - arity:]
+        every = None if kwargs else self._with_trailing_defaults(args)
+        if every is not None:
+            return every
         signature = inspect.signature(self._fn)
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
