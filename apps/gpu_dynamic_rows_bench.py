@@ -44,6 +44,19 @@ def _cases(torch):
              for n in (64, 1024)])
 
 
+def timed_with_peers(torch, name, twin, compiled, x, smaller, want, atol, repeat, copy):
+    """hcompile's `compiled` functions and torch.compile's `twin` (dynamic=True, then static, each
+    called at `smaller` first and its answer checked) timed on `x` (timed_us): their µs, and a
+    cell "µs (share of the copy's bandwidth)" for each (the input read once, `want` written once)."""
+    peers = [torch.compile(twin, dynamic=True), torch.compile(twin, dynamic=False)]
+    for p in peers:
+        p(smaller)
+        check_answer(torch, name, p(x), want, atol)
+    times = [timed_us(torch, f, (x,), repeat) for f in compiled + peers]
+    moved = x.numel() * 4 + want.numel() * want.element_size()
+    return times, [f"{t:.1f} ({moved / (t * 1e-6) / (copy * 1e12):.0%})" for t in times]
+
+
 def main(argv=None) -> int:
     started = peer_bench_start(__doc__, argv, _cases)
     if started is None:
@@ -62,13 +75,8 @@ def main(argv=None) -> int:
             check_answer(torch, name, f(x), want, atol)
         dynamic = any_batch.compile_records[-1]["dynamic"]
         assert dynamic.startswith("dynamic:"), dynamic
-        peers = [torch.compile(twin, dynamic=True), torch.compile(twin, dynamic=False)]
-        for p in peers:
-            p(x[: batch // 2 + 1])
-            check_answer(torch, name, p(x), want, atol)
-        times = [timed_us(torch, f, (x,), args.repeat) for f in [static, any_batch] + peers]
-        moved = x.numel() * 4 + want.numel() * want.element_size()
-        cells = [f"{t:.1f} ({moved / (t * 1e-6) / (copy * 1e12):.0%})" for t in times]
+        times, cells = timed_with_peers(torch, name, twin, [static, any_batch], x, x[: batch // 2 + 1], want, atol,
+                                        args.repeat, copy)
         rows.append(f"| {name} | {batch}×{length} | " + " | ".join(cells) +
                     f" | {times[2] / times[1]:.2f}× |")
         print(rows[-1], flush=True)

@@ -16,9 +16,6 @@ namespace {
 // points.
 constexpr Halide::TailStrategy kTail = Halide::TailStrategy::GuardWithIf;
 
-// The most blocks a CUDA grid holds along its y and z dimensions.
-constexpr int64_t kGridLimit = 65535;
-
 // A thread's serial steps along a row (its columns a block width apart; its share of a
 // reduction) are unrolled by this much, so that the thread has that many loads in flight instead
 // of one: measured on an H200, softmax over rows of 8192 went 0.365 -> 0.325 ms, layer norm 0.111
@@ -109,11 +106,13 @@ struct RowBlock {
 // (plan_regions has checked that each member of a root of several rows a block has a row axis.)
 RowBlock row_block_of(const RegionFunc &r, const RegionFunc &root, const RegionPlan &root_plan) {
     if (fuses_block_loops(root, root_plan)) return {Halide::Var(kFusedRows), ""};
+    // The innermost block loop: a later axis of any size the grid's x takes, else the rows'.
+    const size_t first = first_block_axis(root, root_plan.gpu_rows_per_block), x = grid_x_axis(root, first);
     if (root_plan.gpu_rows_per_block > 1) {
         const size_t axis = &r == &root ? row_axis(root) : *member_row_axis(r, root);
-        return {Halide::Var(kRowBlocks), r.vars[axis].name()};
+        return {x == first ? Halide::VarOrRVar(Halide::Var(kRowBlocks)) : root.vars[x], r.vars[axis].name()};
     }
-    return {root.vars[point_a_row(root) ? 0 : 1], ""};
+    return {root.vars[x], ""};
 }
 
 // Stage `s` of `f`, computed at a block of rows, with its threads (x, along `x`) for each of the
@@ -813,10 +812,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     // rows, where short rows took a block's whole wait each (softmax over rows of 64 on an H200:
     // 0.5 TB/s in blocks of one row). A reduction's rows are its outputs.
     const bool row_blocks = p.gpu_rows_per_block > 1;
-    // The axis of the block loops' first: the rows' (a reduction's kept axis of 1, keepdims, is
-    // then a thread's loop of one step). A point-rows root's always: its rows' count may be
-    // symbolic, which only the grid's x takes (the y of a keepdims root's rows stopped at 65535).
-    const size_t first = row_blocks || root.point_rows ? row_axis(root) : per_point ? 0 : 1;
+    const size_t first = first_block_axis(root, p.gpu_rows_per_block);
     if (per_point && !row_blocks) {
         // The output's value, read out of the accumulator: one thread of its block.
         Halide::Var lane("gpu_lane");
@@ -862,16 +858,24 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         schedule_gpu_block_reduction(w, root, root, p, p.gpu_rows);
         return;
     }
-    Halide::VarOrRVar z = first + 2 < root.vars.size() ? root.vars[first + 2] : Halide::VarOrRVar(Halide::Var());
-    for (size_t i = first + 3; i < root.vars.size(); ++i) {
+    // The block loops, innermost (the grid's x) first: the rows' (their blocks'), or a later axis
+    // of any size (grid_x_axis: a batch; the loops reordered, the rows' then y), then the others.
+    const size_t x = grid_x_axis(root, first);
+    const Halide::VarOrRVar rows = row_blocks ? Halide::VarOrRVar(Halide::Var(kRowBlocks)) : root.vars[first];
+    std::vector<Halide::VarOrRVar> blocks{x == first ? rows : root.vars[x]};
+    if (x != first) blocks.push_back(rows);
+    for (size_t i = first + 1; i < root.vars.size(); ++i) {
+        if (i != x) blocks.push_back(root.vars[i]);
+    }
+    if (x != first) w.reorder(s, blocks);
+    Halide::VarOrRVar z = blocks.size() > 2 ? blocks[2] : Halide::VarOrRVar(Halide::Var());
+    for (size_t i = 3; i < blocks.size(); ++i) {
         Halide::Var fused("gpu_outer_" + std::to_string(i));
-        w.fuse(s, z, root.vars[i], fused);
+        w.fuse(s, z, blocks[i], fused);
         z = fused;
     }
-    for (size_t i = first; i < std::min(root.vars.size(), first + 2); ++i) {
-        w.gpu_blocks(s, row_blocks && i == first ? Halide::VarOrRVar(Halide::Var(kRowBlocks)) : root.vars[i]);
-    }
-    if (first + 2 < root.vars.size()) w.gpu_blocks(s, z);
+    for (size_t i = 0; i < std::min<size_t>(blocks.size(), 2); ++i) w.gpu_blocks(s, blocks[i]);
+    if (blocks.size() > 2) w.gpu_blocks(s, z);
     if (reduction && p.gpu_warp_rows) {
         reduce_in_warp_lanes(w, root, root.func, Halide::Var(kBlockRow), p.gpu_warp_rows);
     } else if (reduction) {

@@ -283,7 +283,7 @@ bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t
     const RegionFunc &root = lowered.regions[root_region];
     // (A point-rows root's row: its members' reductions', and its own where it is one.)
     const int64_t length = root.point_rows ? point_row_length(lowered, root_region) : root.extents[0];
-    if (!symbolic_only_along(root, row_axis(root)) || root.estimated || root.vars.size() < (root.point_rows ? 1 : 2) ||
+    if (!symbolic_only_in_grid(root) || root.estimated || root.vars.size() < (root.point_rows ? 1 : 2) ||
         block_rows < 2 ||
         !fits_warp_lanes(threads, length) || !block_loops_fit_grid(root, row_axis(root)) ||
         (root.point_rows && root.accumulator.defined() && !warp_row_member(root, threads))) {
@@ -303,7 +303,7 @@ bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t
 // a row, reduces each row in a warp's lanes (GpuWarpRows), as a row group's members do
 // (runs_in_warp_lanes).
 bool reduces_in_warp_lanes(const RegionFunc &r, int64_t threads) {
-    return symbolic_only_along(r, row_axis(r)) && warp_row_member(r, threads) && fits_warp_lanes(threads, r.rextents[0]);
+    return symbolic_only_in_grid(r) && warp_row_member(r, threads) && fits_warp_lanes(threads, r.rextents[0]);
 }
 
 // Whether row group `root_region`, in `blocks`, stores an elementwise member per row (in shared

@@ -112,7 +112,7 @@ bool warp_row_member(const RegionFunc &r, int64_t lanes) {
     const bool butterfly = r.lane_parts && r.lane_parts->butterfly;
     if (r.vars.empty() || r.estimated || computes_64_bit(butterfly ? r.accumulator : r.func)) return false;
     if (!r.accumulator.defined()) return true;
-    if (!gpu_block_reduction(r) || !symbolic_only_along(r, row_axis(r)) || !fits_lane_steps(r.rextents[0], lanes)) return false;
+    if (!gpu_block_reduction(r) || !symbolic_only_in_grid(r) || !fits_lane_steps(r.rextents[0], lanes)) return false;
     if (r.lane_parts) return butterfly && r.lane_parts->lanes == lanes;
     return r.blocked_sum ? r.blocked_sum->lanes == lanes : r.associative_vectorizable && r.rdom.defined();
 }
@@ -135,21 +135,48 @@ size_t row_axis(const RegionFunc &root) {
     return root.extents.size() >= 2 && root.extents[0] == 1 ? 1 : 0;
 }
 
+size_t grid_x_axis(const RegionFunc &r, size_t first) {
+    const uint64_t later = first + 1 < 64 ? r.symbolic_axes >> (first + 1) : 0;
+    if (later == 0 || (r.symbolic_axis(first) && !r.symbolic_grid_rows) || (later & (later - 1)) != 0) return first;
+    return first + 1 + static_cast<size_t>(__builtin_ctzll(later));
+}
+
 bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
-    constexpr int64_t kGridLimit = 65535;
-    // The grid's x (axis `first`) holds 2^31 - 1 blocks: any size there; y and z need static sizes.
-    if (r.vars.size() <= first || (first + 1 < 64 && (r.symbolic_axes >> (first + 1)) != 0)) return false;
-    int64_t z = 1;
-    for (size_t i = first + 2; i < r.vars.size(); ++i) z *= std::max<int64_t>(r.extents[i], 1);
-    return (r.vars.size() <= first + 1 || r.extents[first + 1] <= kGridLimit) && z <= kGridLimit;
+    if (r.vars.size() <= first) return false;
+    const size_t x = grid_x_axis(r, first);
+    // The grid's x holds 2^31 - 1 blocks: any size there; y and z need static sizes, but for
+    // symbolic rows in y (their guard: most_symbol_sizes).
+    int64_t y = 1, z = 1;
+    bool y_taken = false;
+    for (size_t i = first; i < r.vars.size(); ++i) {
+        if (i == x) continue;
+        if (r.symbolic_axis(i) && i != first) return false;
+        (y_taken ? z : y) *= r.symbolic_axis(i) ? 1 : std::max<int64_t>(r.extents[i], 1);
+        y_taken = true;
+    }
+    return y <= kGridLimit && z <= kGridLimit;
+}
+
+size_t first_block_axis(const RegionFunc &root, int64_t rows_a_block) {
+    const bool point_a_row = root.accumulator.defined() || root.point_rows;
+    return rows_a_block > 1 || root.point_rows ? row_axis(root) : point_a_row ? 0 : 1;
 }
 
 bool symbolic_only_along(const RegionFunc &r, size_t axis) {
     return axis >= 64 ? r.symbolic_axes == 0 : (r.symbolic_axes & ~(uint64_t{1} << axis)) == 0;
 }
 
+bool symbolic_only_in_grid(const RegionFunc &r) {
+    const size_t axis = row_axis(r);
+    const bool within_rows = axis < 64 && (r.symbolic_axes & ((uint64_t{1} << axis) - 1)) != 0;
+    return symbolic_only_along(r, axis) || (!within_rows && block_loops_fit_grid(r, axis));
+}
+
 bool rows_may_share_blocks(const LoweredPipeline &lowered, const RegionFunc &r) {
-    return symbolic_only_along(r, row_axis(r)) && (lowered.symbolic_row_blocks || !r.symbolic);
+    // (Symbolic rows, or another extent within them, need an entry allowed them; a later axis
+    // the grid's x takes does not: the rows' count is static, a block's rows never more.)
+    const bool symbolic_rows = r.symbolic && symbolic_only_along(r, row_axis(r));
+    return symbolic_only_in_grid(r) && (lowered.symbolic_row_blocks || !symbolic_rows);
 }
 
 int64_t point_row_length(const LoweredPipeline &lowered, int root_region) {
@@ -380,7 +407,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             const int64_t length = point_root         ? point_row_length(lowered, static_cast<int>(d.region))
                                    : elementwise_root ? r.extents[0]
                                                       : r.rextents[0];
-            need(symbolic_only_along(r, row_axis(r)) && !r.estimated && fits_lane_steps(length, d.value),
+            need(symbolic_only_in_grid(r) && !r.estimated && fits_lane_steps(length, d.value),
                  ("a row in a warp's lanes has a static length (not an estimate), up to " +
                   std::to_string(kMaxWarpRowSteps) + " points a lane, in whole steps of its lanes or a last step of " +
                   std::to_string(kMinLastStepLanes) + " lanes or more")

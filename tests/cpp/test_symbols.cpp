@@ -205,3 +205,39 @@ TEST_CASE("GPU blocks of rows along a symbolic axis need a block's rows; a small
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("symbols") {
+
+TEST_CASE("a batch and its rows both symbolic: the batch the GPU grid's x, up to 65535 blocks of rows in its y") {
+    // Sums over (batch, tokens, 64), batch and tokens symbolic: the batch's block loop is the
+    // grid's x (any size), the tokens' blocks of rows its y, which holds 65535 of them
+    // (most_symbol_sizes); a call with more compiles the entry above that, its rows in the x.
+    constexpr int64_t kM = 1151;   // (placeholders further apart than their offsets)
+    Graph g;
+    NodeId x = g.add_input(0, DType::Float32, {kN, kM, 64});
+    g.set_outputs({g.add_op(OpKind::Sum, {x}, Attrs{{"axes", Ints{2}}, {"keepdims", int64_t{0}}})});
+    CompileOptions options;
+    options.target = "host-cuda-cuda_capability_86";
+    options.symbol_values = {kN, kM};
+    options.symbol_sources = {{0, 0}, {0, 1}};
+    CompileReport any;
+    compile_graph(g, options, &any);
+    REQUIRE(any.symbol_least.size() == 2);
+    const int64_t rows = any.symbol_least[1];
+    CHECK(rows > 1);
+    CHECK(any.symbol_least[0] == 0);
+    CHECK(any.symbol_most == Ints{0, 65535 * rows});
+    CHECK(any.schedule_source.find(".gpu_blocks(n1_a0);") < any.schedule_source.find(".gpu_blocks(gpu_row_block);"));
+    options.symbol_sizes = {2, 65535 * rows};   // as many rows as the grid's y holds: the same
+    CompileReport at;
+    compile_graph(g, options, &at);
+    CHECK(at.decisions == any.decisions);
+    options.symbol_sizes = {2, 65535 * rows + 1};   // more: the entry above them
+    CompileReport above;
+    compile_graph(g, options, &above);
+    CHECK(above.symbol_above == Ints{0, 65535 * rows});
+    CHECK(above.symbol_most == Ints{0, 0});
+    CHECK(above.schedule_source.find(".gpu_blocks(gpu_rows_fused);") != std::string::npos);
+}
+
+}  // TEST_SUITE

@@ -40,3 +40,4 @@ python3 -m apps.gpu_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
 python3 -m apps.gpu_reductions_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -25
 python3 -m apps.gpu_row_chains_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
+python3 -m apps.gpu_dynamic_batch_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
