@@ -173,9 +173,9 @@ bool symbolic_only_in_grid(const RegionFunc &r) {
 }
 
 bool rows_may_share_blocks(const LoweredPipeline &lowered, const RegionFunc &r) {
-    // (Symbolic rows, or another extent within them, need an entry allowed them; a later axis
-    // the grid's x takes does not: the rows' count is static, a block's rows never more.)
-    const bool symbolic_rows = r.symbolic && symbolic_only_along(r, row_axis(r));
+    // (Symbolic rows, or a symbolic extent within them, need an entry allowed them; a later
+    // axis the grid's x takes does not: with the rows' count static, a block's rows are never more.)
+    const bool symbolic_rows = r.symbolic_axis(row_axis(r)) || (r.symbolic && symbolic_only_along(r, row_axis(r)));
     return symbolic_only_in_grid(r) && (lowered.symbolic_row_blocks || !symbolic_rows);
 }
 

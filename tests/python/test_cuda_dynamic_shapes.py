@@ -354,10 +354,15 @@ def test_a_batch_and_rows_both_of_any_size_run_blocks_of_rows_up_to_a_grids_y():
     above = f._cuda._generic[-1]
     assert above.relations == [("extent_below", 0, 0, False, 1, most + 1)]
     assert f.compile_records[-1]["report"]["symbol_above"] == [0, most]
-    for shape, which in (((3, 100, 64), generic), ((3, most, 64), generic), ((3, most + 1, 64), above)):
+    f.compile_only(np.ones((3, block_rows - 1, 64), np.float32))   # fewer rows than a block: a row a block
+    below = f._cuda._generic[-1]
+    assert ("extent_below", 0, 0, True, 1, block_rows) in below.relations
+    assert all(d[4] <= 1 for d in f.compile_records[-1]["report"]["decisions"] if d[1] == "gpu_rows")
+    for shape, which in (((3, 100, 64), generic), ((3, most, 64), generic), ((3, most + 1, 64), above),
+                         ((3, block_rows - 1, 64), below), ((3, 2, 64), below)):
         args = [np.empty(shape, np.float32)]
         specs = cuda_shapes.specs_of(args, [None])
-        assert [g for g in (generic, above) if g.accepts(g.head, specs, args)] == [which], shape
+        assert [g for g in (generic, above, below) if g.accepts(g.head, specs, args)] == [which], shape
 
 
 @gpu
