@@ -5,8 +5,8 @@ and static), in one process.
 
     python -m apps.gpu_dynamic_batch_bench [--repeat 10] [--write apps/RESULTS.md]
 
-A batch of any size is the GPU grid's x (any number of blocks), the tokens' blocks of rows its y
-(up to 65535 blocks: the entry's guard where the tokens are of any size too). 64M float32
+The tokens' blocks of rows and the batch's loop are fused into the GPU grid's x, the only one of
+its dimensions that holds any number of blocks (apps/RESULTS.md, gpu-dynamic-batch). 64M float32
 elements a call; CUDA-event medians in µs, and the share of a device copy's bandwidth (the input
 read once, the output written once). Every result is checked against torch eager's within
 float32 tolerance. Needs a CUDA GPU with PyTorch.

@@ -373,22 +373,4 @@ std::vector<int64_t> least_symbol_sizes(const LoweredPipeline &lowered, const Sc
     return least;
 }
 
-std::vector<int64_t> most_symbol_sizes(const LoweredPipeline &lowered, const Schedule &schedule, size_t symbols) {
-    std::vector<int64_t> most(symbols, 0);
-    for (const Decision &d : schedule) {
-        // (A thread a row fuses every block loop into the grid's x.)
-        if (d.choice != Choice::GpuRows || d.value == 1 || d.region < 0 || d.region >= static_cast<int>(lowered.regions.size())) {
-            continue;
-        }
-        const RegionFunc &r = lowered.regions[d.region];
-        const size_t first = first_block_axis(r, d.value2);
-        if (!r.symbolic_axis(first) || grid_x_axis(r, first) == first) continue;
-        const auto [symbol, offset] = r.extent_symbol(first);
-        if (symbol < 0 || static_cast<size_t>(symbol) >= symbols) continue;
-        const int64_t limit = kGridLimit * std::max<int64_t>(d.value2, 1) - offset;
-        most[symbol] = most[symbol] == 0 ? limit : std::min(most[symbol], limit);
-    }
-    return most;
-}
-
 }  // namespace hc

@@ -135,26 +135,18 @@ size_t row_axis(const RegionFunc &root) {
     return root.extents.size() >= 2 && root.extents[0] == 1 ? 1 : 0;
 }
 
-size_t grid_x_axis(const RegionFunc &r, size_t first) {
-    const uint64_t later = first + 1 < 64 ? r.symbolic_axes >> (first + 1) : 0;
-    if (later == 0 || (r.symbolic_axis(first) && !r.symbolic_grid_rows) || (later & (later - 1)) != 0) return first;
-    return first + 1 + static_cast<size_t>(__builtin_ctzll(later));
+bool symbolic_past(const RegionFunc &r, size_t first) {
+    return first + 1 < 64 && (r.symbolic_axes >> (first + 1)) != 0;
 }
 
 bool block_loops_fit_grid(const RegionFunc &r, size_t first) {
     if (r.vars.size() <= first) return false;
-    const size_t x = grid_x_axis(r, first);
-    // The grid's x holds 2^31 - 1 blocks: any size there; y and z need static sizes, but for
-    // symbolic rows in y (their guard: most_symbol_sizes).
-    int64_t y = 1, z = 1;
-    bool y_taken = false;
-    for (size_t i = first; i < r.vars.size(); ++i) {
-        if (i == x) continue;
-        if (r.symbolic_axis(i) && i != first) return false;
-        (y_taken ? z : y) *= r.symbolic_axis(i) ? 1 : std::max<int64_t>(r.extents[i], 1);
-        y_taken = true;
-    }
-    return y <= kGridLimit && z <= kGridLimit;
+    // The grid's x (axis `first`) holds 2^31 - 1 blocks: any size there, and all the block loops
+    // fused where a later one has a symbolic size; else y and z up to 65535 each.
+    if (symbolic_past(r, first)) return true;
+    int64_t z = 1;
+    for (size_t i = first + 2; i < r.vars.size(); ++i) z *= std::max<int64_t>(r.extents[i], 1);
+    return (r.vars.size() <= first + 1 || r.extents[first + 1] <= kGridLimit) && z <= kGridLimit;
 }
 
 size_t first_block_axis(const RegionFunc &root, int64_t rows_a_block) {
@@ -173,8 +165,8 @@ bool symbolic_only_in_grid(const RegionFunc &r) {
 }
 
 bool rows_may_share_blocks(const LoweredPipeline &lowered, const RegionFunc &r) {
-    // (Symbolic rows, or a symbolic extent within them, need an entry allowed them; a later
-    // axis the grid's x takes does not: with the rows' count static, a block's rows are never more.)
+    // (Symbolic rows, or a symbolic extent within them, need an entry allowed them; a symbolic
+    // batch past them does not: with the rows' count static, a block's rows are never more.)
     const bool symbolic_rows = r.symbolic_axis(row_axis(r)) || (r.symbolic && symbolic_only_along(r, row_axis(r)));
     return symbolic_only_in_grid(r) && (lowered.symbolic_row_blocks || !symbolic_rows);
 }

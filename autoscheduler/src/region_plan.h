@@ -139,8 +139,8 @@ bool symbolic_only_along(const RegionFunc &r, size_t axis);
 
 // Whether GPU blocks of several rows of `r` (along row_axis) may run: every extent static but,
 // maybe, the rows' axis, which then must be allowed them (LoweredPipeline::symbolic_row_blocks;
-// the entry's guard asks for a block's rows: least_symbol_sizes), or one later axis the grid's x
-// takes (grid_x_axis: the rows' count static, a block's rows never more than it).
+// the entry's guard asks for a block's rows: least_symbol_sizes), or axes past it (a batch: the
+// rows' count static, a block's rows never more than it).
 bool rows_may_share_blocks(const LoweredPipeline &lowered, const RegionFunc &r);
 
 // The row of point-rows root `root_region` (RegionFunc::point_rows): the length its reductions
@@ -151,15 +151,13 @@ int64_t point_row_length(const LoweredPipeline &lowered, int root_region);
 // A CUDA grid's y and z stop at this many blocks (its x at 2^31 - 1).
 constexpr int64_t kGridLimit = 65535;
 
-// The axis of `r` whose block loop is a CUDA grid's x where `r` has a block loop per axis from
-// `first` on: `first` (the rows), but for one later axis of a symbolic extent (a batch of any
-// size: (batch, tokens, features)), which only the grid's x holds. Rows of a symbolic count are
-// then its y, where the entry allows it (RegionFunc::symbolic_grid_rows; most_symbol_sizes).
-size_t grid_x_axis(const RegionFunc &r, size_t first);
+// Whether an axis of `r` past `first` has a symbolic extent (a batch of any size over rows:
+// (batch, tokens, features) row-wise).
+bool symbolic_past(const RegionFunc &r, size_t first);
 
-// Whether a block loop per axis of `r` from `first` on fits a CUDA grid: its x the axis
-// grid_x_axis picks (any size), the first of the others its y, the rest fused as its z (at most
-// kGridLimit blocks each: static sizes, or y the rows' symbolic count; gpu_directives.cpp's
+// Whether a block loop per axis of `r` from `first` on fits a CUDA grid: x, y, z, the axes past
+// the third fused into the z loop (y and z of at most kGridLimit blocks, so of static sizes); or,
+// where an axis past `first` is symbolic (symbolic_past), all fused into x (gpu_directives.cpp's
 // schedule_gpu_rows_root).
 bool block_loops_fit_grid(const RegionFunc &r, size_t first);
 
@@ -169,8 +167,8 @@ bool block_loops_fit_grid(const RegionFunc &r, size_t first);
 // took), or of one row a block, a reduction's axis 0 (its outputs), an elementwise root's 1.
 size_t first_block_axis(const RegionFunc &root, int64_t rows_a_block);
 
-// Whether `r`'s symbolic extents, if any, are along axes its block loops from its rows' axis on
-// take (row_axis, block_loops_fit_grid): a batch of rows of any count, each row of a static length.
+// Whether `r`'s symbolic extents, if any, are along its rows' axis (row_axis) or past it: a batch
+// of rows of any count, each row of a static length (its block loops fitting a grid).
 bool symbolic_only_in_grid(const RegionFunc &r);
 
 // Whether reduction `r` runs as one block per output (GpuRows, not a row root's member): over its

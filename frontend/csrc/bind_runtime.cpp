@@ -43,8 +43,6 @@ nb::dict report_to_dict(const CompileReport &r) {
     d["in_place_outputs"] = r.in_place_outputs;
     d["symbol_least"] = r.symbol_least;
     d["symbol_below"] = r.symbol_below;
-    d["symbol_most"] = r.symbol_most;
-    d["symbol_above"] = r.symbol_above;
     auto with_seconds = [](const std::vector<std::pair<Schedule, double>> &lists) {
         nb::list out;
         for (const auto &[schedule, seconds] : lists) out.append(nb::make_tuple(decision_tuples(schedule), seconds));
@@ -287,8 +285,7 @@ void bind_runtime(nb::module_ &m) {
           "is not the same function for every size of them. extent_values: (constant node, symbol, scale,\n"
           "offset): constants that are scale * size + offset of a symbol, read at run time. symbol_sizes: the\n"
           "call's size of each symbol. report['symbol_least'] and ['symbol_below']: per symbol, the least size the\n"
-          "schedule serves and the size it serves only calls below (0: none), which the entry's guard must ask for;\n"
-          "report['symbol_most'] and ['symbol_above']: the most size it serves and the size it serves only calls above.\n"
+          "schedule serves and the size it serves only calls below (0: none), which the entry's guard must ask for.\n"
           "tuning_candidates: how many alternatives to the search's list report['candidates'] lists for max-autotune.\n"
           "choice_weights: (choice, log-weight) pairs, the learned correction the search ranks with (hcompile db fit).\n"
           "cuda_device: the CUDA device ordinal whose measured parameters the GPU cost model predicts for (-1: a\n"

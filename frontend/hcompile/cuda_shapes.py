@@ -32,8 +32,7 @@ class GenericEntry:
     """An entry compiled for any size of some axes: ``specs`` as specs_of makes them, but the size
     of a dynamic axis -m (any size from m); ``relations``: ("same_extent", a, b, True, a_axis,
     b_axis), axes that shared one size when compiled and must stay equal, and ("extent_below", a,
-    a, True, a_axis, limit), an axis the entry serves below a size (False: from it on;
-    dynamic_shapes.schedule_bounds)."""
+    a, True, a_axis, limit), an axis the entry serves below a size (dynamic_shapes.schedule_bounds)."""
 
     def __init__(self, head, specs, relations, entry):
         self.head = head                 # (library, device, arguments that are one object)

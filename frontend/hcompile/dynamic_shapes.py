@@ -86,28 +86,18 @@ def schedule_bounds(smallest, compiled_symbols, report, record):
     """(``smallest`` raised, relations) for the guard of an entry whose schedule serves only some
     sizes of a symbol: from ``report["symbol_least"]`` (a GPU block of several rows along a
     symbolic axis needs that many rows) and below ``report["symbol_below"]`` (the entry compiled
-    for a call with fewer rows than a larger call's blocks: a row a block); up to
-    ``report["symbol_most"]`` (rows in a GPU grid's y, a batch in its x, at most 65535 blocks of
-    them) and above ``report["symbol_above"]`` (the entry for more), each on the symbol's first
-    axis (its others are guarded equal to it). The compile record's ``dynamic`` line says so.
+    for a call with fewer rows than a larger call's blocks: a row a block), each on the symbol's
+    first axis (its others are guarded equal to it). The compile record's ``dynamic`` line says so.
     """
     raised, relations = dict(smallest), []
-    none = [0] * len(compiled_symbols)
-    bounds = zip(compiled_symbols, report.get("symbol_least") or none, report.get("symbol_below") or none,
-                 report.get("symbol_most") or none, report.get("symbol_above") or none)
-    for (_, arg, axis), least, limit, most, above in bounds:
+    below = report.get("symbol_below") or [0] * len(compiled_symbols)
+    for (_, arg, axis), least, limit in zip(compiled_symbols, report.get("symbol_least") or [], below):
         if least > raised.get((arg, axis), MIN_EXTENT):
             raised[(arg, axis)] = least
             record["dynamic"] += f" (blocks of rows: argument {arg} axis {axis} from {least})"
         if limit > 0:
             relations.append(("extent_below", arg, arg, True, axis, limit))
             record["dynamic"] += f" (a row a block: argument {arg} axis {axis} below {limit})"
-        if most > 0:
-            relations.append(("extent_below", arg, arg, True, axis, most + 1))
-            record["dynamic"] += f" (rows in the grid's y: argument {arg} axis {axis} up to {most})"
-        if above > 0:
-            relations.append(("extent_below", arg, arg, False, axis, above + 1))
-            record["dynamic"] += f" (rows in the grid's x: argument {arg} axis {axis} above {above})"
     return raised, relations
 
 

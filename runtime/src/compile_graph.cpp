@@ -209,15 +209,6 @@ bool fits_symbol_sizes(const std::vector<int64_t> &least, const std::vector<int6
     return true;
 }
 
-// Whether the call compiled for (`sizes`; none: any call) has at most what a schedule serves of
-// each symbol (`most`, most_symbol_sizes; 0: any).
-bool within_symbol_sizes(const std::vector<int64_t> &most, const std::vector<int64_t> &sizes) {
-    for (size_t k = 0; k < most.size() && k < sizes.size(); ++k) {
-        if (most[k] > 0 && sizes[k] > most[k]) return false;
-    }
-    return true;
-}
-
 // The shapes Halide's autoschedulers are told to expect: the graph's (static: the call's).
 PipelineEstimates estimates_for(const Graph &graph, const LoweredPipeline &lowered) {
     PipelineEstimates e;
@@ -349,16 +340,6 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
             report.symbol_below = report.symbol_least;
             report.decisions = step("choose_schedule_below_row_blocks", choose_gpu_schedule);
             report.symbol_least = least_symbol_sizes(lowered, report.decisions, symbols.values.size());
-        }
-        report.symbol_most = most_symbol_sizes(lowered, report.decisions, symbols.values.size());
-        if (!within_symbol_sizes(report.symbol_most, options.symbol_sizes)) {
-            // Rows in a grid's y, more blocks of them than it holds: the entry for the calls
-            // above runs them in its x (a smaller call compiles the entry for them).
-            for (RegionFunc &r : lowered.regions) r.symbolic_grid_rows = false;
-            report.symbol_above = report.symbol_most;
-            report.decisions = step("choose_schedule_above_grid_rows", choose_gpu_schedule);
-            report.symbol_least = least_symbol_sizes(lowered, report.decisions, symbols.values.size());
-            report.symbol_most = most_symbol_sizes(lowered, report.decisions, symbols.values.size());
         }
         report.schedule = print_schedule(report.decisions, &lowered);
         if (is_halide_autoscheduler(options.autoscheduler)) {

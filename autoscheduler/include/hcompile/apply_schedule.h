@@ -24,10 +24,4 @@ std::string apply_schedule(LoweredPipeline &lowered, const Schedule &schedule);
 // block's rows (the frontend's guard then asks for them; smaller calls compile apart).
 std::vector<int64_t> least_symbol_sizes(const LoweredPipeline &lowered, const Schedule &schedule, size_t symbols);
 
-// Per symbol, the most size a call may give it for `schedule` to run, 0 for any: rows of a
-// symbolic count in a GPU grid's y, another symbolic axis in its x (grid_x_axis), run up to
-// 65535 blocks of them (the frontend's guard then asks for at most that many rows; larger calls
-// compile apart, with RegionFunc::symbolic_grid_rows false).
-std::vector<int64_t> most_symbol_sizes(const LoweredPipeline &lowered, const Schedule &schedule, size_t symbols);
-
 }  // namespace hc

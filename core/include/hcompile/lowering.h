@@ -119,10 +119,6 @@ struct RegionFunc {
     }
     bool estimated = false;             // the extents are estimates (a Halide pipeline's,
                                         // halide_pipeline.h): the schedule must fit any size
-    // Its GPU block loops may take a symbolic rows' count in the grid's y, another symbolic axis
-    // in its x (grid_x_axis): the entry then serves up to 65535 blocks of rows
-    // (most_symbol_sizes). False in the entry for calls with more rows than that.
-    bool symbolic_grid_rows = true;
     Halide::RDom rdom;                  // reductions and matmul: the reduction domain
     std::vector<int64_t> rextents;      // its extents, innermost first (matmul_sum: all products')
     std::vector<Halide::RDom> product_rdoms;  // matmul: each product's domain, update i of `accumulator`

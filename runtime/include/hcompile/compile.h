@@ -46,8 +46,7 @@ struct CompileOptions {
     std::vector<ExtentValue> extent_values;  // constants that are sizes of symbols
     // The call's size of each symbol (empty: unchecked). Where the schedule's blocks of rows need
     // more of one (CompileReport::symbol_least), the entry is for the calls below that instead
-    // (CompileReport::symbol_below): a row a block. Where its grid holds fewer
-    // (CompileReport::symbol_most), the entry is for the calls above (symbol_above).
+    // (CompileReport::symbol_below): a row a block.
     std::vector<int64_t> symbol_sizes;
     // How many alternatives to the search's list to report for max-autotune to measure
     // (CompileReport::candidates); 0: none.
@@ -81,10 +80,6 @@ struct CompileReport {
     // non-zero, the size it serves only calls below (a larger call's entry runs blocks of rows
     // that need that many): the frontend's guard for the entry asks for both. Empty: none.
     std::vector<int64_t> symbol_least, symbol_below;
-    // Per symbol, the most size the schedule serves (most_symbol_sizes; 0: any) and, where
-    // non-zero, the size it serves only calls above (a smaller call's entry runs its rows in a
-    // grid's y, up to that many): the guard asks for those too.
-    std::vector<int64_t> symbol_most, symbol_above;
     std::vector<std::pair<std::string, double>> step_ms;  // (step, milliseconds), in order
 };
 
