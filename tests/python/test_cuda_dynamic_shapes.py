@@ -374,6 +374,31 @@ def test_three_dimensional_batches_of_any_size_run_right(fn, length, torch_cuda)
     assert f._cuda._compiles <= 4, f.compile_records
 
 
+def test_batch_and_heads_of_any_size_fuse_every_block_loop_past_the_rows():
+    """(batch, heads, tokens, features), as attention's softmax is: with the batch and the heads of
+    any size, the tokens' blocks of rows and both their loops are one loop, the grid's x."""
+    f = hc.hcompile(_softmax, target=CUDA_TARGET)
+    f.compile_only(np.ones((4, 8, 64, 64), np.float32))
+    f.compile_only(np.ones((3, 5, 64, 64), np.float32))
+    report = f.compile_records[-1]["report"]
+    assert any(d[1] == "gpu_warp_rows" for d in report["decisions"]), report["schedule"]
+    fused = [line.split(".", 1)[1] for line in report["schedule_source"].splitlines() if ".fuse(" in line]
+    assert fused == ["fuse(gpu_row_block, n7_a1, gpu_rows_2);", "fuse(gpu_rows_2, n7_a0, gpu_rows_fused);"], fused
+
+
+@gpu
+def test_four_dimensional_batches_of_any_size_run_right(torch_cuda):
+    """Attention-shaped softmax calls, (batch, heads, tokens, tokens or features), whose sizes change
+    one axis, then several, at a time, each answer NumPy's."""
+    torch = torch_cuda
+    rng = np.random.default_rng(4)
+    f = hc.hcompile(_softmax, fullgraph=True)
+    for shape in ((2, 4, 40, 64), (3, 4, 40, 64), (5, 4, 40, 64), (3, 2, 40, 64), (2, 3, 17, 64), (4, 5, 3, 64),
+                  (2, 2, 9, 9), (3, 4, 33, 33), (6, 4, 40, 64)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        _close(f(torch.from_numpy(x).cuda()).cpu().numpy(), _softmax(x))
+
+
 def test_a_batch_of_any_size_keeps_a_two_dimensional_grid():
     """Elementwise and stencil tiles of any number of rows under static columns: the row tiles
     are the grid's x (any number of blocks), the column tiles its y, no block loop fused."""
