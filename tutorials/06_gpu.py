@@ -302,3 +302,34 @@ if gpu:
         xb = torch.randn(rows, 512, device="cuda")
         assert np.allclose(g(xb).cpu().numpy(), softmax_rows(xb.cpu().numpy()), rtol=1e-5, atol=1e-6)
     print(f"ten batch sizes, {g._cuda._compiles} compiles, every result NumPy's")
+
+# %% [markdown]
+# Rows under more axes, as a transformer's activations are: a layer norm over the features of
+# (batch, tokens, features), called with batches and sequences of every length. The tokens' blocks
+# of rows and the batch's loop are one loop of GPU blocks (the grid's x, the only dimension that
+# holds any number of them), so the entry for any batch and sequence keeps the static kernel's
+# blocks of rows in a warp's lanes. Fewer tokens than a block's rows compile the entry below them.
+
+
+# %%
+def layer_norm(h, weight, bias):
+    mu = h.mean(axis=-1, keepdims=True)
+    var = ((h - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (h - mu) / np.sqrt(var + 1e-5) * weight + bias
+
+
+norm = hc.hcompile(layer_norm, target="host-cuda-cuda_capability_86")
+w, b = np.ones(64, np.float32), np.zeros(64, np.float32)
+for shape in ((8, 128, 64), (4, 128, 64), (6, 77, 64)):   # the batch changes, then the tokens too
+    norm.compile_only(np.ones(shape, np.float32), w, b)
+print(norm.compile_records[-1]["dynamic"])
+print(norm.compile_records[-1]["report"]["schedule"])
+
+if gpu:
+    g = hc.hcompile(layer_norm)
+    wt, bt = torch.randn(64, device="cuda"), torch.randn(64, device="cuda")
+    for shape in ((8, 128, 64), (4, 128, 64), (6, 77, 64), (2, 5, 64), (16, 300, 64), (3, 1000, 64)):
+        h = torch.randn(*shape, device="cuda")
+        want = layer_norm(h.cpu().numpy(), wt.cpu().numpy(), bt.cpu().numpy())
+        assert np.allclose(g(h, wt, bt).cpu().numpy(), want, rtol=1e-4, atol=1e-4)
+    print(f"six (batch, tokens) shapes, {g._cuda._compiles} compiles, every result NumPy's")
