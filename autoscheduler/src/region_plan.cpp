@@ -360,13 +360,14 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                 // reduction's axis 0). The last block, where they do not divide the rows, is
                 // shifted inwards to end at the last row (rows past the end its regions computed
                 // per row would read; its idle lanes would miss a warp's shuffles).
-                // Their axis may be symbolic (a batch of any size), the rest static: the
-                // frontend's guard then asks for a block's rows (least_symbol_sizes).
+                // Their axis may be symbolic (a batch of any size: the frontend's guard then asks
+                // for a block's rows, least_symbol_sizes), and the axes past it (a batch over
+                // them: the block loops fused into the grid's x); a row's own size is static.
                 need(d.value2 <= 1 || (d.value2 <= kMaxRowsPerBlock && (d.value2 & (d.value2 - 1)) == 0 &&
                                        rows_may_share_blocks(lowered, r) && r.extents.size() > row_axis(r) &&
                                        r.extents[row_axis(r)] >= d.value2),
                      "a block's rows (gpu_rows' value2) are a power of two up to 32, at most the root's rows (axis 1; "
-                     "a reduction's axis 0), every other size static (and theirs too in an entry for fewer rows "
+                     "a reduction's axis 0), a row's size static (and the rows' count too in an entry for fewer rows "
                      "than a block's: LoweredPipeline::symbolic_row_blocks)");
             }
             // A row's threads: fewer than a warp only where the block has several rows. (A
