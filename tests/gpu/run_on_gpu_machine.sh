@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU tests and the GPU benchmark on the lent GPU machine (the `device` tool), in one go:
 #   builds hcompile there (apps/device/build_on_gpu_machine.sh, files carried in .dev/; its header
-#   lists them), runs the tests marked `gpu`, the differential suite compiled for the GPU, apps/gpu_bench.py, apps/gpu_fast_math_bench.py, apps/gpu_matmul.py, apps/gpu_dynamic_bench.py and
-#   apps/gpu_cost_model_ranking.py. From the
+#   lists them), runs the tests marked `gpu`, the differential suite compiled for the GPU, then the
+#   GPU benches listed at the end (apps/README.md says what each measures). From the
 #   repository root:
 #     device run: bash tests/gpu/run_on_gpu_machine.sh   (carry: .dev)
 # Writes $OUT/gpu_tests.log and $OUT/gpu_bench.md (both benchmarks' sections) where $OUT is set.
