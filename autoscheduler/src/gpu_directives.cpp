@@ -85,7 +85,7 @@ void stage_transposed_tiles(ScheduleWriter &w, const std::vector<TransposedRead>
 constexpr const char *kFusedRows = "gpu_rows_fused";
 bool fuses_block_loops(const RegionFunc &root, const RegionPlan &p) {
     const size_t first = first_block_axis(root, p.gpu_rows_per_block);
-    return (symbolic_past(root, first) && root.vars.size() > first + 1) ||
+    return symbolic_past(root, first) ||
            (root.accumulator.defined() && !root.point_rows && !block_loops_fit_grid(root, first));
 }
 

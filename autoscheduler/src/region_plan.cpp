@@ -159,16 +159,16 @@ bool symbolic_only_along(const RegionFunc &r, size_t axis) {
 }
 
 bool symbolic_only_in_grid(const RegionFunc &r) {
+    // (Axes from the rows' on are block loops: a symbolic one past them fuses them all into the
+    // grid's x, block_loops_fit_grid.)
     const size_t axis = row_axis(r);
-    const bool within_rows = axis < 64 && (r.symbolic_axes & ((uint64_t{1} << axis) - 1)) != 0;
-    return symbolic_only_along(r, axis) || (!within_rows && block_loops_fit_grid(r, axis));
+    return axis >= 64 || (r.symbolic_axes & ((uint64_t{1} << axis) - 1)) == 0;
 }
 
 bool rows_may_share_blocks(const LoweredPipeline &lowered, const RegionFunc &r) {
-    // (Symbolic rows, or a symbolic extent within them, need an entry allowed them; a symbolic
-    // batch past them does not: with the rows' count static, a block's rows are never more.)
-    const bool symbolic_rows = r.symbolic_axis(row_axis(r)) || (r.symbolic && symbolic_only_along(r, row_axis(r)));
-    return symbolic_only_in_grid(r) && (lowered.symbolic_row_blocks || !symbolic_rows);
+    // (Symbolic rows need an entry allowed them; a symbolic batch past them does not: with the
+    // rows' count static, a block's rows are never more.)
+    return symbolic_only_in_grid(r) && (lowered.symbolic_row_blocks || !r.symbolic_axis(row_axis(r)));
 }
 
 int64_t point_row_length(const LoweredPipeline &lowered, int root_region) {
