@@ -29,12 +29,13 @@ const char *choice_name(Choice c) {
     case Choice::GpuVector: return "gpu_vector";
     case Choice::GpuStageTransposed: return "gpu_stage_transposed";
     case Choice::GpuWarpRows: return "gpu_warp_rows";
+    case Choice::GpuStageOperands: return "gpu_stage_operands";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::GpuWarpRows); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::GpuStageOperands); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -87,6 +88,8 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
     case Choice::GpuWarpRows:
         return s + "gpu_warp_rows: each row's " + value + " threads a warp's lanes, its members in their registers, "
                    "its reductions combined by shuffles";
+    case Choice::GpuStageOperands:
+        return s + "gpu_stage_operands: each block's tiles of the product's operands staged in shared memory";
     }
     return s + "?";
 }

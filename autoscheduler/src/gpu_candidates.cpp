@@ -54,6 +54,8 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
     // A transposed array read where it lies instead of staged (the same tiles): what the stage
     // is worth, measured where max-autotune runs.
     dropped(Choice::GpuStageTransposed);
+    // A product's operands read where they lie instead of staged (the same register tiles).
+    dropped(Choice::GpuStageOperands);
     // A row root's rows in a warp's lanes, or its threads combining in shared memory instead.
     dropped(Choice::GpuWarpRows);
     // Threads of a block per output of a reduction over rows (a row root's members take its

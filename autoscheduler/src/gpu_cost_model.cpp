@@ -160,6 +160,10 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
         const int64_t rows = plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1);
         k.shared_bytes += static_cast<int64_t>(s.transposed_bytes_per_point) * plan.gpu_threads_x * (rows + 1);
     }
+    if (plan.gpu_stage_operands) {   // a product's tiles of a and b over its contraction
+        k.shared_bytes += staged_operand_bytes(r, plan.gpu_threads_x * std::max<int64_t>(plan.gpu_vector, 1),
+                                               plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1));
+    }
 
     // Each computed region's work; a stored array read more than once in the kernel (a row's
     // input by each pass over the row) comes from DRAM once, from cache after.

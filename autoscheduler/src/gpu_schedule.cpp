@@ -161,6 +161,14 @@ RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
     return !output_member && enough_rows ? RowBlocks::Recomputed : RowBlocks::None;
 }
 
+// Threads of a staged product's block along an axis of `extent` outputs (GpuStageOperands): one
+// per four outputs, a power of two up to 16 (a tile of 64).
+int64_t staged_product_threads(int64_t extent) {
+    int64_t threads = 1;
+    while (threads < 16 && threads * kVectorPoints < extent) threads *= 2;
+    return threads;
+}
+
 // A row group's threads a row: as many as a float sum over the row has lanes (gpu_sum_lanes: about
 // the row's square root for short rows, up to 256); a row of a length only known at run time,
 // block_reduction_threads. Measured on an H200 (softmax and layer norm over 16M elements as rows
@@ -438,6 +446,22 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
             if (rows > 1 && reduces_in_warp_lanes(r, reduction_threads(r))) {
                 schedule.push_back({region, Choice::GpuWarpRows, -1, reduction_threads(r), 0});
             }
+            continue;
+        }
+        // A batched product lowered as Halide loops (a short contraction: library_calls.h), its
+        // operands Funcs of their own: tiles of up to 64x64 outputs in blocks of up to 16x16
+        // threads, a thread four points of four rows (a register tile), each block's tiles of
+        // the operands copied into shared memory first (GpuStageOperands). Where the tiles would
+        // hold fewer than a warp's threads, or their operands' tiles not fit in shared memory,
+        // the tiles below.
+        const bool product_tiles = r.product_operands.size() == 2 && !r.library_call && r.vars.size() >= 2;
+        const int64_t stage_x = product_tiles ? staged_product_threads(r.extents[0]) : 0;
+        const int64_t stage_y = product_tiles ? staged_product_threads(r.extents[1]) : 0;
+        if (product_tiles && !r.symbolic && !computes_64_bit(r.func) && stage_x * stage_y >= kWarp &&
+            staged_operand_bytes(r, stage_x * kVectorPoints, stage_y * kRowsPerThread) <= kMaxStagedOperandBytes) {
+            schedule.push_back({region, Choice::GpuTile, -1, stage_x, stage_y});
+            schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, kRowsPerThread});
+            schedule.push_back({region, Choice::GpuStageOperands});
             continue;
         }
         // An array read transposed (x.T, swapaxes of the two innermost axes; a permutation that

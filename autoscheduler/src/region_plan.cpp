@@ -13,6 +13,12 @@ namespace hc {
 // is inlined into it: LLVM's NVPTX back end aborts the process (an assertion, nothing to catch)
 // on some vectors of doubles (a vector exp calls libdevice with a bad signature), so a thread's
 // vector is for narrower values only.
+int64_t staged_operand_bytes(const RegionFunc &r, int64_t tile_columns, int64_t tile_rows) {
+    int64_t bytes = 0;
+    for (const Halide::Func &operand : r.product_operands) bytes = std::max<int64_t>(bytes, point_bytes(operand));
+    return (tile_columns + tile_rows) * (r.rextents.empty() ? 0 : r.rextents[0]) * bytes;
+}
+
 bool computes_64_bit(const Halide::Func &f) {
     class Find : public Halide::Internal::IRGraphVisitor {
     public:
@@ -387,6 +393,14 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
             set_once(p.gpu_stage_transposed, true, false, d, lowered);
             break;
         }
+        case Choice::GpuStageOperands:
+            need(lowered.for_gpu && r.product_operands.size() == 2 && !r.library_call && r.accumulator.defined() &&
+                     !own_accumulator(r) && r.vars.size() >= 2 && !r.rextents.empty() &&
+                     !r.symbolic && !computes_64_bit(r.func),
+                 "only a batched product lowered as Halide loops on the GPU (its operands Funcs of their own), of "
+                 "static sizes and 32-bit values or narrower, stages its operands");
+            set_once(p.gpu_stage_operands, true, false, d, lowered);
+            break;
         case Choice::GpuWarpRows: {
             // (A reduction's row: its reduced axis; an elementwise root's: its axis 0.)
             // (A point-rows root's row: its members' reductions'.)
@@ -514,6 +528,15 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
         if (p.gpu_stage_transposed && (!p.gpu_threads_y || p.row_of >= 0)) {
             throw std::invalid_argument("schedule: " + region + ": gpu_stage_transposed is for a region in blocks of "
                                         "two axes (gpu_tile x by y), computed at the root");
+        }
+        if (p.gpu_stage_operands &&
+            (!p.gpu_threads_y || p.row_of >= 0 || p.inlined ||
+             staged_operand_bytes(r, p.gpu_threads_x * std::max<int64_t>(p.gpu_vector, 1),
+                                  p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1)) > kMaxStagedOperandBytes)) {
+            throw std::invalid_argument("schedule: " + region + ": gpu_stage_operands is for a product in blocks of two "
+                                        "axes (gpu_tile x by y), computed at the root, whose tiles of its operands "
+                                        "over the whole contraction fit in " + std::to_string(kMaxStagedOperandBytes) +
+                                        " bytes of shared memory");
         }
         if (whole_pipeline && p.gpu_rows && p.gpu_threads_x) {
             throw std::invalid_argument("schedule: " + region + " runs in blocks of rows or in tiles, not both");

@@ -53,6 +53,7 @@ struct RegionPlan {
     int64_t gpu_rows_per_block = 0;  //   and the root's rows a block (value2; 0: one)
     bool gpu_stage_transposed = false;  // GpuStageTransposed
     int64_t gpu_warp_rows = 0;    // GpuWarpRows: a GpuRows root's threads a row, a warp's lanes (0: none)
+    bool gpu_stage_operands = false;  // GpuStageOperands
 };
 
 // Whether a GpuRows root runs a thread a row (its rows' axes fused, a thread each, its members
@@ -92,6 +93,12 @@ bool plain_elementwise(const RegionFunc &r);
 // Whether `f` computes with any 64-bit value (its definitions, or a Func inlined into it): LLVM's
 // NVPTX back end aborts the process on some vectors of doubles, so GPU vectors are narrower.
 bool computes_64_bit(const Halide::Func &f);
+
+// The shared memory a block of a GpuStageOperands product takes: its tile's rows of a and columns
+// of b (threads times points or rows a thread), each over the whole contraction (static).
+// kMaxStagedOperandBytes bounds it (48 KiB is every CUDA device's static limit).
+int64_t staged_operand_bytes(const RegionFunc &r, int64_t tile_columns, int64_t tile_rows);
+constexpr int64_t kMaxStagedOperandBytes = 40 * 1024;
 
 // Whether `r` is its own accumulator: a Halide pipeline's reduction, whose Func holds its update
 // (halide_pipeline.h), where hcompile's lowering reads a separate accumulator Func.

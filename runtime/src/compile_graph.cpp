@@ -267,7 +267,7 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     step("check_region_budget", [&] { check_region_budget(graph, partition); });
     // On the GPU, inputs live in device memory: products there call cuBLAS, not the host's BLAS.
     std::vector<NodeId> library_calls = step("choose_library_calls", [&] {
-        return choose_library_calls(graph, ours && (gpu ? cublas_available() : blas_available()), gpu);
+        return choose_library_calls(graph, ours && (gpu ? cublas_available() : blas_available()), gpu, &symbols);
     });
     LoweredPipeline lowered = step("lower_to_halide", [&] {
         return lower_to_halide(graph, partition, options.layouts, symbols, library_calls, gpu, options.fast_math);

@@ -145,14 +145,15 @@ TEST_CASE("A product of float16 arrays calls cuBLAS on the float16 arrays themse
     CHECK(cuda_host_code(lowered, "half_product").find(kCublasGemmName) != std::string::npos);
 }
 
-TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadcast over the batch is passed alone") {
+namespace {
+
+// An attention's scores: q and k are heads split out of one (tokens, 2 x heads x hd) array, k
+// transposed; then the scores times a weight broadcast over the batch. Returns {scores, mixed}.
+std::pair<NodeId, NodeId> attention_products(Graph &g, int64_t tokens, int64_t hd, DType dtype) {
     using Ints = std::vector<int64_t>;
-    // An attention's scores: q and k are heads split out of one (tokens, 3 x width) array, k
-    // transposed; then the scores times a weight broadcast over the batch.
-    const int64_t batch = 8, heads = 2, tokens = 64, hd = 32;   // 2^21 multiply-adds in the scores
-    Graph g;
-    NodeId qkv = g.add_input(0, DType::Float32, {batch * tokens, 2 * heads * hd});
-    NodeId w = g.add_input(1, DType::Float32, {tokens, 48});
+    const int64_t batch = 8, heads = 2;
+    NodeId qkv = g.add_input(0, dtype, {batch * tokens, 2 * heads * hd});
+    NodeId w = g.add_input(1, dtype, {tokens, 48});
     auto head_view = [&](int64_t start, Ints perm) {
         NodeId part = g.add_op(OpKind::Slice, {qkv}, Attrs{{"starts", Ints{0, start}}, {"stops", Ints{batch * tokens, start + heads * hd}},
                                                            {"steps", Ints{1, 1}}});
@@ -165,8 +166,17 @@ TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadca
     NodeId wb = g.add_op(OpKind::Broadcast, {w}, Attrs{{"shape", Ints{batch, heads, tokens, 48}}});
     NodeId mixed = g.add_op(OpKind::Matmul, {scores, wb});
     g.set_outputs({mixed});
+    return {scores, mixed};
+}
 
-    // Contractions of 32 and 64: batched products on the GPU; none on the host, whose BLAS takes 2-D.
+}  // namespace
+
+TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadcast over the batch is passed alone") {
+    // Contractions of 128 (hd, then tokens): past what the staged Halide kernel takes.
+    Graph g;
+    const auto [scores, mixed] = attention_products(g, 128, 128, DType::Float32);
+
+    // Batched products on the GPU; none on the host, whose BLAS takes 2-D.
     const std::vector<NodeId> calls = choose_library_calls(g, true, true);
     CHECK(calls == std::vector<NodeId>{scores, mixed});
     CHECK(choose_library_calls(g, true, false).empty());
@@ -181,6 +191,7 @@ TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadca
             ++stored;
         }
         CHECK(r.accumulator.dimensions() == 4);
+        CHECK(r.product_operands.empty());
     }
     CHECK(calls_lowered == 2);
     CHECK(stored == 2);   // w goes as the 2-D input it is
@@ -189,6 +200,37 @@ TEST_CASE("Batched products call cuBLAS once: views are stored, a matrix broadca
     const std::string code = cuda_host_code(lowered, "attention");
     CHECK(code.find(kCublasGemmName) != std::string::npos);
     CHECK(code.find("halide_copy_to_host") == std::string::npos);
+}
+
+TEST_CASE("Batched float32 products of short contractions run as Halide kernels that stage their operands' tiles") {
+    // Contractions of 32 (hd) and 64 (tokens); the second product's 48 columns are no whole tile.
+    Graph g;
+    const auto [scores, mixed] = attention_products(g, 64, 32, DType::Float32);
+    CHECK(choose_library_calls(g, true, true).empty());
+
+    LoweredPipeline lowered = lower_to_halide(g, partition_into_regions(g, true), {}, {}, {}, true);
+    const Schedule schedule = gpu_schedule(lowered, analyze_pipeline(lowered));
+    size_t staged = 0;
+    for (size_t i = 0; i < lowered.regions.size(); ++i) {
+        const RegionFunc &r = lowered.regions[i];
+        if (r.op_class != OpClass::Matmul) continue;
+        CHECK(r.product_operands.size() == 2);   // a and b, each a Func the accumulator reads
+        const bool stages = std::any_of(schedule.begin(), schedule.end(), [&](const Decision &d) {
+            return d.region == static_cast<int>(i) && d.choice == Choice::GpuStageOperands;
+        });
+        CHECK(stages);
+        staged += stages;
+    }
+    CHECK(staged == 2);
+    apply_schedule(lowered, schedule);
+    const std::string code = cuda_host_code(lowered, "staged_attention");
+    CHECK(code.find(kCublasGemmName) == std::string::npos);
+
+    // float64 (no staged kernel: Halide's CUDA vectors of doubles) and the 2-D host path keep
+    // their libraries.
+    Graph doubles;
+    const auto [scores64, mixed64] = attention_products(doubles, 64, 32, DType::Float64);
+    CHECK(choose_library_calls(doubles, true, true) == std::vector<NodeId>{scores64, mixed64});
 }
 
 TEST_CASE("A batch is one stride per buffer, or refused where its matrices are not a fixed stride apart") {

@@ -13,7 +13,8 @@ bash apps/device/build_on_gpu_machine.sh || exit 1
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py tests/python/test_cuda_dynamic_shapes.py \
-  tests/python/test_gpu_cost_model.py tests/python/test_float16.py tests/python/test_cuda_point_rows.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+  tests/python/test_gpu_cost_model.py tests/python/test_float16.py tests/python/test_cuda_point_rows.py \
+  tests/python/test_cuda_staged_products.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 # The differential suite with every function compiled for the GPU (numpy_oracle's
 # HCOMPILE_TEST_TARGET): NumPy arguments copied to the device, results compared with NumPy's.
 # In parallel where pytest-xdist is there (its wheels and execnet's in .dev/whl).
@@ -41,3 +42,4 @@ python3 -m apps.gpu_reductions_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -25
 python3 -m apps.gpu_row_chains_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_batch_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
+python3 -m apps.gpu_attention_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -10

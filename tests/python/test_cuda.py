@@ -1504,10 +1504,15 @@ def _gelu_mlp(x, w1, b1, w2, b2):
     return h @ w2 + b2
 
 
-def _attention_scores(x):
-    q = x[:, :128].reshape(4, 64, 2, 64).transpose(0, 2, 1, 3)
-    k = x[:, 128:].reshape(4, 64, 2, 64).transpose(0, 2, 1, 3)
+def _attention_scores(x, head=64):
+    """Two heads of `head` features split out of x's rows (4 x 64 of them), q @ k^T."""
+    q = x[:, :2 * head].reshape(4, 64, 2, head).transpose(0, 2, 1, 3)
+    k = x[:, 2 * head:].reshape(4, 64, 2, head).transpose(0, 2, 1, 3)
     return q @ k.transpose(0, 1, 3, 2) * 0.125
+
+
+def _wide_attention_scores(x):
+    return _attention_scores(x, head=128)
 
 
 CUBLAS_CASES = [
@@ -1521,10 +1526,12 @@ CUBLAS_CASES = [
     (_gelu_mlp, [(32, 512), (512, 1024), (1024,), (1024, 512), (512,)]),
     # Batched: one strided batched call; heads split out of one array by views (stored first); a
     # matrix broadcast over the batch (read for every product); batches broadcast against each other.
-    (lambda a, b: a @ b, [(16, 8, 64, 64), (16, 8, 64, 64)]),
-    (_attention_scores, [(256, 256)]),
-    (lambda a, w: np.tanh(a) @ w, [(6, 100, 64), (64, 300)]),
-    (lambda a, b: a @ b, [(3, 1, 50, 64), (4, 64, 70)]),
+    # (Contractions of 128: float32 batched products of 64 or less are Halide's staged kernels,
+    # STAGED_PRODUCT_CASES.)
+    (lambda a, b: a @ b, [(16, 8, 64, 128), (16, 8, 128, 64)]),
+    (_wide_attention_scores, [(256, 512)]),
+    (lambda a, w: np.tanh(a) @ w, [(6, 100, 128), (128, 300)]),
+    (lambda a, b: a @ b, [(3, 1, 50, 128), (4, 128, 70)]),
 ]
 
 

@@ -74,6 +74,10 @@ enum class Choice : uint8_t {
                       // computed in the row's thread, its row striped the same way in the lanes'
                       // registers, a reduction's partial results a lane each, combined by warp
                       // shuffles (Halide's gpu_lanes): no shared memory, no barrier
+    GpuStageOperands,  // each block of a register-tiled batched product (GpuTile x by y, GpuVector
+                       // points x rows) first copies its operands' tiles, the whole contraction of
+                       // its rows of a and its columns of b (RegionFunc::product_operands), into
+                       // shared memory, its threads along each operand's rows, then reads them there
 };
 
 struct Decision {

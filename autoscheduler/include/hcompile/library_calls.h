@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hcompile/graph.h"
+#include "hcompile/symbols.h"
 
 namespace hc {
 
@@ -30,14 +31,24 @@ constexpr int64_t kMinLibraryMultiplyAdds = int64_t{1} << 22;
 constexpr int64_t kMinCublasMultiplyAdds = int64_t{1} << 21;
 constexpr int64_t kMinCublasContraction = 128;
 // A batched product (3-D or more) on a CUDA device: cuBLAS's strided batched call from
-// kMinCublasMultiplyAdds multiply-adds in all where the contraction is a warp long or more. Its
-// operands are read by views (an attention's heads split out of one product's rows): Halide's
-// thread per output read them a row apart per thread, 157 us for the 128 products of 64x64x64
-// of a transformer layer's q @ k^T on an H200.
+// kMinCublasMultiplyAdds multiply-adds in all where the contraction is a warp long or more, and
+// past kMaxStagedContraction for float32 of static sizes (not float16 widened: cuBLAS's tensor
+// cores take those), whose shorter contractions Halide's
+// kernel reads through tiles staged in shared memory (GpuStageOperands). The batched call
+// needs each operand's matrices a fixed stride apart: an attention's heads split out of one
+// product's rows are not, and were copied for it first. Measured on an H200 (16x8 heads of
+// 64x64x64 read from one product's rows with its bias; kernel times): Halide's staged kernel
+// 6.2 us; PyTorch's bias add, copies and batched cuBLAS call 18.4 (the call alone 5.9); Halide's
+// thread per output, unstaged, 10.7 (reading k^T a row apart per thread; in the transformer
+// layer with its 4-D views, 157 us before register tiles).
 constexpr int64_t kMinCublasBatchedContraction = 32;
+constexpr int64_t kMaxStagedContraction = 64;
 
 // The float32/float64 matmul nodes of `graph` large enough to call BLAS: 2-D ones, and on the GPU
 // (`for_gpu`: cuBLAS) batched ones too. Empty when no such library is loaded (`available`).
-std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, bool for_gpu = false);
+// `symbols` (where given): the graph's symbolic extents; a batched product of any symbolic size
+// calls cuBLAS at any contraction from a warp (the staged kernel's tiles need static sizes).
+std::vector<NodeId> choose_library_calls(const Graph &graph, bool available, bool for_gpu = false,
+                                         const SymbolicExtents *symbols = nullptr);
 
 }  // namespace hc

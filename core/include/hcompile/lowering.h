@@ -141,6 +141,11 @@ struct RegionFunc {
     Halide::Func staged_operand;        // an integer power's base: computed per vector of `func`
     bool library_call = false;          // a matmul whose `accumulator` is a BLAS extern stage
     std::vector<Halide::Func> library_operands;  // the operands it stores for that call
+    // A batched product on the GPU lowered as Halide loops (lower_matmul): its operands a and b,
+    // each a Func of its own (a[..., m, k] and b[..., k, n] as the product reads them: an
+    // attention's heads split out of one product's rows, a bias added), inlined unless the
+    // schedule copies each block's tiles of them into shared memory (GpuStageOperands).
+    std::vector<Halide::Func> product_operands;
 };
 
 // The names of the extern stages a matmul lowered as a library call calls: BLAS on the host
@@ -161,7 +166,8 @@ struct LoweredPipeline {
     std::vector<Halide::Func> point_load_funcs;
     // A pipeline built outside hcompile (halide_pipeline.h): Funcs it leaves inlined that are not
     // regions (an input's pass-through Funcs, a value read at its own point by one Func), in
-    // realization order. The analysis reads its regions' definitions with these inlined.
+    // realization order. The analysis reads its regions' definitions with these inlined. (Also
+    // hcompile's own product operands, RegionFunc::product_operands: inlined unless staged.)
     std::vector<Halide::Internal::Function> see_through;
     bool for_gpu = false;  // lowered for a GPU target (its library calls are cuBLAS's)
     // GPU blocks of several rows may run along a symbolic axis (a batch of any size): the entry

@@ -474,6 +474,8 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
             region.lane_parts = r.lane_parts;
             region.library_call = r.library_call;
             region.library_operands = r.library_operands;
+            region.product_operands = r.product_operands;
+            for (const Halide::Func &operand : r.product_operands) out.see_through.push_back(operand.function());
             break;
         }
         }

@@ -692,6 +692,9 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
         acc(lhs) = Halide::Internal::make_zero(accumulator_type(t));
     }
     int64_t contracted = 0;
+    // A batched product on the GPU reads its operands through Funcs of their own, which the
+    // schedule may stage a block's tile of in shared memory (RegionFunc::product_operands).
+    const bool operand_funcs = ctx.for_gpu && nd >= 3 && !from_addend && !t.is_bool();
     for (size_t i = from_addend ? 1 : 0; i < n.inputs.size(); i += 2) {
         const Node &a = ctx.graph.node(n.inputs[i]);
         const Node &b = ctx.graph.node(n.inputs[i + 1]);
@@ -701,6 +704,17 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
         ai[nd - 1] = k.x;  // a[..., m, k]
         bi[nd - 2] = k.x;  // b[..., k, n]
         Expr av = read_over_domain(ctx, a.id, ai), bv = read_over_domain(ctx, b.id, bi);
+        if (operand_funcs) {
+            std::vector<Halide::Var> at;
+            for (int d = 0; d < nd; ++d) at.emplace_back("operand_axis_" + std::to_string(d));
+            const std::vector<Expr> point(at.begin(), at.end());
+            Halide::Func fa("operand_a_" + std::to_string(n.id)), fb("operand_b_" + std::to_string(n.id));
+            fa(halide_vars(at)) = ctx.at(a.id, point);
+            fb(halide_vars(at)) = ctx.at(b.id, point);
+            av = fa(halide_order(ai));
+            bv = fb(halide_order(bi));
+            out.product_operands = {fa, fb};
+        }
         if (t.is_bool()) {
             acc(lhs) = acc(lhs) || (av && bv);
         } else {

@@ -173,6 +173,7 @@ struct ReductionLowering {
     std::optional<LaneParts> lane_parts;    // GPU arg reductions
     bool library_call = false;                     // matmul: `accumulator` is a BLAS extern stage
     std::vector<Halide::Func> library_operands;    // its operands stored for it
+    std::vector<Halide::Func> product_operands;    // matmul on the GPU, batched: a and b as Funcs
 };
 ReductionLowering lower_reduction(const LowerContext &ctx, const Node &node, Halide::Func &func,
                                   const std::vector<Halide::Var> &axes);
