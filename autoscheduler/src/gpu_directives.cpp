@@ -991,9 +991,15 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
         if (axis.size() > 1 && axis[1] != 1) w.reorder(s, std::vector<Halide::VarOrRVar>(vars.begin(), vars.end()));
         const int vector = thread_vector(p);
         const int rows = two_axes ? static_cast<int>(std::max<int64_t>(p.gpu_rows_per_thread, 1)) : 1;
+        // A staged product's last tiles shifted inwards where the tiles fit the axes: every tile
+        // whole, its outputs along the edge computed twice. Guarded instead, the 77x77 scores of
+        // an attention over 77 tokens (tiles of 64) took 53.3 us on an H200, their 77x64
+        // product with v 16.9.
+        const int64_t tile_x = p.gpu_threads_x * vector, tile_y = p.gpu_threads_y * rows;
+        const bool whole_tiles = p.gpu_stage_operands && two_axes && extents[0] >= tile_x && extents[1] >= tile_y;
         if (two_axes) {
-            w.tile(s, vars[0], vars[1], bx, by, tx, ty, static_cast<int>(p.gpu_threads_x) * vector,
-                   static_cast<int>(p.gpu_threads_y) * rows, kTail);
+            w.tile(s, vars[0], vars[1], bx, by, tx, ty, static_cast<int>(tile_x), static_cast<int>(tile_y),
+                   whole_tiles ? Halide::TailStrategy::ShiftInwards : kTail);
         } else {
             w.split(s, vars[0], bx, tx, static_cast<int>(p.gpu_threads_x) * vector, kTail);
         }

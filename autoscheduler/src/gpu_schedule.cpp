@@ -161,11 +161,12 @@ RowBlocks row_blocks(const LoweredPipeline &lowered, int root_region) {
     return !output_member && enough_rows ? RowBlocks::Recomputed : RowBlocks::None;
 }
 
-// Threads of a staged product's block along an axis of `extent` outputs (GpuStageOperands): one
-// per four outputs, a power of two up to 16 (a tile of 64).
+// Threads of a staged product's block along an axis of `extent` outputs (GpuStageOperands): a
+// power of two up to 16, four outputs each, the tile no longer than the axis (its last tile is
+// then shifted inwards, whole: schedule_gpu_region).
 int64_t staged_product_threads(int64_t extent) {
     int64_t threads = 1;
-    while (threads < 16 && threads * kVectorPoints < extent) threads *= 2;
+    while (threads < 16 && threads * 2 * kVectorPoints <= extent) threads *= 2;
     return threads;
 }
 

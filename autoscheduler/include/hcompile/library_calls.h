@@ -42,7 +42,10 @@ constexpr int64_t kMinCublasContraction = 128;
 // thread per output, unstaged, 10.7 (reading k^T a row apart per thread; in the transformer
 // layer with its 4-D views, 157 us before register tiles).
 constexpr int64_t kMinCublasBatchedContraction = 32;
-constexpr int64_t kMaxStagedContraction = 64;
+// (80: a block's tiles of 64 rows of a and 64 columns of b, float32 over the whole contraction,
+// take 40 KiB of shared memory, region_plan.h's kMaxStagedOperandBytes: an attention's p @ v
+// over 77 tokens stages too.)
+constexpr int64_t kMaxStagedContraction = 80;
 
 // The float32/float64 matmul nodes of `graph` large enough to call BLAS: 2-D ones, and on the GPU
 // (`for_gpu`: cuBLAS) batched ones too. Empty when no such library is loaded (`available`).
