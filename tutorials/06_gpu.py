@@ -107,7 +107,9 @@ if gpu:
 # stream, and the elementwise work around them (the bias, the GELU) runs in Halide's kernels that
 # read the product's result directly. Small products, or short contractions with few outputs,
 # stay Halide kernels: there a thread per output beats the library call's overhead. Batched
-# products (an attention's heads) are one strided batched call. The schedule says which
+# float32 products of short contractions (an attention's heads, split out of one array by views)
+# are Halide kernels that stage each block's tiles of both operands in shared memory
+# (`gpu_stage_operands`); longer ones are one strided batched cuBLAS call. The schedule says which
 # (`call_library`).
 
 # %%
@@ -125,6 +127,29 @@ if gpu:
     got = mlp(*[torch.from_numpy(a).cuda() for a in host])
     print("gelu_mlp matches NumPy:", np.allclose(got.cpu().numpy(), gelu_mlp(*host), rtol=1e-4, atol=1e-5))
     print(mlp.compile_records[-1]["report"]["schedule"])
+
+# %% [markdown]
+# An attention's scores: q and k are heads split out of one array of projections, with its bias,
+# k transposed. The product reads those views where they lie, each block's tiles of q and k
+# staged in shared memory first (no GPU is needed to see the schedule):
+
+# %%
+def attention_scores(qkv, bias, heads=8):
+    tokens, width = qkv.shape[0] // 16, qkv.shape[1] // 3
+    x = qkv + bias
+    q = x[:, :width].reshape(16, tokens, heads, width // heads).transpose(0, 2, 1, 3)
+    k = x[:, width:2 * width].reshape(16, tokens, heads, width // heads).transpose(0, 2, 1, 3)
+    return q @ k.transpose(0, 1, 3, 2) * (1.0 / np.sqrt(width // heads))
+
+
+rng = np.random.default_rng(3)
+qkv, bias = rng.standard_normal((16 * 64, 1536)).astype(np.float32), rng.standard_normal(1536).astype(np.float32)
+scores = hc.hcompile(attention_scores, target="host-cuda-cuda_capability_86")
+scores.compile_only(qkv, bias)
+print(scores.compile_records[-1]["report"]["schedule"])
+if gpu:
+    got = hc.hcompile(attention_scores)(torch.from_numpy(qkv).cuda(), torch.from_numpy(bias).cuda())
+    print("attention scores match NumPy:", np.allclose(got.cpu().numpy(), attention_scores(qkv, bias), rtol=1e-4, atol=1e-4))
 
 # %% [markdown]
 # A reduction of a row computed from another reduction of the same row (a variance: the mean,

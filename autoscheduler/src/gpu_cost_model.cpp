@@ -185,6 +185,15 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
         k.cache_bytes += bytes - once;
     }
 
+    if (plan.gpu_stage_operands) {
+        // A staged product reads its operands' tiles from memory once a block; its contraction's
+        // reads come from shared memory, not from the caches (a register tile's reuse).
+        k.dram_bytes = stored_bytes(s) + static_cast<double>(k.blocks) *
+                                             static_cast<double>(staged_operand_bytes(
+                                                 r, plan.gpu_threads_x * std::max<int64_t>(plan.gpu_vector, 1),
+                                                 plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1)));
+        k.cache_bytes = 0;
+    }
     if (k.blocks <= 0 || s.points <= 0) {
         k.seconds = device.kernel_gap_seconds;   // an empty array: nothing but the launch
         return k;
@@ -226,7 +235,11 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
 
     // Arithmetic: the device's lanes, or what the resident threads issue (one op per dependent-op
     // latency each) where they are too few to fill them; 64-bit values at the device's ratio.
-    double rate = std::min(device.lane_ops_per_second(), resident_threads * device.clock_hz / kCyclesPerDependentOp);
+    // (A staged product's register tile: each of a thread's points an accumulator of its own, that
+    // many independent operations in flight; points_in_flight.)
+    const double independent = plan.gpu_stage_operands ? points_in_flight(plan) : 1.0;
+    double rate = std::min(device.lane_ops_per_second(),
+                           resident_threads * independent * device.clock_hz / kCyclesPerDependentOp);
     if (s.widest_bits >= 64) rate /= std::max(device.single_to_double_ratio, 1);
     k.arithmetic_seconds = k.ops * kInstructionsPerCountedOp / std::max(rate, 1.0);
 
