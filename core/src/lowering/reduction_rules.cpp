@@ -703,8 +703,11 @@ ReductionLowering lower_matmul(const LowerContext &ctx, const Node &n, Halide::F
         std::vector<Expr> ai = index, bi = index;
         ai[nd - 1] = k.x;  // a[..., m, k]
         bi[nd - 2] = k.x;  // b[..., k, n]
-        Expr av = read_over_domain(ctx, a.id, ai), bv = read_over_domain(ctx, b.id, bi);
-        if (operand_funcs) {
+        Expr av, bv;
+        if (!operand_funcs) {
+            av = read_over_domain(ctx, a.id, ai);
+            bv = read_over_domain(ctx, b.id, bi);
+        } else {
             std::vector<Halide::Var> at;
             for (int d = 0; d < nd; ++d) at.emplace_back("operand_axis_" + std::to_string(d));
             const std::vector<Expr> point(at.begin(), at.end());
