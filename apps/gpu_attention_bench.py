@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 import hcompile as hc
-from apps.gpu_bench import cuda_ms, peer_bench_start, publish_peer_table
+from apps.gpu_bench import cuda_ms, kernel_us, peer_bench_start, publish_peer_table
 from apps.gpu_reductions_bench import check_answer
 
 
@@ -84,19 +84,6 @@ def _cases(torch):
         ("batched product 128 × 64×64×64", batched_product, t_product, [(128, 64, 64), (128, 64, 64)]),
         ("batched product 64 × 256×32×256", batched_product, t_product, [(64, 256, 32), (64, 32, 256)]),
     ]
-
-
-def kernel_us(torch, fn, args, calls=20):
-    """Microseconds the GPU's kernels take a call (CUPTI through torch.profiler), and kernels a call."""
-    for _ in range(3):
-        fn(*args)
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            fn(*args)
-        torch.cuda.synchronize()
-    events = [e for e in prof.events() if e.device_type == torch.profiler.DeviceType.CUDA]
-    return sum(e.device_time for e in events) / calls, len(events) / calls
 
 
 def main(argv=None) -> int:

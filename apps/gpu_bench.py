@@ -151,6 +151,21 @@ def publish_peer_table(torch, args, copy, module, key, title, columns, rows, not
     publish(section, args.write, key)
 
 
+def kernel_us(torch, fn, args, calls=20, warmup=3):
+    """Microseconds the GPU's kernels take a call (CUPTI through torch.profiler: every kernel of the
+    process, Halide's and cuBLAS's included), and kernels a call; over `calls` calls after
+    `warmup` untimed ones."""
+    for _ in range(warmup):
+        fn(*args)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn(*args)
+        torch.cuda.synchronize()
+    events = [e for e in prof.events() if e.device_type == torch.profiler.DeviceType.CUDA]
+    return sum(e.device_time for e in events) / calls, len(events) / calls
+
+
 def cuda_ms(torch, fn, args, repeat, batch=10):
     """Median milliseconds per call over `repeat` CUDA-event timed batches of `batch` calls."""
     for _ in range(3):

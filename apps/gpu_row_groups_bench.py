@@ -18,16 +18,13 @@ import numpy as np
 
 import hcompile as hc
 from apps import workloads as W
-from apps.gpu_bench import bench_inputs, cuda_ms, torch_versions
+from apps.gpu_bench import bench_inputs, cuda_ms, kernel_us, torch_versions
 
 DEFAULT = "transformer_layer,ln_linear_gelu_res,gelu_mlp,matmul_softmax_100,softmax_rows,layernorm_rows"
 
 
 def kernels_a_call(torch, fn, args):
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn(*args)
-        torch.cuda.synchronize()
-    return sum(1 for e in prof.events() if e.device_type == torch.profiler.DeviceType.CUDA)
+    return round(kernel_us(torch, fn, args, calls=1, warmup=0)[1])
 
 
 def main(argv=None) -> int:

@@ -160,10 +160,9 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
         const int64_t rows = plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1);
         k.shared_bytes += static_cast<int64_t>(s.transposed_bytes_per_point) * plan.gpu_threads_x * (rows + 1);
     }
-    if (plan.gpu_stage_operands) {   // a product's tiles of a and b over its contraction
-        k.shared_bytes += staged_operand_bytes(r, plan.gpu_threads_x * std::max<int64_t>(plan.gpu_vector, 1),
-                                               plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1));
-    }
+    // A staged product's tiles of a and b over its contraction.
+    const int64_t staged_bytes = plan.gpu_stage_operands ? staged_operand_bytes(r, plan) : 0;
+    k.shared_bytes += staged_bytes;
 
     // Each computed region's work; a stored array read more than once in the kernel (a row's
     // input by each pass over the row) comes from DRAM once, from cache after.
@@ -188,10 +187,7 @@ GpuKernelPrediction predict_kernel(const LoweredPipeline &lowered, const Pipelin
     if (plan.gpu_stage_operands) {
         // A staged product reads its operands' tiles from memory once a block; its contraction's
         // reads come from shared memory, not from the caches (a register tile's reuse).
-        k.dram_bytes = stored_bytes(s) + static_cast<double>(k.blocks) *
-                                             static_cast<double>(staged_operand_bytes(
-                                                 r, plan.gpu_threads_x * std::max<int64_t>(plan.gpu_vector, 1),
-                                                 plan.gpu_threads_y * std::max<int64_t>(plan.gpu_rows_per_thread, 1)));
+        k.dram_bytes = stored_bytes(s) + static_cast<double>(k.blocks) * static_cast<double>(staged_bytes);
         k.cache_bytes = 0;
     }
     if (k.blocks <= 0 || s.points <= 0) {

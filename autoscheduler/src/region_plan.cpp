@@ -9,16 +9,21 @@
 
 namespace hc {
 
-// Whether `f` computes with any 64-bit value, in its own definitions or in a Func it reads that
-// is inlined into it: LLVM's NVPTX back end aborts the process (an assertion, nothing to catch)
-// on some vectors of doubles (a vector exp calls libdevice with a bad signature), so a thread's
-// vector is for narrower values only.
 int64_t staged_operand_bytes(const RegionFunc &r, int64_t tile_columns, int64_t tile_rows) {
     int64_t bytes = 0;
     for (const Halide::Func &operand : r.product_operands) bytes = std::max<int64_t>(bytes, point_bytes(operand));
     return (tile_columns + tile_rows) * (r.rextents.empty() ? 0 : r.rextents[0]) * bytes;
 }
 
+int64_t staged_operand_bytes(const RegionFunc &r, const RegionPlan &p) {
+    return staged_operand_bytes(r, p.gpu_threads_x * std::max<int64_t>(p.gpu_vector, 1),
+                                p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1));
+}
+
+// Whether `f` computes with any 64-bit value, in its own definitions or in a Func it reads that
+// is inlined into it: LLVM's NVPTX back end aborts the process (an assertion, nothing to catch)
+// on some vectors of doubles (a vector exp calls libdevice with a bad signature), so a thread's
+// vector is for narrower values only.
 bool computes_64_bit(const Halide::Func &f) {
     class Find : public Halide::Internal::IRGraphVisitor {
     public:
@@ -530,9 +535,7 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                                         "two axes (gpu_tile x by y), computed at the root");
         }
         if (p.gpu_stage_operands &&
-            (!p.gpu_threads_y || p.row_of >= 0 || p.inlined ||
-             staged_operand_bytes(r, p.gpu_threads_x * std::max<int64_t>(p.gpu_vector, 1),
-                                  p.gpu_threads_y * std::max<int64_t>(p.gpu_rows_per_thread, 1)) > kMaxStagedOperandBytes)) {
+            (!p.gpu_threads_y || p.row_of >= 0 || p.inlined || staged_operand_bytes(r, p) > kMaxStagedOperandBytes)) {
             throw std::invalid_argument("schedule: " + region + ": gpu_stage_operands is for a product in blocks of two "
                                         "axes (gpu_tile x by y), computed at the root, whose tiles of its operands "
                                         "over the whole contraction fit in " + std::to_string(kMaxStagedOperandBytes) +

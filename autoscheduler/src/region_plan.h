@@ -98,6 +98,7 @@ bool computes_64_bit(const Halide::Func &f);
 // of b (threads times points or rows a thread), each over the whole contraction (static).
 // kMaxStagedOperandBytes bounds it (48 KiB is every CUDA device's static limit).
 int64_t staged_operand_bytes(const RegionFunc &r, int64_t tile_columns, int64_t tile_rows);
+int64_t staged_operand_bytes(const RegionFunc &r, const RegionPlan &p);   // p's tiles (GpuTile, GpuVector)
 constexpr int64_t kMaxStagedOperandBytes = 40 * 1024;
 
 // Whether `r` is its own accumulator: a Halide pipeline's reduction, whose Func holds its update

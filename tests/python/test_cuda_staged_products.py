@@ -11,9 +11,7 @@ import pytest
 
 import hcompile as hc
 from apps import workloads as W
-
-CUDA_TARGET = "host-cuda-cuda_capability_86"
-gpu = pytest.mark.gpu
+from tests.python.test_cuda import CUDA_TARGET, _schedules, _torch_cuda, gpu
 
 
 def _product(a, b):
@@ -64,25 +62,13 @@ def _inputs(rng, shapes, dtype=np.float32):
     return [rng.standard_normal(s).astype(dtype) for s in shapes]
 
 
-def _cuda_present():
-    try:
-        import torch
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
-
-
-def _schedule(f):
-    return "\n".join(r["report"]["schedule"] for r in f.compile_records if r.get("report"))
-
-
 @pytest.mark.parametrize("fn,shapes", STAGED_CASES, ids=lambda c: getattr(c, "__name__", ""))
 def test_batched_float32_products_of_short_contractions_stage_their_operands(fn, shapes):
     """No cuBLAS call; each product's blocks stage a and b (a tile of fewer than a warp's threads
     does not: the unstaged tiles then, still no library call). Compiles without a GPU."""
     f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
     f.compile_only(*_inputs(np.random.default_rng(0), shapes))
-    schedule = _schedule(f)
+    schedule = _schedules(f)
     assert "call_library" not in schedule, schedule
     tiny = len(shapes) > 1 and shapes[1][-1] <= 3
     assert ("gpu_stage_operands" in schedule) == (not tiny), schedule
@@ -104,8 +90,8 @@ def test_what_the_staged_kernel_does_not_take_calls_cublas():
     for shapes, dtype, dynamic in cases:
         f = hc.hcompile(_product, target=CUDA_TARGET, fullgraph=True, dynamic=dynamic or None)
         f.compile_only(*_inputs(rng, shapes, dtype))
-        schedule = _schedule(f)
-        if _cuda_present():
+        schedule = _schedules(f)
+        if _torch_cuda() is not None:
             assert "call_library" in schedule and "gpu_stage_operands" not in schedule, (dtype, dynamic, schedule)
         elif dtype != np.float16:
             assert "gpu_stage_operands" not in schedule, (dtype, dynamic, schedule)
@@ -150,7 +136,7 @@ def test_staged_products_read_strided_tensors_on_the_gpu(torch_cuda):
     got = f(a_view, b_view).cpu().numpy()
     want = a_view.cpu().numpy().astype(np.float64) @ b_view.cpu().numpy()
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-4 * np.abs(want).max())
-    assert "gpu_stage_operands" in _schedule(f)
+    assert "gpu_stage_operands" in _schedules(f)
 
 
 @gpu
@@ -163,4 +149,4 @@ def test_the_transformer_layer_with_staged_attention_matches_numpy(torch_cuda):
         want = W.transformer_layer(*[a.astype(np.float64) for a in args])
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
         if size == "bench":
-            assert _schedule(f).count("gpu_stage_operands") == 2
+            assert _schedules(f).count("gpu_stage_operands") == 2
