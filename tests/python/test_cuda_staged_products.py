@@ -97,6 +97,14 @@ def test_what_the_staged_kernel_does_not_take_calls_cublas():
             assert "gpu_stage_operands" not in schedule, (dtype, dynamic, schedule)
 
 
+def test_integer_batched_products_keep_unstaged_tiles():
+    """Only float32 products stage (what the GPU tests check); int32 ones keep Halide's tiles."""
+    f = hc.hcompile(_product, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(*[np.ones(s, np.int32) for s in [(16, 8, 64, 64), (16, 8, 64, 64)]])
+    schedule = _schedules(f)
+    assert "gpu_stage_operands" not in schedule and "call_library" not in schedule, schedule
+
+
 def test_a_stage_that_does_not_fit_shared_memory_is_refused():
     """A list may ask for staged tiles too large for a block's shared memory: refused with the
     limit, not compiled into a kernel that cannot launch."""
