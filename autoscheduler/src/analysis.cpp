@@ -322,6 +322,57 @@ std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowere
     return out;
 }
 
+std::vector<Halide::Func> inputs_read_along_rows(const LoweredPipeline &lowered, const RegionFunc &r) {
+    std::vector<Halide::Func> out;
+    if (r.vars.empty()) return out;
+    CallArguments own;
+    for (const Halide::Expr &v : definition_values(r.func, -1)) v.accept(&own);
+    for (const LoweredInput &in : lowered.inputs) {
+        auto calls = own.calls.find(Halide::Func(in.param).name());
+        if (calls == own.calls.end()) continue;
+        const std::vector<Halide::Expr> &first = calls->second.front();
+        const bool along_row = !first.empty() && Halide::Internal::equal(first[0], r.vars[0]) &&
+                               std::none_of(first.begin() + 1, first.end(), [&](const Halide::Expr &a) {
+                                   return Halide::Internal::expr_uses_var(a, r.vars[0].name());
+                               }) &&
+                               std::all_of(calls->second.begin(), calls->second.end(), [&](const auto &args) {
+                                   return args.size() == first.size() &&
+                                          std::equal(args.begin(), args.end(), first.begin(), [](const auto &a, const auto &b) {
+                                              return Halide::Internal::equal(a, b);
+                                          });
+                               });
+        if (along_row) out.push_back(Halide::Func(in.param));
+    }
+    return out;
+}
+
+std::set<std::string> arrays_read(const LoweredPipeline &lowered, const RegionFunc &r) {
+    std::set<std::string> regions, inputs;
+    for (const RegionFunc &other : lowered.regions) regions.insert(other.func.name());
+    for (const LoweredInput &in : lowered.inputs) inputs.insert(Halide::Func(in.param).name());
+    std::set<std::string> out, seen{r.func.name()};
+    std::vector<Halide::Internal::Function> pending{r.func.function()};
+    while (!pending.empty()) {
+        const Halide::Internal::Function f = pending.back();
+        pending.pop_back();
+        CallArguments calls;
+        for (int u = -1; u < static_cast<int>(f.updates().size()); ++u) {
+            const Halide::Internal::Definition &d = u < 0 ? f.definition() : f.update(u);
+            for (const Halide::Expr &v : d.values()) v.accept(&calls);
+            for (const Halide::Expr &a : d.args()) a.accept(&calls);
+        }
+        for (const auto &[name, args] : calls.calls) {
+            if ((regions.count(name) && name != r.func.name()) || inputs.count(name)) {
+                out.insert(name);
+            } else if (seen.insert(name).second) {
+                const std::map<std::string, Halide::Internal::Function> direct = Halide::Internal::find_direct_calls(f);
+                if (auto g = direct.find(name); g != direct.end()) pending.push_back(g->second);
+            }
+        }
+    }
+    return out;
+}
+
 int point_bytes(const Halide::Func &f) {
     int bytes = 0;
     for (const Halide::Type &t : f.types()) bytes += t.bytes();

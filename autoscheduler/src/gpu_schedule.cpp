@@ -1,6 +1,7 @@
 #include "hcompile/gpu_schedule.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "hcompile/analysis.h"
@@ -308,6 +309,56 @@ bool runs_in_warp_lanes(const LoweredPipeline &lowered, int root_region, int64_t
     return true;
 }
 
+// Whether row group `root_region`'s root reads inputs along its rows that none of its members
+// reads (a layer norm's weight and bias, w(x) at out(x, y)): loads a row's thread issues only
+// after the row's reductions, one point after another (ptxas does not move a load across the
+// branch of the previous point's IEEE division).
+bool loads_after_reductions(const LoweredPipeline &lowered, int root_region) {
+    std::set<std::string> read_before;
+    for (const RegionFunc &r : lowered.regions) {
+        if (r.row_root != root_region || (r.optional && !r.stored_by_default)) continue;
+        const std::set<std::string> arrays = arrays_read(lowered, r);
+        read_before.insert(arrays.begin(), arrays.end());
+    }
+    for (const Halide::Func &input : inputs_read_along_rows(lowered, lowered.regions[root_region])) {
+        if (!read_before.count(input.name())) return true;
+    }
+    return false;
+}
+
+// The fewest threads (rows times lanes) a row group whose root loads inputs after its reductions
+// (loads_after_reductions) runs in a warp's lanes with; fewer take the block's threads across each
+// row (late_loads_threads). In a warp's lanes each lane's 16 to 32 points then wait a load's
+// latency each. Measured on an H200 (apps/RESULTS.md gpu-late-loads), layer norm over rows of 512
+// in 16 lanes against 64 threads of two vectors of four points, two rows a block: 1024 rows 7.2
+// against 3.2 us, 4096 rows 8.3 against 7.1 (65536 threads); over rows of 768 in 32 lanes against
+// 64 threads: 2048 rows 6.8 against 5.7, 4096 rows (131072 threads) 7.5 against 9.7. A softmax of
+// the same rows reads nothing after its reductions: 3.1 us in lanes over 1024 rows of 512.
+constexpr int64_t kMinLaneThreadsLoadingLate = 131072;
+
+// Threads a row of a row group that loads inputs after its reductions over too few rows for a
+// warp's lanes: a power of two from 64 (fewer measured slower: 32 threads over rows of 256 3.6
+// us against 2.6 for 64, 1024 rows), up to 128 threads while each keeps two vectors of four
+// points (rows of 512 and 768: 64; of 1024: 128, 4.1 us against 4.4 for 64, 1024 rows).
+int64_t late_loads_threads(int64_t length) {
+    int64_t threads = 2 * kWarp;
+    while (threads < kRowBlockThreads && threads * 2 * 2 * kVectorPoints <= length) threads *= 2;
+    return threads;
+}
+
+// Whether row group `root_region`, `threads` a row, loads inputs after its reductions
+// (loads_after_reductions) over rows of a static count too few for its threads
+// (kMinLaneThreadsLoadingLate), rows of a vector a thread or more of late_loads_threads, which
+// are more threads a row than `threads`. (Rows of 1024 to 4096 took 128 threads or more already;
+// 256 over rows of 4096 measured faster than 128 over 512 rows, 5.5 us against 6.1.)
+bool loads_late_over_few_rows(const LoweredPipeline &lowered, int root_region, int64_t threads) {
+    const RegionFunc &root = lowered.regions[root_region];
+    if (root.symbolic || root.point_rows || root.accumulator.defined() || root.vars.size() < 2) return false;
+    const int64_t length = root.extents[0];
+    return length >= 2 * kWarp * kVectorPoints && threads < late_loads_threads(length) &&
+           rows_from(root, 1) * threads < kMinLaneThreadsLoadingLate && loads_after_reductions(lowered, root_region);
+}
+
 // Whether reduction `r`, alone over short rows several a block (reduction_rows_a_block), `threads`
 // a row, reduces each row in a warp's lanes (GpuWarpRows), as a row group's members do
 // (runs_in_warp_lanes).
@@ -378,10 +429,19 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         if (in_row_blocks) row_threads = std::max(row_threads, kWarp / block_rows);
         // (Rows shorter than a warp whose blocks are too few to take their sums' lanes a row: a
         // thread a row, not a block of a warp.)
-        const bool warp_lanes = in_row_blocks && blocks == RowBlocks::Stored &&
-                                !(short_static_rows(lowered.regions[group]) &&
-                                  row_threads != row_group_threads(lowered, group)) &&
-                                runs_in_warp_lanes(lowered, group, row_threads, block_rows);
+        bool warp_lanes = in_row_blocks && blocks == RowBlocks::Stored &&
+                          !(short_static_rows(lowered.regions[group]) &&
+                            row_threads != row_group_threads(lowered, group)) &&
+                          runs_in_warp_lanes(lowered, group, row_threads, block_rows);
+        // (A root that loads inputs after its reductions, over too few rows to fill the GPU with
+        // the rows' lanes: more threads across each row, in vectors.)
+        const bool late_loads = in_row_blocks && blocks == RowBlocks::Stored &&
+                                loads_late_over_few_rows(lowered, group, row_threads);
+        if (late_loads) {
+            warp_lanes = false;
+            row_threads = late_loads_threads(lowered.regions[group].extents[0]);
+            block_rows = row_group_rows(lowered, group, row_threads);
+        }
         const bool thread_a_row = in_row_blocks && !warp_lanes && runs_a_thread_a_row(lowered, group);
         if (thread_a_row) {
             row_threads = 1;
@@ -397,7 +457,8 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         // faster by 2-5% at every length from 64; softmax (exp stored per row) slower by 7-11%
         // from rows of 256 to 4096 (four steps), faster at 8192 (eight: 155.6 against 183.4 us).
         // A thread a row: vectors wherever they divide the row (whole 16-byte loads and stores).
-        const int64_t vector_steps = in_row_blocks && group_stores_rows(lowered, group, blocks) ? 8 : 2;
+        // (Threads across rows that load inputs after their reductions: a vector a thread or more.)
+        const int64_t vector_steps = late_loads ? 1 : in_row_blocks && group_stores_rows(lowered, group, blocks) ? 8 : 2;
         // (A warp's lanes a row: a point a lane a step, the lanes' points striped as the sums' are.)
         // (A point-rows root computes a point a row, its members reductions: no vectors.)
         const bool row_vector = !r.accumulator.defined() && !r.vars.empty() && in_row_blocks && !warp_lanes &&

@@ -14,7 +14,7 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py tests/python/test_cuda_dynamic_shapes.py \
   tests/python/test_gpu_cost_model.py tests/python/test_float16.py tests/python/test_cuda_point_rows.py \
-  tests/python/test_cuda_staged_products.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+  tests/python/test_cuda_staged_products.py tests/python/test_cuda_late_loads.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 # The differential suite with every function compiled for the GPU (numpy_oracle's
 # HCOMPILE_TEST_TARGET): NumPy arguments copied to the device, results compared with NumPy's.
 # In parallel where pytest-xdist is there (its wheels and execnet's in .dev/whl).
@@ -38,6 +38,7 @@ python3 -m apps.gpu_matmul --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -10
 python3 -m apps.gpu_cost_model_ranking --write "$OUT/gpu_bench.md" 2>&1 | tail -20
 python3 -m apps.gpu_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
+python3 -m apps.gpu_few_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_reductions_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -25
 python3 -m apps.gpu_row_chains_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,15 @@ std::pair<int, int> transposed_axes(const std::vector<Halide::Expr> &args, const
 // The arrays plain elementwise region `r` reads transposed (StageAnalysis::transposed_reads):
 // those that share the first one's region_axis (a block's tile spans one pair of axes).
 std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowered, const RegionFunc &r);
+
+// The inputs `r`'s own definition reads at its own point along the row, each of their calls at
+// the same arguments, the first `r`'s axis 0 itself (a layer norm's weight and bias, w(x) read at
+// out(x, y)): a row's thread can load them all at once before its computation.
+std::vector<Halide::Func> inputs_read_along_rows(const LoweredPipeline &lowered, const RegionFunc &r);
+
+// The names of the stored arrays (inputs, other regions' Funcs) region `r` reads, through the
+// Funcs it computes with (its accumulator, a float sum's blocks) but not through other regions.
+std::set<std::string> arrays_read(const LoweredPipeline &lowered, const RegionFunc &r);
 
 // Lanes of one native vector of `r`'s widest values: the vector width schedules start from.
 int natural_lanes(const RegionFunc &r, const Halide::Target &target);
