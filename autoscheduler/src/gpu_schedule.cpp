@@ -332,8 +332,10 @@ bool loads_after_reductions(const LoweredPipeline &lowered, int root_region) {
 // latency each. Measured on an H200 (apps/RESULTS.md gpu-late-loads), layer norm over rows of 512
 // in 16 lanes against 64 threads of two vectors of four points, two rows a block: 1024 rows 7.2
 // against 3.2 us, 4096 rows 8.3 against 7.1 (65536 threads); over rows of 768 in 32 lanes against
-// 64 threads: 2048 rows 6.8 against 5.7, 4096 rows (131072 threads) 7.5 against 9.7. A softmax of
-// the same rows reads nothing after its reductions: 3.1 us in lanes over 1024 rows of 512.
+// 64 threads: 2048 rows 6.8 against 5.7, 4096 rows (131072 threads) 7.5 against 9.7. Rows of 512
+// in 32 lanes (gpu_sum_lanes since): 1024 rows 4.7 against 3.4, 4096 rows (131072 threads) 5.6
+// against 7.9. A softmax of the same rows reads nothing after its reductions: 3.1 us in 16 lanes
+// over 1024 rows of 512.
 constexpr int64_t kMinLaneThreadsLoadingLate = 131072;
 
 // Threads a row of a row group that loads inputs after its reductions over too few rows for a

@@ -166,7 +166,7 @@ def test_short_rows_take_a_block_of_warps_per_row():
                             (_softmax_rows, (1000, 16), "a thread a row, 32 rows a block"),
                             (_softmax_rows, (7, 33), "a block of 32 threads per row\n"),
                             (_softmax_rows, (5, 200), "a block of 32 threads per row\n"),
-                            (_softmax_rows, (8192, 512), "a block of 16 threads per row, 8 rows a block"),
+                            (_softmax_rows, (8192, 512), "a block of 32 threads per row, 4 rows a block"),
                             (row_sums, (16, 8, 64, 64), "a block of 8 threads per row, 16 rows a block"),
                             (row_sums, (3, 2, 5, 7, 40), "a block of 32 threads per row\n"),
                             (row_sums, (65536, 32), "a block of 8 threads per row, 16 rows a block")):
@@ -1107,7 +1107,7 @@ def test_warp_lanes_combine_by_shuffles_in_registers():
     took 34 for softmax over rows of 64 in 8 lanes); none inside a branch. PTX only, no GPU needed."""
     # (function, shape, lanes a row, values combined, reductions)
     cases = [("_softmax_rows", (4096, 64), 8, 3, 2), ("_layernorm_rows", (2048, 128), 8, 2, 2),
-             ("_softmax_rows", (8192, 16), 4, 3, 2), ("_softmax_rows", (2048, 512), 16, 3, 2),
+             ("_softmax_rows", (8192, 16), 4, 3, 2), ("_softmax_rows", (2048, 512), 32, 3, 2),
              ("_softmax_rows", (1024, 1024), 32, 3, 2), ("lambda a: a.sum(axis=-1)", (2048, 64), 8, 1, 1),
              ("lambda a: a.max(axis=-1)", (4, 256, 64), 8, 2, 1), ("lambda a: a.max(axis=-1)", (512, 768), 32, 2, 1),
              ("lambda a: a.sum(axis=-1, keepdims=True)", (4, 256, 64), 8, 1, 1),

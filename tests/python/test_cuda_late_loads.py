@@ -50,8 +50,8 @@ def _compiled_layout(fn, shape, dtype=np.float32, any_rows=False):
 
 
 @pytest.mark.parametrize("fn,shape,layout", [
-    (_layer_norm, (1024, 512), (64, 2, False, True)),          # 16 lanes a row: 16384 threads
-    (_layer_norm, (4096, 512), (64, 2, False, True)),          # 65536
+    (_layer_norm, (1024, 512), (64, 2, False, True)),          # 32 lanes a row: 32768 threads
+    (_layer_norm, (2048, 512), (64, 2, False, True)),          # 65536
     (_layer_norm, (2048, 768), (64, 2, False, True)),
     (_layer_norm, (1024, 1024), (128, 1, False, True)),
     (_layer_norm, (1024, 256), (64, 2, False, True)),
@@ -66,6 +66,7 @@ def test_few_rows_loading_inputs_after_their_reductions_take_threads_across_each
 
 @pytest.mark.parametrize("fn,shape,dtype,any_rows", [
     (_layer_norm, (4096, 768), np.float32, False),    # 131072 threads in lanes: enough
+    (_layer_norm, (4096, 512), np.float32, False),
     (_layer_norm, (8192, 1024), np.float32, False),
     (_layer_norm, (1024, 64), np.float32, False),     # rows shorter than 64 threads' vectors
     (_softmax, (1024, 512), np.float32, False),       # nothing loaded after the reductions

@@ -753,16 +753,18 @@ namespace hc {
 // CUDA events), softmax over rows of 128 190.7 -> 141.4 us, layer norm 178.3 -> 142.0, sums alone
 // 71.2 -> 66.9. Shorter rows were slower with fewer lanes (rows of 32 in 4 lanes of 8: softmax
 // 208 -> 263 us; rows of 64 in 4 of 16: 164 -> 273; sums alone over rows of 32 faster, 98 -> 82).
-// Rows of 512 take 16 lanes of 32, where the square root gives 32 of 16 (too many for a row in a
-// warp's lanes): softmax over rows of 512 194.0 -> 141.1 us in a warp's 16 lanes, layer norm
-// 153.0 -> 156.5.
+// Rows of 512 take the square root's 32 lanes of 16 (16 of 32 when a warp's 32 lanes combined one
+// by one; with the lanes' tree, measured on an H200, 16 -> 32 lanes, CUDA events over 131072 rows:
+// layer norm 150.3 -> 138.1 us, a residual layer norm 237.2 -> 194.2, softmax 132.4 -> 134.9, sums
+// alone 64.1 -> 63.8; kernel times over 1024 rows: softmax 3.11 -> 2.59 us, over 4096 rows layer
+// norm 7.10 -> 5.58 (its rows then in a warp's lanes: gpu_schedule.cpp's late loads), over 8192
+// rows 9.41 -> 10.09).
 // Rows of 1024 take 32 lanes of 32, where the square root gives 64 of 16 (too many for a warp):
 // softmax over them 174.5 -> 135.9 us in a warp's 32 lanes (the lanes combined as a tree), layer
 // norm 152.7 -> 148.2, sums alone 63.3 -> 64.2.
 int gpu_sum_lanes(int64_t length) {
-    constexpr int64_t kEightLanesFrom = 128, kEightLanesBelow = 256, kSixteenLanesAt = 512, kWarpLanesAt = 1024;
+    constexpr int64_t kEightLanesFrom = 128, kEightLanesBelow = 256, kWarpLanesAt = 1024;
     if (length >= kEightLanesFrom && length < kEightLanesBelow) return 8;
-    if (length == kSixteenLanesAt) return 16;
     if (length == kWarpLanesAt) return 32;
     constexpr int kMinLaneElements = 4, kMaxLaneElements = 16;
     int64_t elements = kMinLaneElements;
