@@ -78,6 +78,25 @@ def test_other_row_groups_keep_a_warps_lanes(fn, shape, dtype, any_rows):
     assert lanes, (threads, rows)
 
 
+# (function, shape, the lanes its float sums take in a warp) for the test on the GPU.
+_ON_THE_GPU = ((_layer_norm, (1024, 512), 32), (_layer_norm, (1021, 768), 32), (_layer_norm, (3, 300, 512), 32),
+               (_layer_norm, (1024, 1024), 32), (_layer_norm, (255, 256), 16), (_residual_layer_norm, (1024, 512), 32),
+               (_scaled_softmax, (1000, 512), 32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_the_gpu_tests_warp_lanes_layouts_compile(dtype):
+    """The same groups in a warp's lanes, which the GPU test compares bit for bit, are schedules
+    the plan takes (their lanes the float sums'): checked without a GPU."""
+    for fn, shape, lanes in _ON_THE_GPU:
+        host = _inputs(fn, shape, dtype)
+        rule = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+        rule.compile_only(*host)
+        decisions = [tuple(d) for d in rule.compile_records[-1]["report"]["decisions"]]
+        assert not _row_layout(decisions)[2], (fn.__name__, shape)
+        hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True, schedule=in_warp_lanes(decisions, lanes, 4)).compile_only(*host)
+
+
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_few_rows_loading_late_give_numpys_answer_on_the_gpu(dtype, torch_cuda):
@@ -85,10 +104,7 @@ def test_few_rows_loading_late_give_numpys_answer_on_the_gpu(dtype, torch_cuda):
     axes; the same bits as the group in a warp's lanes (the same sums, combined elsewhere)."""
     torch = torch_cuda
     tolerance = {np.float32: (2e-5, 1e-6), np.float16: (4e-3, 4e-3)}[dtype]
-    for fn, shape, lanes in ((_layer_norm, (1024, 512), 16), (_layer_norm, (1021, 768), 32),
-                             (_layer_norm, (3, 300, 512), 16), (_layer_norm, (1024, 1024), 32),
-                             (_layer_norm, (255, 256), 16), (_residual_layer_norm, (1024, 512), 16),
-                             (_scaled_softmax, (1000, 512), 16)):
+    for fn, shape, lanes in _ON_THE_GPU:
         host = _inputs(fn, shape, dtype, seed=7)
         host[0][(0,) * (len(shape) - 2) + (3, 1)] = np.nan
         host[0][(0,) * (len(shape) - 2) + (5, 2)] = np.inf
