@@ -259,6 +259,32 @@ bool walks(const Halide::Expr &arg, const Halide::Var &var) {
     return Halide::Internal::as_const_int(Halide::Internal::simplify(arg - var)).has_value();
 }
 
+// The regions a library call reads (its extern stage's arguments: none through its Func's
+// definition): those it passes as they are, and those its stored operand copies read. A region
+// an extern stage reads must be stored whole before the call; placed in another region's tiles,
+// Halide refused the pipeline (a transformer layer's first layer norm, read by the next product
+// and by the residual add, on the CPU).
+std::set<int> library_call_producers(const LoweredPipeline &lowered, const RegionFunc &r,
+                                     const std::map<std::string, int> &region_of_func) {
+    std::set<int> out;
+    std::map<std::string, Halide::Func> copies;
+    for (const Halide::Func &copy : r.library_operands) copies[copy.name()] = copy;
+    for (const Halide::ExternFuncArgument &arg : r.accumulator.function().extern_arguments()) {
+        if (!arg.is_func()) continue;
+        const std::string name = Halide::Internal::Function(arg.func).name();
+        if (auto region = region_of_func.find(name); region != region_of_func.end()) {
+            out.insert(region->second);
+        } else if (auto copy = copies.find(name); copy != copies.end()) {
+            CallArguments calls;
+            for (const Halide::Expr &v : definition_values(copy->second, -1, &lowered.see_through)) v.accept(&calls);
+            for (const auto &[callee, args] : calls.calls) {
+                if (auto read = region_of_func.find(callee); read != region_of_func.end()) out.insert(read->second);
+            }
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 std::pair<int, int> transposed_axes(const std::vector<Halide::Expr> &args, const RegionFunc &r) {
@@ -492,6 +518,9 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
                 auto it = region_of_func.find(name);
                 if (it != region_of_func.end() && it->second != s.region) producers.insert(it->second);
             }
+        }
+        if (r.library_call) {
+            for (int p : library_call_producers(lowered, r, region_of_func)) producers.insert(p);
         }
         s.producers.assign(producers.begin(), producers.end());
         for (int p : s.producers) {

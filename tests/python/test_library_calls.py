@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import hcompile as hc
+from apps.workloads import _layer_norm
 from hcompile import _C
 
 pytestmark = pytest.mark.skipif(not _C.blas_available(), reason="NumPy ships no OpenBLAS here")
@@ -80,6 +81,23 @@ def test_dynamic_sizes_call_the_library_at_every_size():
         a, b = rand(m, DEEP), rand(DEEP, 40)
         np.testing.assert_allclose(compiled(a, b), np.maximum(a @ b, 0), rtol=1e-10, atol=1e-10)
     assert compiled.cache_info().entries == 2 and "call_library" in _schedule(compiled)
+
+
+def test_an_operand_also_read_elementwise_is_stored_whole_before_the_call():
+    """A region both a product's operand and read by an elementwise region tiled over rows (a
+    residual add): stored whole first, not in the other region's tiles, where Halide refused the
+    pipeline and the function ran as Python (a transformer layer's layer norm, 1024 rows of 512)."""
+    def residual(x, w, g, b):
+        y = _layer_norm(x, g, b)
+        return y + np.tanh(y @ w)
+
+    def two_norms(x, w, g, b):
+        y = _layer_norm(x, g, b)
+        return _layer_norm(y + np.tanh(y @ w), g, b)
+
+    for fn in (residual, two_norms):
+        _check(fn, rand(1024, 512, dtype=np.float32), rand(512, 512, dtype=np.float32) / 20,
+               rand(512, dtype=np.float32), rand(512, dtype=np.float32, seed=1), fullgraph=True)
 
 
 def test_special_values_pass_through():
