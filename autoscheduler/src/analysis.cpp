@@ -387,11 +387,11 @@ std::set<std::string> arrays_read(const LoweredPipeline &lowered, const RegionFu
             for (const Halide::Expr &v : d.values()) v.accept(&calls);
             for (const Halide::Expr &a : d.args()) a.accept(&calls);
         }
+        const std::map<std::string, Halide::Internal::Function> direct = Halide::Internal::find_direct_calls(f);
         for (const auto &[name, args] : calls.calls) {
             if ((regions.count(name) && name != r.func.name()) || inputs.count(name)) {
                 out.insert(name);
             } else if (seen.insert(name).second) {
-                const std::map<std::string, Halide::Internal::Function> direct = Halide::Internal::find_direct_calls(f);
                 if (auto g = direct.find(name); g != direct.end()) pending.push_back(g->second);
             }
         }

@@ -351,8 +351,8 @@ int64_t late_loads_threads(int64_t length) {
 // Whether row group `root_region`, `threads` a row, loads inputs after its reductions
 // (loads_after_reductions) over rows of a static count too few for its threads
 // (kMinLaneThreadsLoadingLate), rows of a vector a thread or more of late_loads_threads, which
-// are more threads a row than `threads`. (Rows of 1024 to 4096 took 128 threads or more already;
-// 256 over rows of 4096 measured faster than 128 over 512 rows, 5.5 us against 6.1.)
+// are more threads a row than `threads`. (Rows of 2048 points and more take 128 threads a row or
+// more already; over 512 rows of 4096, 256 threads measured faster than 128: 5.5 us against 6.1.)
 bool loads_late_over_few_rows(const LoweredPipeline &lowered, int root_region, int64_t threads) {
     const RegionFunc &root = lowered.regions[root_region];
     if (root.symbolic || root.point_rows || root.accumulator.defined() || root.vars.size() < 2) return false;
