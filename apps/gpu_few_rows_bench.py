@@ -18,6 +18,7 @@ import numpy as np
 import hcompile as hc
 from apps import workloads as W
 from apps.gpu_bench import kernel_us, peer_bench_start, publish_peer_table, torch_versions
+from apps.gpu_rows_bench import row_schedule
 
 CASES = [("layer norm", (512, 512)), ("layer norm", (1024, 512)), ("layer norm", (2048, 512)),
          ("layer norm", (4096, 512)), ("layer norm", (1024, 256)), ("layer norm", (2048, 768)),
@@ -55,14 +56,6 @@ def in_warp_lanes(decisions, lanes, rows):
             d = d[:3] + (lanes, rows if d[1] == "gpu_rows" else 0)
         out.append(d)
     return out + [(root, "gpu_warp_rows", -1, lanes, 0)]
-
-
-def row_schedule(decisions):
-    """The row root's `threads x rows` a block ("in lanes": a row's threads a warp's lanes)."""
-    _, _, _, threads, rows = next(d for d in decisions if d[1] == "gpu_rows")
-    lanes = any(d[1] == "gpu_warp_rows" for d in decisions)
-    vectors = any(d[1] == "gpu_vector" for d in decisions)
-    return f"{threads}×{max(rows, 1)}{' in lanes' if lanes else ''}{' vectors' if vectors else ''}"
 
 
 def _lanes_of(name, length, args):

@@ -32,10 +32,12 @@ def one_row_a_block(decisions):
 
 
 def row_schedule(decisions):
-    """The rule's row root: `threads x rows` a block ("in lanes": a row's threads a warp's lanes)."""
-    _, _, _, threads, rows = next(d for d in decisions if d[1] == "gpu_rows")
+    """The rule's row root: `threads x rows` a block ("in lanes": a row's threads a warp's lanes;
+    "vectors": four neighbouring points a thread)."""
+    root, _, _, threads, rows = next(d for d in decisions if d[1] == "gpu_rows")
     lanes = any(d[1] == "gpu_warp_rows" for d in decisions)
-    return f"{threads}×{max(rows, 1)}{' in lanes' if lanes else ''}"
+    vectors = any(d[1] == "gpu_vector" and d[0] == root for d in decisions)
+    return f"{threads}×{max(rows, 1)}{' in lanes' if lanes else ''}{' vectors' if vectors else ''}"
 
 
 def rows_of(torch, name, length, copy, repeat, peers):

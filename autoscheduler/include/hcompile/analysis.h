@@ -110,7 +110,7 @@ std::vector<TransposedRead> transposed_read_arrays(const LoweredPipeline &lowere
 
 // The inputs `r`'s own definition reads at its own point along the row, each of their calls at
 // the same arguments, the first `r`'s axis 0 itself (a layer norm's weight and bias, w(x) read at
-// out(x, y)): a row's thread can load them all at once before its computation.
+// out(x, y)): loads of each point of a row where `r` computes it.
 std::vector<Halide::Func> inputs_read_along_rows(const LoweredPipeline &lowered, const RegionFunc &r);
 
 // The names of the stored arrays (inputs, other regions' Funcs) region `r` reads, through the
