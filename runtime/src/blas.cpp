@@ -77,10 +77,17 @@ std::string load_blas(const std::string &path) {
 
 bool blas_available() { return sgemm.load() != nullptr; }
 
-extern "C" int hc_blas_gemm(halide_buffer_t *a, halide_buffer_t *b, int32_t k, halide_buffer_t *out) {
-    if (gemm::answer_bounds_query(a, b, k, out)) return 0;
+extern "C" int hc_blas_gemm(halide_buffer_t *a_arg, halide_buffer_t *b_arg, int32_t k, halide_buffer_t *out) {
+    if (gemm::answer_bounds_query(a_arg, b_arg, k, out)) return 0;
     const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
     if (m.extent == 0 || n.extent == 0) return 0;
+    halide_buffer_t a_view, b_view;
+    halide_dimension_t a_dims[2], b_dims[2];
+    const halide_buffer_t *a = gemm::as_matrix(a_arg, out, &a_view, a_dims);
+    const halide_buffer_t *b = gemm::as_matrix(b_arg, out, &b_view, b_dims);
+    // (An input's rows merged by lowering are C-contiguous, so they always merge; Halide's
+    // pipeline has no error for an extern to report but its return value.)
+    if (!a || !b || !gemm::operands_cover(a, b, k, out)) return -1;
     const bool f32 = out->type.bits == 32;
     const gemm::Operand oa = gemm::operand(a, 0, m.min), ob = gemm::operand(b, n.min, 0);
     const int64_t ldc = gemm::output_lead(out);

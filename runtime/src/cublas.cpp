@@ -101,11 +101,17 @@ bool cublas_available() { return library.load() != nullptr; }
 
 std::string take_cublas_error() { return std::exchange(last_error, std::string()); }
 
-extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a, halide_buffer_t *b, int32_t k,
+extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a_arg, halide_buffer_t *b_arg, int32_t k,
                               halide_buffer_t *out) {
-    if (gemm::answer_bounds_query(a, b, k, out)) return 0;
+    if (gemm::answer_bounds_query(a_arg, b_arg, k, out)) return 0;
     const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
     if (m.extent == 0 || n.extent == 0) return 0;
+    halide_buffer_t a_view, b_view;
+    halide_dimension_t a_dims[2], b_dims[2];
+    const halide_buffer_t *a = gemm::as_matrix(a_arg, out, &a_view, a_dims);
+    const halide_buffer_t *b = gemm::as_matrix(b_arg, out, &b_view, b_dims);
+    if (!a || !b) return fail("an operand's rows are axes that do not merge into one");
+    if (!gemm::operands_cover(a, b, k, out)) return fail("an operand has fewer rows than the product reads");
     const Library *lib = library.load();
     if (!lib) return fail("cuBLAS is not loaded");
     // Halide allocates the output on the device; the operands are the caller's device arrays or

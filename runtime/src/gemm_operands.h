@@ -41,6 +41,50 @@ inline Operand operand(const halide_buffer_t *buf, int64_t col_min, int64_t row_
     return o;
 }
 
+// Whether `buf` is a 2-D product's operand given with more than two dims: a C-contiguous input
+// whose leading axes a row-major reshape merged into the operand's rows (`x.reshape(-1, k) @ w`;
+// lowering passes the input itself, not a copy). Its dims past 0 are the matrix's rows.
+inline bool rows_merged(const halide_buffer_t *buf, const halide_buffer_t *out) {
+    return out->dimensions == 2 && buf->dimensions > 2;
+}
+
+// `buf` as the matrix a product reads: itself, or where its rows are merged (rows_merged) `view`,
+// the same memory with dims 1.. as one dim of rows. Null where those dims do not merge: each
+// must step over the whole of the one inside it (dims of one element may step anywhere), from 0.
+inline const halide_buffer_t *as_matrix(const halide_buffer_t *buf, const halide_buffer_t *out, halide_buffer_t *view,
+                                        halide_dimension_t dims[2]) {
+    if (!rows_merged(buf, out)) return buf;
+    int64_t rows = 1, stride = buf->dim[1].stride, next = -1;
+    for (int d = 1; d < buf->dimensions; ++d) {
+        const halide_dimension_t &dim = buf->dim[d];
+        if (dim.min != 0) return nullptr;
+        rows *= dim.extent;
+        if (dim.extent == 1) continue;
+        if (next < 0) {
+            stride = dim.stride;
+        } else if (dim.stride != next) {
+            return nullptr;
+        }
+        next = int64_t{dim.stride} * dim.extent;
+    }
+    if (rows > INT32_MAX) return nullptr;
+    *view = *buf;
+    dims[0] = buf->dim[0];
+    dims[1] = halide_dimension_t(0, static_cast<int32_t>(rows), static_cast<int32_t>(stride));
+    view->dimensions = 2;
+    view->dim = dims;
+    return view;
+}
+
+// Whether the matrices a product reads hold what it reads: a's rows out's, b's rows k. Halide
+// checks this itself for operands passed as they are (the bounds query's answer), not for
+// merged rows, whose query leaves the input's own dims.
+inline bool operands_cover(const halide_buffer_t *a, const halide_buffer_t *b, int32_t k, const halide_buffer_t *out) {
+    const halide_dimension_t &m = out->dim[1];
+    return a->dim[1].min <= m.min && m.min + m.extent <= a->dim[1].min + a->dim[1].extent &&
+           b->dim[1].min <= 0 && k <= b->dim[1].min + b->dim[1].extent;
+}
+
 // The leading dimension of `out` for BLAS (0: its rows are not apart by at least a row, or its
 // columns are not adjacent, so no call can write it).
 inline int64_t output_lead(const halide_buffer_t *out) {
@@ -108,14 +152,20 @@ inline bool answer_bounds_query(halide_buffer_t *a, halide_buffer_t *b, int32_t 
         }
     }
     const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
+    // An operand with merged rows (rows_merged) is an input: its query copy holds the input's own
+    // dims, which the call needs whole (a range of merged rows is no box of them), so they stay.
     a->dim[0].min = 0;
     a->dim[0].extent = k;
-    a->dim[1].min = m.min;
-    a->dim[1].extent = m.extent;
+    if (!rows_merged(a, out)) {
+        a->dim[1].min = m.min;
+        a->dim[1].extent = m.extent;
+    }
     b->dim[0].min = n.min;
     b->dim[0].extent = n.extent;
-    b->dim[1].min = 0;
-    b->dim[1].extent = k;
+    if (!rows_merged(b, out)) {
+        b->dim[1].min = 0;
+        b->dim[1].extent = k;
+    }
     return true;
 }
 

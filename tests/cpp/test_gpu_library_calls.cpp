@@ -279,3 +279,53 @@ TEST_CASE("A batch is one stride per buffer, or refused where its matrices are n
     out_dims[3] = {3, 2, 60, 0};
     CHECK_FALSE(gemm::batch_of(&a, &b, &out).ok);
 }
+
+TEST_CASE("An operand whose rows are several dims of an input is one matrix where they step over each other") {
+    // Halide order: a (k, tokens, batch) input of 3 x 4 rows of 8, read by a 2-D product of 12 x 5.
+    halide_dimension_t out_dims[2] = {{0, 5, 1, 0}, {0, 12, 5, 0}};
+    halide_dimension_t a_dims[3] = {{0, 8, 1, 0}, {0, 4, 8, 0}, {0, 3, 32, 0}};
+    halide_buffer_t out{}, a{}, view{};
+    out.dimensions = 2;
+    out.dim = out_dims;
+    a.dimensions = 3;
+    a.dim = a_dims;
+    halide_dimension_t dims[2];
+    CHECK(gemm::rows_merged(&a, &out));
+    const halide_buffer_t *m = gemm::as_matrix(&a, &out, &view, dims);
+    REQUIRE(m == &view);
+    CHECK(m->dimensions == 2);
+    CHECK(m->dim[1].extent == 12);
+    CHECK(m->dim[1].stride == 8);
+    CHECK(gemm::operand(m, 0, 0).lead == 8);
+    // The rows asked for start at the sixth: the offset is five rows.
+    CHECK(gemm::operand(m, 0, 5).offset == 40);
+    // Tokens of one element step anywhere; the batch's rows still follow each other.
+    a_dims[1] = {0, 1, 999, 0};
+    a_dims[2] = {0, 12, 8, 0};
+    m = gemm::as_matrix(&a, &out, &view, dims);
+    REQUIRE(m != nullptr);
+    CHECK(m->dim[1].extent == 12);
+    CHECK(m->dim[1].stride == 8);
+    // Batches further apart than their tokens (a stepped view): no one matrix.
+    a_dims[1] = {0, 4, 8, 0};
+    a_dims[2] = {0, 3, 64, 0};
+    CHECK(gemm::as_matrix(&a, &out, &view, dims) == nullptr);
+    // Its bounds query keeps the input's own dims past the columns (a range of merged rows is no box).
+    a_dims[2] = {0, 3, 32, 0};
+    halide_dimension_t b_dims[2] = {{0, 5, 1, 0}, {0, 8, 5, 0}};
+    halide_buffer_t b{};
+    b.dimensions = 2;
+    b.dim = b_dims;
+    out.host = nullptr;
+    CHECK(gemm::answer_bounds_query(&a, &b, 8, &out));
+    CHECK(a_dims[0].extent == 8);
+    CHECK(a_dims[1].extent == 4);
+    CHECK(a_dims[2].extent == 3);
+    CHECK(b_dims[1].extent == 8);
+    // A batched product's operands are not merged rows: their own.
+    halide_dimension_t batched_dims[3] = {{0, 5, 1, 0}, {0, 4, 5, 0}, {0, 3, 20, 0}};
+    out.dimensions = 3;
+    out.dim = batched_dims;
+    CHECK_FALSE(gemm::rows_merged(&a, &out));
+    CHECK(gemm::as_matrix(&a, &out, &view, dims) == &a);
+}

@@ -20,6 +20,11 @@ def _schedule(compiled):
     return "\n".join(r["report"]["schedule"] for r in compiled.compile_records if r.get("report"))
 
 
+def _operands_copied(compiled):
+    """Whether some call's operand is stored by a stage of its own first (Halide's schedule names it)."""
+    return any("blas_operand" in r["report"]["schedule_source"] for r in compiled.compile_records if r.get("report"))
+
+
 def _check(fn, *args, library=True, **options):
     compiled = hc.hcompile(fn, **options)
     mine = [a.copy() for a in args]
@@ -50,6 +55,39 @@ def test_strided_and_transposed_views():
     _check(lambda a, b: a @ b, a[::2, ::2], b)           # no unit stride: stored first
     _check(lambda a, b: a @ b, a[:, :DEEP], b[:, ::-1])   # a row slice; reversed columns
     _check(lambda a, b: a.T @ b, rand(DEEP, 50), b)       # a transposed input
+
+
+def _rows(x):
+    return x.reshape(-1, x.shape[-1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 16, DEEP), (2, 3, 11, DEEP), (1, 64, DEEP), (64, 1, DEEP), (3, 1, 1, 40, DEEP)])
+def test_an_input_reshaped_into_rows_is_read_as_it_is(dtype, shape):
+    """`x.reshape(-1, k) @ w` of a C-contiguous x: BLAS reads x's own memory as the matrix, its
+    leading axes merged into rows (runtime gemm::as_matrix), with no copy first; so does a
+    right operand whose leading axes merge into the contraction."""
+    compiled, _ = _check(lambda x, w: _rows(x) @ w + 1, rand(*shape, dtype=dtype), rand(DEEP, 70, dtype=dtype))
+    assert not _operands_copied(compiled)
+    compiled, _ = _check(lambda a, w: a @ _rows(w), rand(70, DEEP, dtype=dtype), rand(8, DEEP // 8, 66, dtype=dtype))
+    assert not _operands_copied(compiled)
+
+
+def test_inputs_reshaped_into_rows_that_are_no_one_matrix_are_copied_first():
+    """A stepped or transposed x is not one matrix in memory: stored first, then the call."""
+    w = rand(DEEP, 70)
+    for x in (rand(8, 16, DEEP)[::2], rand(16, 4, DEEP).transpose(1, 0, 2), rand(4, 16, 2 * DEEP)[:, :, ::2]):
+        compiled = hc.hcompile(lambda x, w: _rows(x) @ w)
+        np.testing.assert_allclose(compiled(x, w), _rows(x) @ w, rtol=1e-10, atol=1e-10)
+        assert _operands_copied(compiled)
+
+
+def test_inputs_reshaped_into_rows_at_every_size():
+    compiled = hc.hcompile(lambda x, w: np.maximum(_rows(x) @ w, 0))
+    for batch, tokens in [(4, 40), (3, 41), (5, 37), (2, 90)]:
+        x, w = rand(batch, tokens, DEEP), rand(DEEP, 40)
+        np.testing.assert_allclose(compiled(x, w), np.maximum(_rows(x) @ w, 0), rtol=1e-10, atol=1e-10)
+    assert "call_library" in _schedule(compiled)
 
 
 def test_rows_blas_cannot_take_go_through_loops():

@@ -424,7 +424,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         int arg = static_cast<int>(n.int_attr("arg"));
         InputLayout layout = arg < static_cast<int>(layouts.size()) ? layouts[arg] : InputLayout::CContiguous;
         LoweredInput input{arg, n.dtype, make_input(n, layout, symbols)};
-        ctx.set_input(n.id, arg, input.param, layout != InputLayout::Strided);
+        ctx.set_input(n.id, arg, input.param, layout);
         out.inputs.push_back(input);
     }
     for (const Node &n : graph.nodes()) {

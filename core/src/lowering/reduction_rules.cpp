@@ -610,10 +610,22 @@ NodeId matrix_under_broadcast(const Graph &graph, NodeId id) {
     return matrix ? x.id : id;
 }
 
+// The C-contiguous input whose leading axes a 2-D product's operand `id` merges into its rows: a
+// row-major reshape keeping the innermost axis (`x.reshape(-1, k)` of an (..., k) input), the
+// input's own memory read as a matrix (runtime gemm::as_matrix). Null for any other operand.
+const Halide::ImageParam *input_with_rows_merged(const LowerContext &ctx, const Node &product, NodeId id) {
+    const Node &r = ctx.graph.node(id);
+    if (product.ndim() != 2 || r.kind != OpKind::Reshape || r.ndim() != 2) return nullptr;
+    const Node &in = ctx.graph.node(r.inputs[0]);
+    if (in.kind != OpKind::Input || in.ndim() < 3 || in.shape.back() != r.shape.back()) return nullptr;
+    return ctx.contiguous_input(in.id);
+}
+
 // A float product through BLAS (runtime/blas.h: an extern stage, 2-D), or through cuBLAS on the
 // device for a GPU pipeline (runtime/cublas.h: the stage's buffers in device memory, the call's
 // user context first, for its stream; a batched product in one strided batched call): an operand
-// that is an input with a unit inner stride, or a region stored at the root, is passed as it is;
+// that is an input with a unit inner stride, a C-contiguous input with its leading axes merged
+// into rows, or a region stored at the root, is passed as it is;
 // any other (a fused expression, a strided input) is first stored, in the product's dtype (the
 // schedule computes it at root). A matrix broadcast over a batch goes as the matrix alone. `f` is
 // a copy of the stage: Halide then writes an output array once, through its own code (on the CPU,
@@ -639,7 +651,9 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
         operand = matrix_under_broadcast(ctx.graph, operand);
         const Node &node = ctx.graph.node(operand);
         const bool same_dtype = node.dtype == operand_dtype;
-        if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {
+        const Halide::ImageParam *param = ctx.dense_input(operand);
+        if (!param) param = input_with_rows_merged(ctx, n, operand);
+        if (param && same_dtype) {
             args.emplace_back(*param);
             continue;
         }

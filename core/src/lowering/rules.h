@@ -62,14 +62,20 @@ public:
     Halide::Expr compute(const Node &node, const std::vector<Halide::Expr> &index) const;
 
     // Leaves are read directly, not through a Func: an input's ImageParam, a constant's value.
-    void set_input(NodeId id, int arg, const Halide::ImageParam &param, bool unit_inner_stride) {
+    void set_input(NodeId id, int arg, const Halide::ImageParam &param, InputLayout layout) {
         inputs_[id] = param;
         params_by_arg_.emplace(arg, param);
-        if (unit_inner_stride) dense_inputs_.insert(id);
+        if (layout != InputLayout::Strided) dense_inputs_.insert(id);
+        if (layout == InputLayout::CContiguous) contiguous_inputs_.insert(id);
     }
     // The ImageParam of an input whose innermost stride is one element (a BLAS operand as it
     // is), or null.
     const Halide::ImageParam *dense_input(NodeId id) const { return dense_inputs_.count(id) ? &inputs_[id] : nullptr; }
+    // The ImageParam of a C-contiguous input (any row-major reshape of it is the same memory), or
+    // null.
+    const Halide::ImageParam *contiguous_input(NodeId id) const {
+        return contiguous_inputs_.count(id) ? &inputs_[id] : nullptr;
+    }
 
     // The Func of a region root computed at the root (not per row of another region), or null.
     const Halide::Func *stored_region(NodeId id) const {
@@ -108,6 +114,7 @@ private:
     std::vector<Halide::ImageParam> inputs_;  // by node id
     std::map<int, Halide::ImageParam> params_by_arg_;
     std::set<NodeId> dense_inputs_;
+    std::set<NodeId> contiguous_inputs_;
     std::vector<Halide::Expr> constants_;     // by node id
     // Fused values already built, by node: (index, value). An elementwise consumer passes its
     // own index on, so a value read twice at one index is built once and shared (Halide's CSE
