@@ -174,17 +174,6 @@ Partition partition_with_budget(const Graph &graph, int budget) {
     Partition p;
     p.materialized.assign(n, false);
 
-    // Work of one inlined copy of a node: its own units plus its inputs', as a tree. An upper
-    // bound (an input may be stored later, or shared along elementwise paths), decided before the
-    // inputs are, so that one backward pass settles every node.
-    std::vector<int64_t> work(n, 0);
-    for (const Node &node : graph.nodes()) {
-        if (op_class(node.kind) == OpClass::Leaf) continue;
-        int64_t w = op_units(node);
-        for (NodeId in : node.inputs) w += work[in];
-        work[node.id] = std::min(w, kWorkCap);
-    }
-
     for (NodeId out : graph.outputs()) p.materialized[out] = true;
     for (const Node &node : graph.nodes()) {
         OpClass cls = op_class(node.kind);
@@ -205,6 +194,20 @@ Partition partition_with_budget(const Graph &graph, int budget) {
                 if (op_class(graph.node(operand).kind) == OpClass::Elementwise) p.materialized[operand] = true;
             }
         }
+    }
+
+    // Work of one inlined copy of a node: its own units plus its inputs', as a tree, where an input
+    // stored already (a reduction, a product, an output: stored above whatever the budget says)
+    // is a load and counts nothing: a residual add of a matrix product is two adds, not the
+    // attention before the product. An upper bound otherwise (an input may be stored later, or
+    // shared along elementwise paths), decided before the inputs are, so that one backward pass
+    // settles every node.
+    std::vector<int64_t> work(n, 0);
+    for (const Node &node : graph.nodes()) {
+        if (op_class(node.kind) == OpClass::Leaf) continue;
+        int64_t w = op_units(node);
+        for (NodeId in : node.inputs) w += p.materialized[in] ? 0 : work[in];
+        work[node.id] = std::min(w, kWorkCap);
     }
 
     // Backwards, consumers before producers: a node's places are known once its users are decided.

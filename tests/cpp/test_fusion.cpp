@@ -93,7 +93,7 @@ TEST_CASE("softmax with row fusion: reductions and the shared exp are computed p
           "region 1 -> %4 (exp) fuses %2:broadcast %3:sub [computed per row of %7]\n"
           "region 2 -> %5 (sum) [computed per row of %7]\n"
           "region 3 -> %7 (div) fuses %6:broadcast\n"
-          "%4 (exp) stored: inlined it would be computed at 2 places of up to 12 op units each (recompute budget 8)\n");
+          "%4 (exp) stored: inlined it would be computed at 2 places of up to 11 op units each (recompute budget 8)\n");
 }
 
 // Softmax rows appended to `g` after `x` (rows x cols): max, exp, sum and the division.
