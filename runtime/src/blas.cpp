@@ -83,10 +83,10 @@ extern "C" int hc_blas_gemm(halide_buffer_t *a_arg, halide_buffer_t *b_arg, int3
     if (m.extent == 0 || n.extent == 0) return 0;
     halide_buffer_t a_view, b_view;
     halide_dimension_t a_dims[2], b_dims[2];
-    const halide_buffer_t *a = gemm::as_matrix(a_arg, out, &a_view, a_dims);
-    const halide_buffer_t *b = gemm::as_matrix(b_arg, out, &b_view, b_dims);
-    // (An input's rows merged by lowering are C-contiguous, so they always merge; Halide's
-    // pipeline has no error for an extern to report but its return value.)
+    const halide_buffer_t *a = gemm::as_matrix(a_arg, out, k, &a_view, a_dims);
+    const halide_buffer_t *b = gemm::as_matrix(b_arg, out, gemm::columns_of(b_arg, k), &b_view, b_dims);
+    // (The lowering passes only arrays laid out as their matrix; Halide's pipeline has no error
+    // for an extern to report but its return value.)
     if (!a || !b || !gemm::operands_cover(a, b, k, out)) return -1;
     const bool f32 = out->type.bits == 32;
     const gemm::Operand oa = gemm::operand(a, 0, m.min), ob = gemm::operand(b, n.min, 0);

@@ -108,9 +108,9 @@ extern "C" int hc_cublas_gemm(void *user_context, halide_buffer_t *a_arg, halide
     if (m.extent == 0 || n.extent == 0) return 0;
     halide_buffer_t a_view, b_view;
     halide_dimension_t a_dims[2], b_dims[2];
-    const halide_buffer_t *a = gemm::as_matrix(a_arg, out, &a_view, a_dims);
-    const halide_buffer_t *b = gemm::as_matrix(b_arg, out, &b_view, b_dims);
-    if (!a || !b) return fail("an operand's rows are axes that do not merge into one");
+    const halide_buffer_t *a = gemm::as_matrix(a_arg, out, k, &a_view, a_dims);
+    const halide_buffer_t *b = gemm::as_matrix(b_arg, out, gemm::columns_of(b_arg, k), &b_view, b_dims);
+    if (!a || !b) return fail("an operand's memory is not the matrix the product reads");
     if (!gemm::operands_cover(a, b, k, out)) return fail("an operand has fewer rows than the product reads");
     const Library *lib = library.load();
     if (!lib) return fail("cuBLAS is not loaded");

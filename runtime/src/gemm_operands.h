@@ -41,44 +41,69 @@ inline Operand operand(const halide_buffer_t *buf, int64_t col_min, int64_t row_
     return o;
 }
 
-// Whether `buf` is a 2-D product's operand given with more than two dims: a C-contiguous input
-// whose leading axes a row-major reshape merged into the operand's rows (`x.reshape(-1, k) @ w`;
-// lowering passes the input itself, not a copy). Its dims past 0 are the matrix's rows.
-inline bool rows_merged(const halide_buffer_t *buf, const halide_buffer_t *out) {
+// Whether `buf` is a 2-D product's operand given with more than two dims: an array whose memory
+// the lowering found to be the operand, row-major (reduction_rules' operand_view): a C-contiguous
+// input whose leading axes a reshape merged into rows (`x.reshape(-1, k) @ w`), or a region
+// stored with its axes in the order the operand walks them (`(p @ v).transpose(0, 2, 1, 3)
+// .reshape(rows, width)`). Its dims, by stride, are the matrix's columns, then its rows.
+inline bool read_as_matrix(const halide_buffer_t *buf, const halide_buffer_t *out) {
     return out->dimensions == 2 && buf->dimensions > 2;
 }
 
-// `buf` as the matrix a product reads: itself, or where its rows are merged (rows_merged) `view`,
-// the same memory with dims 1.. as one dim of rows. Null where those dims do not merge: each
-// must step over the whole of the one inside it (dims of one element may step anywhere), from 0.
-inline const halide_buffer_t *as_matrix(const halide_buffer_t *buf, const halide_buffer_t *out, halide_buffer_t *view,
-                                        halide_dimension_t dims[2]) {
-    if (!rows_merged(buf, out)) return buf;
-    int64_t rows = 1, stride = buf->dim[1].stride, next = -1;
-    for (int d = 1; d < buf->dimensions; ++d) {
+// `buf` as the matrix of `columns` columns a product reads: itself, or where it is read as a
+// matrix (read_as_matrix) `view`, the same memory as two dims: its dims of more than one element,
+// by stride, the innermost ones `columns` in all, each group stepping over the whole of the dim
+// inside it. Null where they do not (no one matrix in memory). An empty array is itself: the
+// call reads none of it.
+inline const halide_buffer_t *as_matrix(const halide_buffer_t *buf, const halide_buffer_t *out, int64_t columns,
+                                        halide_buffer_t *view, halide_dimension_t dims[2]) {
+    if (!read_as_matrix(buf, out)) return buf;
+    const halide_dimension_t *sorted[16];
+    int n = 0;
+    for (int d = 0; d < buf->dimensions; ++d) {
         const halide_dimension_t &dim = buf->dim[d];
-        if (dim.min != 0) return nullptr;
-        rows *= dim.extent;
-        if (dim.extent == 1) continue;
-        if (next < 0) {
-            stride = dim.stride;
-        } else if (dim.stride != next) {
-            return nullptr;
-        }
-        next = int64_t{dim.stride} * dim.extent;
+        if (dim.extent == 0) return buf;
+        if (dim.min != 0 || n == 16) return nullptr;
+        if (dim.extent > 1) sorted[n++] = &dim;
     }
-    if (rows > INT32_MAX) return nullptr;
+    std::sort(sorted, sorted + n, [](const halide_dimension_t *x, const halide_dimension_t *y) { return x->stride < y->stride; });
+    // Each group: its count of elements and the stride of its first dim; its dims must chain.
+    int next = 0;
+    auto group = [&](int64_t count, int64_t *stride) {
+        int64_t elements = 1, step = -1;
+        *stride = next < n ? sorted[next]->stride : 1;
+        while (elements < count && next < n) {
+            const halide_dimension_t &dim = *sorted[next++];
+            if (dim.stride <= 0 || (step >= 0 && dim.stride != step)) return false;
+            elements *= dim.extent;
+            step = int64_t{dim.stride} * dim.extent;
+        }
+        return elements == count;
+    };
+    int64_t total = 1;
+    for (int i = 0; i < n; ++i) total *= sorted[i]->extent;
+    if (columns <= 0 || total % columns != 0 || total / columns > INT32_MAX) return nullptr;
+    int64_t column_stride, row_stride;
+    if (!group(columns, &column_stride) || !group(total / columns, &row_stride) || next != n) return nullptr;
+    if (total == columns) row_stride = columns * column_stride;   // one row: any stride past it
     *view = *buf;
-    dims[0] = buf->dim[0];
-    dims[1] = halide_dimension_t(0, static_cast<int32_t>(rows), static_cast<int32_t>(stride));
+    dims[0] = halide_dimension_t(0, static_cast<int32_t>(columns), static_cast<int32_t>(column_stride));
+    dims[1] = halide_dimension_t(0, static_cast<int32_t>(total / columns), static_cast<int32_t>(row_stride));
     view->dimensions = 2;
     view->dim = dims;
     return view;
 }
 
+// The columns of a right operand of k rows: its elements over k (0 where k is not positive).
+inline int64_t columns_of(const halide_buffer_t *b, int32_t k) {
+    int64_t elements = 1;
+    for (int d = 0; d < b->dimensions; ++d) elements *= b->dim[d].extent;
+    return k > 0 ? elements / k : 0;
+}
+
 // Whether the matrices a product reads hold what it reads: a's rows out's, b's rows k. Halide
 // checks this itself for operands passed as they are (the bounds query's answer), not for
-// merged rows, whose query leaves the input's own dims.
+// those read as matrices, whose query it leaves as it is.
 inline bool operands_cover(const halide_buffer_t *a, const halide_buffer_t *b, int32_t k, const halide_buffer_t *out) {
     const halide_dimension_t &m = out->dim[1];
     return a->dim[1].min <= m.min && m.min + m.extent <= a->dim[1].min + a->dim[1].extent &&
@@ -152,17 +177,18 @@ inline bool answer_bounds_query(halide_buffer_t *a, halide_buffer_t *b, int32_t 
         }
     }
     const halide_dimension_t &n = out->dim[0], &m = out->dim[1];
-    // An operand with merged rows (rows_merged) is an input: its query copy holds the input's own
-    // dims, which the call needs whole (a range of merged rows is no box of them), so they stay.
-    a->dim[0].min = 0;
-    a->dim[0].extent = k;
-    if (!rows_merged(a, out)) {
+    // An operand read as a matrix (read_as_matrix) is needed whole: a range of its rows is no box
+    // of its dims. Its query copy is left as it is: an input's holds the input's own dims, and a
+    // region's stays empty, the region computed over the bounds the lowering gave it.
+    if (!read_as_matrix(a, out)) {
+        a->dim[0].min = 0;
+        a->dim[0].extent = k;
         a->dim[1].min = m.min;
         a->dim[1].extent = m.extent;
     }
-    b->dim[0].min = n.min;
-    b->dim[0].extent = n.extent;
-    if (!rows_merged(b, out)) {
+    if (!read_as_matrix(b, out)) {
+        b->dim[0].min = n.min;
+        b->dim[0].extent = n.extent;
         b->dim[1].min = 0;
         b->dim[1].extent = k;
     }

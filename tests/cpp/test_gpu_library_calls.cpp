@@ -280,7 +280,7 @@ TEST_CASE("A batch is one stride per buffer, or refused where its matrices are n
     CHECK_FALSE(gemm::batch_of(&a, &b, &out).ok);
 }
 
-TEST_CASE("An operand whose rows are several dims of an input is one matrix where they step over each other") {
+TEST_CASE("An operand given as an array is the matrix its dims make by stride, columns first, where they chain") {
     // Halide order: a (k, tokens, batch) input of 3 x 4 rows of 8, read by a 2-D product of 12 x 5.
     halide_dimension_t out_dims[2] = {{0, 5, 1, 0}, {0, 12, 5, 0}};
     halide_dimension_t a_dims[3] = {{0, 8, 1, 0}, {0, 4, 8, 0}, {0, 3, 32, 0}};
@@ -290,42 +290,64 @@ TEST_CASE("An operand whose rows are several dims of an input is one matrix wher
     a.dimensions = 3;
     a.dim = a_dims;
     halide_dimension_t dims[2];
-    CHECK(gemm::rows_merged(&a, &out));
-    const halide_buffer_t *m = gemm::as_matrix(&a, &out, &view, dims);
+    CHECK(gemm::read_as_matrix(&a, &out));
+    const halide_buffer_t *m = gemm::as_matrix(&a, &out, 8, &view, dims);
     REQUIRE(m == &view);
     CHECK(m->dimensions == 2);
+    CHECK(m->dim[0].extent == 8);
     CHECK(m->dim[1].extent == 12);
     CHECK(m->dim[1].stride == 8);
     CHECK(gemm::operand(m, 0, 0).lead == 8);
     // The rows asked for start at the sixth: the offset is five rows.
     CHECK(gemm::operand(m, 0, 5).offset == 40);
+    // The same memory as 3 rows of 32 columns (`x.reshape(3, -1)`); no matrix of 12 columns, which
+    // would split a dim.
+    m = gemm::as_matrix(&a, &out, 32, &view, dims);
+    REQUIRE(m != nullptr);
+    CHECK(m->dim[1].extent == 3);
+    CHECK(m->dim[1].stride == 32);
+    CHECK(gemm::as_matrix(&a, &out, 12, &view, dims) == nullptr);
     // Tokens of one element step anywhere; the batch's rows still follow each other.
     a_dims[1] = {0, 1, 999, 0};
     a_dims[2] = {0, 12, 8, 0};
-    m = gemm::as_matrix(&a, &out, &view, dims);
+    m = gemm::as_matrix(&a, &out, 8, &view, dims);
     REQUIRE(m != nullptr);
     CHECK(m->dim[1].extent == 12);
     CHECK(m->dim[1].stride == 8);
     // Batches further apart than their tokens (a stepped view): no one matrix.
     a_dims[1] = {0, 4, 8, 0};
     a_dims[2] = {0, 3, 64, 0};
-    CHECK(gemm::as_matrix(&a, &out, &view, dims) == nullptr);
-    // Its bounds query keeps the input's own dims past the columns (a range of merged rows is no box).
+    CHECK(gemm::as_matrix(&a, &out, 8, &view, dims) == nullptr);
+    // A region (d, tokens, heads, batch) stored heads inside tokens, as the lowering reorders it for
+    // (p @ v).transpose(0, 2, 1, 3).reshape(batch * tokens, heads * d): columns (d, heads), rows
+    // (tokens, batch).
+    halide_dimension_t r_dims[4] = {{0, 4, 1, 0}, {0, 5, 8, 0}, {0, 2, 4, 0}, {0, 3, 40, 0}};
+    halide_buffer_t r{};
+    r.dimensions = 4;
+    r.dim = r_dims;
+    m = gemm::as_matrix(&r, &out, 8, &view, dims);
+    REQUIRE(m != nullptr);
+    CHECK(m->dim[0].stride == 1);
+    CHECK(m->dim[1].extent == 15);
+    CHECK(m->dim[1].stride == 8);
+    // As a right operand of 15 rows: 8 columns.
+    CHECK(gemm::columns_of(&r, 15) == 8);
+    // The query leaves an array read as a matrix as it is (needed whole); a matrix operand is told.
     a_dims[2] = {0, 3, 32, 0};
-    halide_dimension_t b_dims[2] = {{0, 5, 1, 0}, {0, 8, 5, 0}};
+    halide_dimension_t b_dims[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
     halide_buffer_t b{};
     b.dimensions = 2;
     b.dim = b_dims;
-    out.host = nullptr;
     CHECK(gemm::answer_bounds_query(&a, &b, 8, &out));
     CHECK(a_dims[0].extent == 8);
     CHECK(a_dims[1].extent == 4);
     CHECK(a_dims[2].extent == 3);
+    CHECK(b_dims[0].extent == 5);
     CHECK(b_dims[1].extent == 8);
-    // A batched product's operands are not merged rows: their own.
+    // A batched product's operands are no matrices read whole: their own.
     halide_dimension_t batched_dims[3] = {{0, 5, 1, 0}, {0, 4, 5, 0}, {0, 3, 20, 0}};
     out.dimensions = 3;
     out.dim = batched_dims;
-    CHECK_FALSE(gemm::rows_merged(&a, &out));
-    CHECK(gemm::as_matrix(&a, &out, &view, dims) == &a);
+    CHECK_FALSE(gemm::read_as_matrix(&a, &out));
+    CHECK(gemm::as_matrix(&a, &out, 8, &view, dims) == &a);
 }

@@ -1522,6 +1522,11 @@ def _wide_attention_scores(x):
     return _attention_scores(x, head=128)
 
 
+def _joined_heads(p, v, w):
+    o = (p @ v).transpose(0, 2, 1, 3)
+    return o.reshape(o.shape[0] * o.shape[1], -1) @ w
+
+
 CUBLAS_CASES = [
     (lambda a, b: a @ b, [(130, 130), (130, 150)]),
     (lambda a, b: a @ b.T, [(64, 512), (1024, 512)]),             # b transposed: stored by a kernel first
@@ -1543,7 +1548,10 @@ CUBLAS_CASES = [
     (lambda x, w: np.tanh(_rows(x) @ w), [(4, 50, 128), (128, 300)]),
     (lambda x, w: _rows(x) @ w, [(2, 3, 40, 128), (128, 200)]),
     (lambda a, w: a @ _rows(w), [(100, 256), (2, 128, 300)]),
+    # An attention's heads joined for its output projection: the staged product laid out for it.
+    (_joined_heads, [(2, 8, 64, 64), (2, 8, 64, 64), (512, 300)]),
 ]
+
 
 
 def _rows(x):
@@ -1554,8 +1562,9 @@ def _rows(x):
 def test_inputs_reshaped_into_rows_reach_cublas_as_they_are():
     """No copy of an input whose leading axes a reshape merges into a product's rows: the cuBLAS
     call reads the device array itself (runtime gemm::as_matrix), as a transformer layer's first
-    product reads its (batch, tokens, width) input."""
-    for fn, shapes in CUBLAS_CASES[-3:]:
+    product reads its (batch, tokens, width) input; nor of an attention's heads joined for its
+    output projection, the staged product's result laid out as that matrix."""
+    for fn, shapes in CUBLAS_CASES[-4:]:
         f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
         f.compile_only(*[np.ones(s, np.float32) for s in shapes])
         report = f.compile_records[-1]["report"]

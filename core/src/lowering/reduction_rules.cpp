@@ -610,22 +610,108 @@ NodeId matrix_under_broadcast(const Graph &graph, NodeId id) {
     return matrix ? x.id : id;
 }
 
-// The C-contiguous input whose leading axes a 2-D product's operand `id` merges into its rows: a
-// row-major reshape keeping the innermost axis (`x.reshape(-1, k)` of an (..., k) input), the
-// input's own memory read as a matrix (runtime gemm::as_matrix). Null for any other operand.
-const Halide::ImageParam *input_with_rows_merged(const LowerContext &ctx, const Node &product, NodeId id) {
-    const Node &r = ctx.graph.node(id);
-    if (product.ndim() != 2 || r.kind != OpKind::Reshape || r.ndim() != 2) return nullptr;
-    const Node &in = ctx.graph.node(r.inputs[0]);
-    if (in.kind != OpKind::Input || in.ndim() < 3 || in.shape.back() != r.shape.back()) return nullptr;
-    return ctx.contiguous_input(in.id);
+// A 2-D product's operand that is an array's own memory read as a matrix (runtime
+// gemm::as_matrix): an input or a region stored whole, of three axes or more, seen through fused
+// transposes and row-major reshapes that only merge its axes into the operand's rows and columns
+// (`x.reshape(-1, k)`; `(p @ v).transpose(0, 2, 1, 3).reshape(rows, width)`, an attention's heads
+// joined). `order` is the array's axes, outermost first, as the operand's rows then its columns
+// walk them (axes of one element left out): its memory must be laid out so.
+struct OperandView {
+    NodeId array = -1;
+    std::vector<int> order;
+};
+
+std::optional<OperandView> operand_view(const LowerContext &ctx, const Node &product, NodeId id) {
+    const Graph &g = ctx.graph;
+    if (product.ndim() != 2 || g.node(id).ndim() != 2) return std::nullopt;
+    std::vector<NodeId> chain;   // the operand first
+    NodeId at = id;
+    while ((g.node(at).kind == OpKind::Reshape || g.node(at).kind == OpKind::Transpose) && !ctx.stored(at)) {
+        chain.push_back(at);
+        at = g.node(at).inputs[0];
+    }
+    const Node &array = g.node(at);
+    // (A 2-D array is read as the matrix its own dims make: a reshape of it is no view there.)
+    if (chain.empty() || array.ndim() < 3 || array.size() == 0) return std::nullopt;
+    // Each axis of the value so far: the array's axes it merges, outermost first.
+    std::vector<std::vector<int>> groups;
+    std::vector<int64_t> extents(array.shape.begin(), array.shape.end());
+    for (int a = 0; a < array.ndim(); ++a) groups.push_back({a});
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        const Node &n = g.node(*it);
+        std::vector<std::vector<int>> next;
+        std::vector<int64_t> next_extents;
+        if (n.kind == OpKind::Transpose) {
+            for (int64_t p : n.ints_attr("perm")) {
+                next.push_back(groups[p]);
+                next_extents.push_back(extents[p]);
+            }
+        } else {
+            // Axes of one element go (they lie anywhere in memory); each new axis merges a run of
+            // the others whose extents multiply to its own, or the reshape splits an axis: no view.
+            size_t i = 0;
+            auto skip_ones = [&] { while (i < groups.size() && extents[i] == 1) ++i; };
+            for (int64_t want : n.shape) {
+                std::vector<int> merged;
+                int64_t have = 1;
+                skip_ones();
+                while (have < want && i < groups.size()) {
+                    merged.insert(merged.end(), groups[i].begin(), groups[i].end());
+                    have *= extents[i++];
+                    skip_ones();
+                }
+                if (have != want) return std::nullopt;
+                next.push_back(merged);
+                next_extents.push_back(want);
+            }
+            skip_ones();
+            if (i != groups.size()) return std::nullopt;
+        }
+        groups = std::move(next);
+        extents = std::move(next_extents);
+    }
+    OperandView view{at, {}};
+    for (const std::vector<int> &axes : groups) {
+        for (int a : axes) {
+            if (array.shape[a] != 1) view.order.push_back(a);
+        }
+    }
+    const bool natural = std::is_sorted(view.order.begin(), view.order.end());
+    if (ctx.contiguous_input(at)) return natural ? std::optional<OperandView>(view) : std::nullopt;
+    // A region: stored at the root, of static extents (it is bounded whole below), not a call's
+    // own output. Its storage is reordered only where it is no output (whose layout the caller's
+    // array fixes) and its innermost axis stays innermost (its kernel's writes stay contiguous).
+    const bool output = std::find(g.outputs().begin(), g.outputs().end(), at) != g.outputs().end();
+    if (!ctx.stored_region(at) || ctx.library_calls.count(at) || ctx.symbols.any_symbolic(array.shape)) return std::nullopt;
+    if (!natural && (output || view.order.back() != array.ndim() - 1)) return std::nullopt;
+    return view;
+}
+
+// The array to pass for `view`: an input's ImageParam, or a region's Func, its storage laid out
+// in the view's order and its extents bounded whole (the call's bounds query leaves it as it is:
+// gemm::answer_bounds_query). Nothing where the region's layout is claimed otherwise already.
+std::optional<Halide::ExternFuncArgument> pass_as_matrix(const LowerContext &ctx, const OperandView &view) {
+    if (const Halide::ImageParam *param = ctx.contiguous_input(view.array)) return Halide::ExternFuncArgument(*param);
+    if (!ctx.claim_layout(view.array, view.order)) return std::nullopt;
+    const Node &array = ctx.graph.node(view.array);
+    Halide::Func region = *ctx.stored_region(view.array);
+    const std::vector<Halide::Var> vars = region.args();   // Halide's order: the last axis first
+    auto var_of = [&](int axis) { return vars[array.ndim() - 1 - axis]; };
+    std::vector<Halide::Var> storage;   // innermost first
+    for (auto it = view.order.rbegin(); it != view.order.rend(); ++it) storage.push_back(var_of(*it));
+    for (int a = 0; a < array.ndim(); ++a) {
+        if (array.shape[a] == 1) storage.push_back(var_of(a));
+    }
+    if (!std::is_sorted(view.order.begin(), view.order.end())) region.reorder_storage(storage);
+    for (int a = 0; a < array.ndim(); ++a) region.bound(var_of(a), 0, ctx.extent(array, a));
+    return Halide::ExternFuncArgument(region);
 }
 
 // A float product through BLAS (runtime/blas.h: an extern stage, 2-D), or through cuBLAS on the
 // device for a GPU pipeline (runtime/cublas.h: the stage's buffers in device memory, the call's
 // user context first, for its stream; a batched product in one strided batched call): an operand
-// that is an input with a unit inner stride, a C-contiguous input with its leading axes merged
-// into rows, or a region stored at the root, is passed as it is;
+// that is an input with a unit inner stride, an array read as a matrix through layout ops
+// (operand_view), or a region stored at the root, is passed as it is;
 // any other (a fused expression, a strided input) is first stored, in the product's dtype (the
 // schedule computes it at root). A matrix broadcast over a batch goes as the matrix alone. `f` is
 // a copy of the stage: Halide then writes an output array once, through its own code (on the CPU,
@@ -651,11 +737,15 @@ ReductionLowering lower_matmul_as_library_call(const LowerContext &ctx, const No
         operand = matrix_under_broadcast(ctx.graph, operand);
         const Node &node = ctx.graph.node(operand);
         const bool same_dtype = node.dtype == operand_dtype;
-        const Halide::ImageParam *param = ctx.dense_input(operand);
-        if (!param) param = input_with_rows_merged(ctx, n, operand);
-        if (param && same_dtype) {
+        if (const Halide::ImageParam *param = ctx.dense_input(operand); param && same_dtype) {
             args.emplace_back(*param);
             continue;
+        }
+        if (const std::optional<OperandView> view = operand_view(ctx, n, operand); view && same_dtype) {
+            if (std::optional<Halide::ExternFuncArgument> arg = pass_as_matrix(ctx, *view)) {
+                args.push_back(*arg);
+                continue;
+            }
         }
         if (const Halide::Func *region = ctx.stored_region(operand); region && same_dtype) {
             args.emplace_back(*region);  // computed at root by the schedule: read where it is

@@ -84,6 +84,17 @@ public:
                    ? &funcs_[id] : nullptr;
     }
 
+    // Whether node `id` is stored (a region's root), not fused into its readers.
+    bool stored(NodeId id) const { return partition_.materialized[id]; }
+
+    // Claims `order` (the region's axes, outermost first, axes of one element left out) as the
+    // memory layout of region `id`, read whole as a matrix by a library call (reduction_rules'
+    // operand_view). True where unclaimed or claimed the same: a region has one layout, and a
+    // call reading it as a matrix relies on it.
+    bool claim_layout(NodeId id, const std::vector<int> &order) const {
+        return layouts_.emplace(id, order).first->second == order;
+    }
+
     // Matrix products lowered as library calls (lower_matmul; decided before lowering).
     std::set<NodeId> library_calls;
     // Lowering for a GPU target (lower_to_halide's for_gpu).
@@ -115,6 +126,7 @@ private:
     std::map<int, Halide::ImageParam> params_by_arg_;
     std::set<NodeId> dense_inputs_;
     std::set<NodeId> contiguous_inputs_;
+    mutable std::map<NodeId, std::vector<int>> layouts_;   // claim_layout's
     std::vector<Halide::Expr> constants_;     // by node id
     // Fused values already built, by node: (index, value). An elementwise consumer passes its
     // own index on, so a value read twice at one index is built once and shared (Halide's CSE
