@@ -38,6 +38,11 @@ SIZES = {"tinyops": [(8192, 8192)], "softmax_rows": [(8192, 8192)], "layernorm_r
 TOLERANCE = {"ln_linear_gelu_res": (2e-2, 2e-2), "transformer_layer": (2e-3, 1e-4)}
 
 
+def tolerance(name):
+    """(rtol, atol) of a workload's answer against torch's."""
+    return TOLERANCE.get(name, (1e-4, 1e-5))
+
+
 def bench_inputs(name, rng):
     """The workload's inputs at its GPU size (float32; ln_linear_gelu_res float16), as NumPy arrays."""
     if SIZES[name] is None:
@@ -94,7 +99,7 @@ def torch_max_autotune_ms(torch, peer, args, want, name, repeat):
     try:
         tuned = torch.compile(peer, mode="max-autotune-no-cudagraphs")
         got = tuned(*args).clone()
-        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        rtol, atol = tolerance(name)
         if not torch.allclose(got, want, rtol=rtol, atol=atol * max(1.0, want.abs().max().item())):
             print(f"[gpu_bench] torch.compile max-autotune: wrong answer on {name}")
             return None
@@ -237,7 +242,7 @@ def small_table(torch, peers, names):
         graphed = hc.hcompile(getattr(W, name), fullgraph=True, mode="reduce-overhead")
         graphed(*args)
         want, got = peers[name](*args), graphed(*args)   # the second call is captured, then replayed
-        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        rtol, atol = tolerance(name)
         checked = torch.allclose(got, want, rtol=rtol, atol=atol * max(1.0, want.abs().max().item()))
         cells = [overhead_us(torch, hc.hcompile(getattr(W, name), fullgraph=True), *args, calls=500),
                  overhead_us(torch, graphed, *args, calls=500) if checked else None,
@@ -273,7 +278,7 @@ def halide_peer_table(torch, peers, names, autoschedulers, repeat):
         fn = sum_all if name == "sum_all" else getattr(W, name)
         args = [torch.from_numpy(a).cuda() for a in bench_inputs(name, rng)]
         want = peers[name](*args)
-        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        rtol, atol = tolerance(name)
         cells = []
         for scheduler in ("hcompile",) + tuple(autoschedulers):
             compiled = hc.hcompile(fn, fullgraph=True, autoscheduler=scheduler)
@@ -348,7 +353,7 @@ def main(argv=None) -> int:
         torch.cuda.synchronize()
         compile_s = time.perf_counter() - start
         want = peers[name](*args)
-        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        rtol, atol = tolerance(name)
         if not torch.allclose(got, want, rtol=rtol, atol=atol * max(1.0, want.abs().max().item())):
             rows.append(f"| {name} | wrong answer (max error {(got - want).abs().max().item():.3g}) | | | | | | | | |")
             print(rows[-1], flush=True)

@@ -21,13 +21,13 @@ import numpy as np
 import hcompile as hc
 from apps import workloads as W
 from apps.bench import heading, publish
-from apps.gpu_bench import TOLERANCE, bench_inputs, cuda_ms, overhead_us, torch_versions
+from apps.gpu_bench import bench_inputs, cuda_ms, overhead_us, tolerance, torch_versions
 
 WORKLOADS = "softmax_rows,layernorm_rows,tinyops,blur3x3,gelu_mlp"
 
 
 def _checked(torch, name, got, want):
-    rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+    rtol, atol = tolerance(name)
     return torch.allclose(got, want, rtol=rtol, atol=atol * max(1.0, want.abs().max().item()))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 import hcompile as hc
 from apps import workloads as W
-from apps.gpu_bench import SIZES, TOLERANCE, bench_inputs, cuda_ms, torch_versions
+from apps.gpu_bench import SIZES, bench_inputs, cuda_ms, tolerance, torch_versions
 
 CALLS = 10
 
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
         args = [torch.from_numpy(x).cuda() for x in _inputs(name, shape, np.random.default_rng(0))]
         compiled = hc.hcompile(getattr(W, name), fullgraph=True)
         peer = torch.compile(peers[name], dynamic=False)
-        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        rtol, atol = tolerance(name)
         torch.testing.assert_close(compiled(*args), peers[name](*args), rtol=rtol, atol=atol, check_dtype=False)
         shown = "×".join(str(s) for s in args[0].shape)
         timeline(torch, f"{name} {shown}, hcompile", compiled, args, flush, a.repeat)

@@ -30,14 +30,14 @@ def time_workloads(repeat):
 
     import hcompile as hc
     from apps import workloads as W
-    from apps.gpu_bench import SIZES, TOLERANCE, bench_inputs, cuda_ms, sum_all, torch_versions
+    from apps.gpu_bench import SIZES, bench_inputs, cuda_ms, sum_all, tolerance, torch_versions
     peers = torch_versions(torch)
     rng = np.random.default_rng(0)
     for name in SIZES:
         args = [torch.from_numpy(a).cuda() for a in bench_inputs(name, rng)]
         fn = getattr(W, name, None) or sum_all
         compiled = hc.hcompile(fn, fullgraph=True)
-        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        rtol, atol = tolerance(name)
         ok = torch.allclose(compiled(*args).float(), peers[name](*args).float(), rtol=rtol, atol=atol)
         print(json.dumps({name: cuda_ms(torch, compiled, args, repeat) if ok else None}), flush=True)
 

@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 import hcompile as hc
 from apps import workloads as W
-from apps.gpu_bench import TOLERANCE, bench_inputs, cuda_ms, torch_versions
+from apps.gpu_bench import bench_inputs, cuda_ms, tolerance, torch_versions
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workloads", default="transformer_layer")
     a = ap.parse_args(argv)
-    import numpy as np
     import torch
     if not torch.cuda.is_available():
         print("no CUDA GPU: nothing to measure")
@@ -33,7 +34,7 @@ def main(argv=None) -> int:
         args = [torch.from_numpy(x).cuda() for x in bench_inputs(name, np.random.default_rng(0))]
         peer = torch_versions(torch)[name]
         want = peer(*args)
-        rtol, atol = TOLERANCE.get(name, (1e-4, 1e-5))
+        rtol, atol = tolerance(name)
         for label, f in [("hcompile default", hc.hcompile(getattr(W, name), fullgraph=True)),
                          ("hcompile reduce-overhead", hc.hcompile(getattr(W, name), fullgraph=True,
                                                                   mode="reduce-overhead")),
