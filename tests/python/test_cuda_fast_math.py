@@ -27,9 +27,12 @@ def test_fast_math_kernels_use_the_approximate_instructions_and_exact_ones_do_no
     for instruction in APPROXIMATE:
         assert instruction in fast, instruction
     assert "div.rn" not in fast and "rcp.rn" not in fast
+    # Exact: IEEE divisions; rcp.approx only as the exact tanh's refined reciprocal (test_cuda_tanh.py).
     exact = _ptx(monkeypatch, tmp_path / "exact", W.tinyops, [(64, 64)], fast_math=False)
-    assert not any(instruction in exact for instruction in APPROXIMATE)
+    assert "ex2.approx" not in exact and "div.full" not in exact
     assert "div.rn" in exact
+    sigmoid = _ptx(monkeypatch, tmp_path / "sigmoid", lambda x: 1 / (1 + np.exp(-x)) / (x + 1), [(64, 64)], fast_math=False)
+    assert not any(instruction in sigmoid for instruction in APPROXIMATE)
 
 
 def test_a_division_of_one_is_a_reciprocal_and_others_divide(monkeypatch, tmp_path):

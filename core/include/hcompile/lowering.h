@@ -214,6 +214,10 @@ void add_gpu_fast_math_pass(Halide::Pipeline &pipeline);
 // (src/lowering/gpu_scalar_division.cpp).
 void add_gpu_scalar_division_pass(Halide::Pipeline &pipeline);
 
+// For a GPU pipeline: the marked float32 tanh inside kernels with a refined reciprocal estimate,
+// math::tanh on the host (src/lowering/gpu_tanh.cpp).
+void add_gpu_tanh_pass(Halide::Pipeline &pipeline);
+
 // For a GPU pipeline: C library calls in kernels made to CUDA's libdevice instead
 // (src/lowering/gpu_libm_calls.cpp): a kernel has no libm.
 void add_gpu_libm_calls_pass(Halide::Pipeline &pipeline);

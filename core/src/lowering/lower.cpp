@@ -221,6 +221,7 @@ Halide::Expr LowerContext::compute(const Node &n, const std::vector<Halide::Expr
                                    !may_fold_equal(values[0], values[1]);
     Halide::Expr marked = fast_math ? fast_math_marker(graph, n, operands) : Halide::Expr();
     if (!marked.defined() && for_gpu) marked = scalar_division_marker(graph, n, operands);
+    if (!marked.defined() && for_gpu) marked = gpu_tanh_marker(n, operands);
     Halide::Expr value = without_nan_immediates(plain_float_subtraction ? operands[0] - operands[1]
                                                 : marked.defined()       ? marked
                                                                          : (*rule)(n, operands));
@@ -539,6 +540,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
     if (for_gpu) {
         if (fast_math) add_gpu_fast_math_pass(out.pipeline);  // before the rounding pass fences its products
         add_gpu_scalar_division_pass(out.pipeline);
+        add_gpu_tanh_pass(out.pipeline);
         add_gpu_rounding_pass(out.pipeline);
         add_gpu_libm_calls_pass(out.pipeline);
     }

@@ -303,14 +303,18 @@ Expr tanh(Expr x) {
     // beyond 9 (f32) / 19.1 (f64): |x| is clamped to 22 (s <= 2^64, no overflow). Both
     // branches are computed (the GPU and vector lanes would anyway), so the large one is
     // kept short: one exp-style reduction, no expm1 cancellation guard, no overflow scaling.
-    return tanh_with(x, [](const Expr &a) {
+    return tanh_with_reciprocal(x, [](const Expr &d) { return k(d, 1.0) / d; });
+}
+
+Expr tanh_with_reciprocal(Expr x, const std::function<Expr(const Expr &)> &reciprocal) {
+    return tanh_with(x, [&](const Expr &a) {
         Reduced red = reduce_ln2(min(a, k(a, 22.0)) * k(a, 2.0), false);
         Expr s = pow2(red.ki, a.type());
         Expr denominator = fused_multiply_add(s, expm1_poly(red.r, false), s + k(a, 1.0));
         // 1 - 2 / D spelled 1 - 2 (1 / D) (the same value: 2 (1 / D) is exact), one fused
         // multiply-add after a GPU's correctly rounded reciprocal, a few instructions cheaper
         // than its division.
-        return fused_multiply_add(k(a, -2.0), k(a, 1.0) / denominator, k(a, 1.0));
+        return fused_multiply_add(k(a, -2.0), reciprocal(denominator), k(a, 1.0));
     });
 }
 

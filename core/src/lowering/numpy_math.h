@@ -26,6 +26,9 @@ Halide::Expr tanh(Halide::Expr x);
 // tanh with tanh|x| above |x| = 0.5625 computed by `large` from |x| (tanh's own is exact; the
 // GPU's fast_math has its own, gpu_fast_math.cpp): the polynomial below, signs and NaN as tanh's.
 Halide::Expr tanh_with(Halide::Expr x, const std::function<Halide::Expr(const Halide::Expr &)> &large);
+// tanh with the reciprocal of its large branch's denominator (in [4, 2^65], a normal float)
+// computed by `reciprocal` (tanh's own: an IEEE division; gpu_tanh.cpp's inside GPU kernels).
+Halide::Expr tanh_with_reciprocal(Halide::Expr x, const std::function<Halide::Expr(const Halide::Expr &)> &reciprocal);
 Halide::Expr sinh(Halide::Expr x);
 Halide::Expr cosh(Halide::Expr x);
 Halide::Expr arcsin(Halide::Expr x);

@@ -36,6 +36,11 @@ Halide::Expr fast_math_marker(const Graph &graph, const Node &n, const std::vect
 // (gpu_scalar_division.cpp); an undefined Expr for every other operation.
 Halide::Expr scalar_division_marker(const Graph &graph, const Node &n, const std::vector<Halide::Expr> &operands);
 
+// On a GPU: node `n`'s float32 tanh as one marked call, which a lowering pass computes inside GPU
+// kernels with a refined reciprocal estimate and on the host as math::tanh (gpu_tanh.cpp); an
+// undefined Expr for every other operation.
+Halide::Expr gpu_tanh_marker(const Node &n, const std::vector<Halide::Expr> &operands);
+
 class LowerContext {
 public:
     LowerContext(const Graph &graph, const Partition &partition, const std::vector<Halide::Func> &funcs,
