@@ -839,6 +839,18 @@ void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
 // The row root (GpuRows): one block per row, threads across it; a reduction root, one block per
 // output, its reduction by the block's threads.
 void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p) {
+    // Static extents stated, from 0: a root read only by other kernels or a library call (not an
+    // output, whose buffer says so) was otherwise computed over a region Halide sized per call,
+    // its rows starting at a symbolic offset, and every load of a vector of points (the inputs',
+    // a cuBLAS result's) was split into single loads: no alignment could be proven. The
+    // transformer layer's first layer norm ran 168 single loads and no vector one, the same
+    // kernel as a function's output 108 and 20.
+    std::vector<bool> stated(root.vars.size(), false);
+    for (size_t i = 0; i < root.vars.size() && !root.estimated; ++i) {
+        if (root.symbolic_axis(i) || (i == 0 && thread_rows(p))) continue;   // (a thread's row states its own)
+        w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
+        stated[i] = true;
+    }
     if (thread_rows(p)) {
         schedule_gpu_thread_rows_root(w, root, p);
         return;
@@ -863,7 +875,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     } else if (!per_point && p.gpu_warp_rows) {
         // The row's length stated (static, never an estimate: plan_regions): each lane's steps
         // whole, unrolled without guards.
-        w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
+        if (!stated[0]) w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
         row_in_lanes(w, s, root.vars[0], p.gpu_warp_rows);
     } else if (!per_point) {
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
@@ -881,7 +893,9 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         // its registers); unstated, Halide sized them per call, in global memory, not striped
         // over the lanes (garbage, and illegal addresses).
         if (per_point && p.gpu_warp_rows) {
-            for (size_t i = 0; i < root.vars.size(); ++i) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
+            for (size_t i = 0; i < root.vars.size(); ++i) {
+                if (!stated[i]) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
+            }
             in_first_lane(w, s, block_row);
         }
         w.gpu_threads(s, block_row);
