@@ -1571,6 +1571,20 @@ def test_inputs_reshaped_into_rows_reach_cublas_as_they_are():
         assert "call_library" in report["schedule"] and "blas_operand" not in report["schedule_source"], report["schedule_source"]
 
 
+@pytest.mark.skipif(not hc.blas.load_cublas(), reason="no cuBLAS to compile library calls for (nvidia-cublas)")
+def test_a_row_root_read_only_by_a_cublas_call_loads_its_rows_in_vectors(monkeypatch, tmp_path):
+    """A layer norm that is not an output but a product's operand states its extents from 0
+    (gpu_directives.cpp, schedule_gpu_rows_root): sized per call at a symbolic offset instead, its
+    kernel split every vector load into single ones (88 single loads and no vector one here)."""
+    monkeypatch.setenv("HCOMPILE_DEBUG_DIR", str(tmp_path))
+    f = hc.hcompile(lambda x, g, b, w: W._layer_norm(x, g, b) @ w, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(*[np.ones(s, np.float32) for s in [(256, 512), (512,), (512,), (512, 64)]])
+    assert "call_library" in _schedules(f)
+    [stmt] = [p.read_text(errors="replace") for p in tmp_path.glob("*/lowered_stmt.txt")]
+    [kernel] = stmt.split(".visible .entry ")[1:]   # the layer norm's; the product is cuBLAS's
+    assert re.search(r"ld\.global[.a-z]*\.v4", kernel), kernel.split("(")[0]
+
+
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_products_on_the_gpu_call_cublas_and_match_numpy(dtype, torch_cuda):
