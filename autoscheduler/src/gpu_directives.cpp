@@ -845,11 +845,9 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     // a cuBLAS result's) was split into single loads: no alignment could be proven. The
     // transformer layer's first layer norm ran 168 single loads and no vector one, the same
     // kernel as a function's output 108 and 20.
-    std::vector<bool> stated(root.vars.size(), false);
-    for (size_t i = 0; i < root.vars.size() && !root.estimated; ++i) {
-        if (root.symbolic_axis(i) || (i == 0 && thread_rows(p))) continue;   // (a thread's row states its own)
-        w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
-        stated[i] = true;
+    auto stated = [&](size_t i) { return !root.estimated && !root.symbolic_axis(i); };
+    for (size_t i = 0; i < root.vars.size(); ++i) {
+        if (stated(i) && !(i == 0 && thread_rows(p))) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);   // (a thread's row states its own)
     }
     if (thread_rows(p)) {
         schedule_gpu_thread_rows_root(w, root, p);
@@ -875,7 +873,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
     } else if (!per_point && p.gpu_warp_rows) {
         // The row's length stated (static, never an estimate: plan_regions): each lane's steps
         // whole, unrolled without guards.
-        if (!stated[0]) w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
+        if (!stated(0)) w.bound(root.func, root.vars[0], 0, root.extent_exprs[0]);
         row_in_lanes(w, s, root.vars[0], p.gpu_warp_rows);
     } else if (!per_point) {
         threads_across(w, s, root.vars[0], p.gpu_rows, thread_vector(p),
@@ -894,7 +892,7 @@ void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const Reg
         // over the lanes (garbage, and illegal addresses).
         if (per_point && p.gpu_warp_rows) {
             for (size_t i = 0; i < root.vars.size(); ++i) {
-                if (!stated[i]) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
+                if (!stated(i)) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);
             }
             in_first_lane(w, s, block_row);
         }

@@ -32,7 +32,8 @@ namespace {
 using Halide::Expr;
 using Halide::Internal::Call;
 using Halide::Internal::IRMutator;
-using Halide::Internal::Shuffle;
+using lowering::lanewise;
+using lowering::rcp_approx;
 
 constexpr const char *kExpMark = "hc_fast_exp_f32";
 constexpr const char *kTanhMark = "hc_fast_tanh_f32";
@@ -41,26 +42,9 @@ constexpr const char *kReciprocalMark = "hc_fast_reciprocal_f32";
 
 Expr f32(double v, int lanes) { return Halide::Internal::make_const(Halide::Float(32, lanes), v); }
 
-// A scalar function applied lane by lane: the NVPTX intrinsics and libm take one float (the GPU
-// has no vector float arithmetic; a thread's vector of points is registers side by side).
-Expr lanewise(const std::string &name, const std::vector<Expr> &args) {
-    const Halide::Type t = args[0].type();
-    if (t.lanes() == 1) return Call::make(t, name, args, Call::PureExtern);
-    std::vector<Expr> lanes;
-    for (int i = 0; i < t.lanes(); ++i) {
-        std::vector<Expr> lane_args;
-        for (const Expr &a : args) lane_args.push_back(Shuffle::make_extract_element(a, i));
-        lanes.push_back(Call::make(t.element_of(), name, lane_args, Call::PureExtern));
-    }
-    return Shuffle::make_concat(lanes);
-}
-
 // 2^t on ex2.approx.ftz.f32: 2 ulp; a result below 2^-126 is 0 (the form that keeps subnormal
 // results spends three more instructions scaling around the approximation).
 Expr ex2_approx(const Expr &t) { return lanewise("llvm.nvvm.ex2.approx.ftz.f", {t}); }
-
-// 1 / d on rcp.approx.ftz.f32: 1 ulp for d in the normal range (where it is used).
-Expr rcp_approx(const Expr &d) { return lanewise("llvm.nvvm.rcp.approx.ftz.f", {d}); }
 
 // a / b on div.full.f32: at most 2 ulp for every a and b, IEEE's special values.
 Expr div_full(const Expr &a, const Expr &b) { return lanewise("llvm.nvvm.div.full", {a, b}); }

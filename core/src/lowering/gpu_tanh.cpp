@@ -29,30 +29,18 @@ namespace {
 
 using Halide::Expr;
 using Halide::Internal::Call;
-using Halide::Internal::Shuffle;
 
 constexpr const char *kTanhMark = "hc_exact_tanh_f32";
 
-// 1 / d for a normal float32 d whose reciprocal is normal too, lane by lane: rcp.approx.ftz.f32
-// (the GPU has no vector arithmetic) refined by one Newton step.
+// 1 / d for a normal float32 d whose reciprocal is normal too: the GPU's estimate refined by one
+// Newton step. d is named once: each lane's estimate extracts from it (lanewise), and an
+// expression extracted lane by lane would be computed again for every lane (the exp reduction
+// twice a point).
 Expr refined_reciprocal(const Expr &value) {
-    // Named once: each lane's estimate extracts from it, and an expression extracted lane by lane
-    // would be computed again for every lane (the exp reduction twice a point).
     const std::string name = Halide::Internal::unique_name("d");
     const Expr d = Halide::Internal::Variable::make(value.type(), name);
-    auto estimate = [](const Expr &lane) {
-        return Call::make(Halide::Float(32), "llvm.nvvm.rcp.approx.ftz.f", {lane}, Call::PureExtern);
-    };
-    Expr r;
-    if (d.type().is_scalar()) {
-        r = estimate(d);
-    } else {
-        std::vector<Expr> lanes;
-        for (int i = 0; i < d.type().lanes(); ++i) lanes.push_back(estimate(Shuffle::make_extract_element(d, i)));
-        r = Shuffle::make_concat(lanes);
-    }
-    const Expr one = Halide::Internal::make_one(d.type());
-    const Expr residual = math::fused_multiply_add(-d, r, one);   // 1 - d r, exact to a rounding
+    const Expr r = lowering::rcp_approx(d);
+    const Expr residual = math::fused_multiply_add(-d, r, Halide::Internal::make_one(d.type()));   // 1 - d r
     return Halide::Internal::Let::make(name, value, math::fused_multiply_add(residual, r, r));
 }
 

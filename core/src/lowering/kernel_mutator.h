@@ -1,10 +1,12 @@
 // Internal to lowering: custom lowering passes that rewrite calls differently inside GPU kernels
-// than on the host (gpu_libm_calls.cpp, gpu_fast_math.cpp).
+// than on the host (gpu_libm_calls.cpp, gpu_fast_math.cpp, gpu_tanh.cpp).
 #pragma once
 
 #include <Halide.h>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace hc::lowering {
 
@@ -43,5 +45,26 @@ inline Halide::Expr kernel_sequence(const Halide::Expr &sequence) {
     };
     return Halide::Internal::simplify(AnswerFmaQuery().mutate(sequence));
 }
+
+// A scalar function applied lane by lane: the NVPTX intrinsics and libm take one float (the GPU
+// has no vector float arithmetic; a thread's vector of points is registers side by side). Each
+// lane extracts from the arguments as they are: name a computed argument first (a Let), or it is
+// computed again for every lane.
+inline Halide::Expr lanewise(const std::string &name, const std::vector<Halide::Expr> &args) {
+    using Halide::Internal::Call;
+    using Halide::Internal::Shuffle;
+    const Halide::Type t = args[0].type();
+    if (t.lanes() == 1) return Call::make(t, name, args, Call::PureExtern);
+    std::vector<Halide::Expr> lanes;
+    for (int i = 0; i < t.lanes(); ++i) {
+        std::vector<Halide::Expr> lane_args;
+        for (const Halide::Expr &a : args) lane_args.push_back(Shuffle::make_extract_element(a, i));
+        lanes.push_back(Call::make(t.element_of(), name, lane_args, Call::PureExtern));
+    }
+    return Shuffle::make_concat(lanes);
+}
+
+// 1 / d on rcp.approx.ftz.f32: 1 ulp for d in the normal range (where it is used).
+inline Halide::Expr rcp_approx(const Halide::Expr &d) { return lanewise("llvm.nvvm.rcp.approx.ftz.f", {d}); }
 
 }  // namespace hc::lowering

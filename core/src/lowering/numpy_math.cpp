@@ -312,8 +312,8 @@ Expr tanh_with_reciprocal(Expr x, const std::function<Expr(const Expr &)> &recip
         Expr s = pow2(red.ki, a.type());
         Expr denominator = fused_multiply_add(s, expm1_poly(red.r, false), s + k(a, 1.0));
         // 1 - 2 / D spelled 1 - 2 (1 / D) (the same value: 2 (1 / D) is exact), one fused
-        // multiply-add after a GPU's correctly rounded reciprocal, a few instructions cheaper
-        // than its division.
+        // multiply-add after the reciprocal: a few instructions cheaper than a division, and
+        // inside GPU kernels an estimate refined by a Newton step (gpu_tanh.cpp).
         return fused_multiply_add(k(a, -2.0), reciprocal(denominator), k(a, 1.0));
     });
 }
