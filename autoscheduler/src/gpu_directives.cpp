@@ -1096,6 +1096,14 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
 // The cuBLAS call runs once, at the root; the operands it needs stored are kernels of their own.
 void schedule_gpu_library_call(ScheduleWriter &w, const RegionFunc &r) {
     w.compute_root(r.accumulator);
+    // Its static extents stated, from 0, as a row root's (schedule_gpu_rows_root): otherwise
+    // Halide sizes its result per call, its rows at a symbolic offset, and every kernel reading it
+    // splits each vector load into single ones (the transformer layer's GELU after x @ w1: four
+    // single loads for each vector of four points).
+    const std::vector<Halide::Var> args = r.accumulator.args();
+    for (size_t i = 0; i < args.size() && args.size() == r.extent_exprs.size(); ++i) {
+        if (!r.estimated && !r.symbolic_axis(i)) w.bound(r.accumulator, args[i], 0, r.extent_exprs[i]);
+    }
     for (const Halide::Func &operand : r.library_operands) schedule_gpu_operand(w, operand);
 }
 

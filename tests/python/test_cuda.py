@@ -1585,6 +1585,24 @@ def test_a_row_root_read_only_by_a_cublas_call_loads_its_rows_in_vectors(monkeyp
     assert re.search(r"ld\.global[.a-z]*\.v4", kernel), kernel.split("(")[0]
 
 
+
+@pytest.mark.skipif(not hc.blas.load_cublas(), reason="no cuBLAS to compile library calls for (nvidia-cublas)")
+def test_kernels_reading_a_cublas_result_load_it_in_vectors(monkeypatch, tmp_path):
+    """A cuBLAS call's result states its static extents from 0 (gpu_directives.cpp,
+    schedule_gpu_library_call): sized per call instead, its rows sat at a symbolic offset and each
+    kernel reading it split every vector load into single ones (here 4 single loads and 1 vector
+    load in each kernel, the bias's)."""
+    monkeypatch.setenv("HCOMPILE_DEBUG_DIR", str(tmp_path))
+    f = hc.hcompile(W.gelu_mlp, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(*[np.ones(s, np.float32) for s in [(32, 512), (512, 512), (512,), (512, 512), (512,)]])
+    assert _schedules(f).count("call_library") == 2
+    [stmt] = [p.read_text(errors="replace") for p in tmp_path.glob("*/lowered_stmt.txt")]
+    kernels = stmt.split(".visible .entry ")[1:]   # the GELU after x @ w1 and the bias after @ w2
+    assert len(kernels) == 2
+    for kernel in kernels:
+        loads = re.findall(r"ld\.global[.a-z0-9]*", kernel)
+        assert loads and all(".v4" in load for load in loads), (kernel.split("(")[0], loads)
+
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_products_on_the_gpu_call_cublas_and_match_numpy(dtype, torch_cuda):
