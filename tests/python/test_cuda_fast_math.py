@@ -3,6 +3,8 @@ approximate instructions inside kernels; NumPy-exact everywhere else.
 
 Without a GPU (CI) the kernels are compiled for CUDA and their PTX read; with one (the `gpu`
 marker) results are compared with NumPy in float64 under fast_math's stated error."""
+import re
+
 import numpy as np
 import pytest
 
@@ -38,6 +40,17 @@ def test_fast_math_kernels_use_the_approximate_instructions_and_exact_ones_do_no
 def test_a_division_of_one_is_a_reciprocal_and_others_divide(monkeypatch, tmp_path):
     ptx = _ptx(monkeypatch, tmp_path, lambda x, y: 1 / x + x / y, [(64,), (64,)])
     assert ptx.count("rcp.approx") == 1 and ptx.count("div.full") == 1
+
+
+@pytest.mark.parametrize("name, fn, shapes", [("tinyops", W.tinyops, [(256, 256)]),
+                                               ("softmax", W.softmax_rows, [(64, 1024)])])
+def test_fast_math_kernels_keep_their_vector_loads(name, fn, shapes, monkeypatch, tmp_path):
+    """The approximate instructions take one float a lane; their arguments are named before the
+    lanes extract from them (kernel_mutator.h, lanewise). Extracted from the expression itself,
+    every vector load in it became a single load a lane (tinyops: 4 single loads and 1 vector)."""
+    ptx = _ptx(monkeypatch, tmp_path, fn, shapes)
+    loads = re.findall(r"ld\.global[.a-z0-9]*", ptx)
+    assert loads and all(".v" in load for load in loads), loads
 
 
 def test_float64_stays_exact_under_fast_math(monkeypatch, tmp_path):

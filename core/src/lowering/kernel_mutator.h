@@ -48,20 +48,36 @@ inline Halide::Expr kernel_sequence(const Halide::Expr &sequence) {
 
 // A scalar function applied lane by lane: the NVPTX intrinsics and libm take one float (the GPU
 // has no vector float arithmetic; a thread's vector of points is registers side by side). Each
-// lane extracts from the arguments as they are: name a computed argument first (a Let), or it is
-// computed again for every lane.
+// computed argument is named first (a Let) and the lanes extract from the name: extracted from
+// the expression itself, each lane would compute it again, and the simplifier would turn every
+// vector load inside it into one single load a lane (fast_math's softmax: 32 of them in its
+// kernel, where exact math kept 8 vector loads).
 inline Halide::Expr lanewise(const std::string &name, const std::vector<Halide::Expr> &args) {
     using Halide::Internal::Call;
+    using Halide::Internal::Let;
     using Halide::Internal::Shuffle;
+    using Halide::Internal::Variable;
     const Halide::Type t = args[0].type();
     if (t.lanes() == 1) return Call::make(t, name, args, Call::PureExtern);
+    std::vector<std::pair<std::string, Halide::Expr>> named;
+    std::vector<Halide::Expr> vectors;
+    for (const Halide::Expr &a : args) {
+        if (a.as<Variable>() || a.as<Halide::Internal::Broadcast>() || Halide::Internal::is_const(a)) {
+            vectors.push_back(a);
+            continue;
+        }
+        named.emplace_back(Halide::Internal::unique_name("lanewise_arg"), a);
+        vectors.push_back(Variable::make(a.type(), named.back().first));
+    }
     std::vector<Halide::Expr> lanes;
     for (int i = 0; i < t.lanes(); ++i) {
         std::vector<Halide::Expr> lane_args;
-        for (const Halide::Expr &a : args) lane_args.push_back(Shuffle::make_extract_element(a, i));
+        for (const Halide::Expr &a : vectors) lane_args.push_back(Shuffle::make_extract_element(a, i));
         lanes.push_back(Call::make(t.element_of(), name, lane_args, Call::PureExtern));
     }
-    return Shuffle::make_concat(lanes);
+    Halide::Expr result = Shuffle::make_concat(lanes);
+    for (auto it = named.rbegin(); it != named.rend(); ++it) result = Let::make(it->first, it->second, result);
+    return result;
 }
 
 // 1 / d on rcp.approx.ftz.f32: 1 ulp for d in the normal range (where it is used).
