@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -1602,6 +1603,23 @@ def test_kernels_reading_a_cublas_result_load_it_in_vectors(monkeypatch, tmp_pat
     for kernel in kernels:
         loads = re.findall(r"ld\.global[.a-z0-9]*", kernel)
         assert loads and all(".v4" in load for load in loads), (kernel.split("(")[0], loads)
+
+
+@pytest.mark.parametrize("dtype, fn", [("float16", lambda x, y: x + y), ("bfloat16", lambda x, y: x + y),
+                                       ("uint8", lambda x, y: np.maximum(x, y))])
+def test_vectors_of_narrow_values_move_in_one_access(dtype, fn, monkeypatch, tmp_path):
+    """A thread's vector of four 16- or 8-bit values is loaded and stored as one access
+    (core/src/lowering/gpu_narrow_vectors.cpp), as four float32 values are: Halide's CUDA back end
+    otherwise split it into single 2- or 1-byte accesses (float16 `x + y`: 8 loads, 4 stores)."""
+    dtype = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    monkeypatch.setenv("HCOMPILE_DEBUG_DIR", str(tmp_path))
+    f = hc.hcompile(fn, target=CUDA_TARGET, fullgraph=True)
+    f.compile_only(np.ones((256, 256), dtype), np.ones((256, 256), dtype))
+    [stmt] = [p.read_text(errors="replace") for p in tmp_path.glob("*/lowered_stmt.txt")]
+    [kernel] = stmt.split(".visible .entry ")[1:]
+    loads = re.findall(r"ld\.global[.a-z0-9]*", kernel)
+    stores = re.findall(r"st\.global[.a-z0-9]*", kernel)
+    assert len(loads) == 2 and len(stores) == 1, (loads, stores)   # one access a vector
 
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])

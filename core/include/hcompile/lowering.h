@@ -222,6 +222,11 @@ void add_gpu_tanh_pass(Halide::Pipeline &pipeline);
 // (src/lowering/gpu_libm_calls.cpp): a kernel has no libm.
 void add_gpu_libm_calls_pass(Halide::Pipeline &pipeline);
 
+// For a GPU pipeline: dense vectors of 8- and 16-bit values (float16, bfloat16, uint8) in
+// kernels loaded and stored as one access where aligned, as Halide does for float32's
+// (src/lowering/gpu_narrow_vectors.cpp); Halide's CUDA back end split them into single accesses.
+void add_gpu_narrow_vectors_pass(Halide::Pipeline &pipeline);
+
 // `layouts[arg]` is the layout of argument `arg` (missing entries mean CContiguous).
 // `symbols`: the graph's symbolic extents (none: every shape is static).
 // `library_calls`: the matmul nodes to lower as BLAS calls (choose_library_calls).

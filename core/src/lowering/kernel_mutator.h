@@ -1,5 +1,6 @@
 // Internal to lowering: custom lowering passes that rewrite calls differently inside GPU kernels
-// than on the host (gpu_libm_calls.cpp, gpu_fast_math.cpp, gpu_tanh.cpp).
+// than on the host (gpu_libm_calls.cpp, gpu_fast_math.cpp, gpu_tanh.cpp), or only inside them
+// (gpu_narrow_vectors.cpp).
 #pragma once
 
 #include <Halide.h>

@@ -543,6 +543,7 @@ LoweredPipeline lower_to_halide(const Graph &graph, const Partition &partition,
         add_gpu_tanh_pass(out.pipeline);
         add_gpu_rounding_pass(out.pipeline);
         add_gpu_libm_calls_pass(out.pipeline);
+        add_gpu_narrow_vectors_pass(out.pipeline);
     }
     return out;
 }
