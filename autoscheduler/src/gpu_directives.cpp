@@ -834,18 +834,21 @@ void schedule_gpu_operand(ScheduleWriter &w, const Halide::Func &operand) {
     thread_per_point(w, ScheduleWriter::pure(operand), operand.args(), "gpu_element", 256);
 }
 
+// Whether a root's axis `i` can have its extent stated, from 0, by its schedule: a static extent
+// that is not an estimate. A root read only by other kernels or a library call (not an output,
+// whose buffer says so) is otherwise computed over a region Halide sizes per call, its rows at a
+// symbolic offset, and every load of a vector of points from it is split into single loads: no
+// alignment can be proven.
+bool extent_stated(const RegionFunc &r, size_t i) { return !r.estimated && !r.symbolic_axis(i); }
+
 }  // namespace
 
 // The row root (GpuRows): one block per row, threads across it; a reduction root, one block per
 // output, its reduction by the block's threads.
 void schedule_gpu_rows_root(ScheduleWriter &w, const RegionFunc &root, const RegionPlan &p) {
-    // Static extents stated, from 0: a root read only by other kernels or a library call (not an
-    // output, whose buffer says so) was otherwise computed over a region Halide sized per call,
-    // its rows starting at a symbolic offset, and every load of a vector of points (the inputs',
-    // a cuBLAS result's) was split into single loads: no alignment could be proven. The
-    // transformer layer's first layer norm ran 168 single loads and no vector one, the same
-    // kernel as a function's output 108 and 20.
-    auto stated = [&](size_t i) { return !root.estimated && !root.symbolic_axis(i); };
+    // Static extents stated (extent_stated): unstated, the transformer layer's first layer norm
+    // ran 168 single loads and no vector one, the same kernel as a function's output 108 and 20.
+    auto stated = [&](size_t i) { return extent_stated(root, i); };
     for (size_t i = 0; i < root.vars.size(); ++i) {
         if (stated(i) && !(i == 0 && thread_rows(p))) w.bound(root.func, root.vars[i], 0, root.extent_exprs[i]);   // (a thread's row states its own)
     }
@@ -1096,13 +1099,12 @@ void schedule_gpu_region(ScheduleWriter &w, const LoweredPipeline &lowered, cons
 // The cuBLAS call runs once, at the root; the operands it needs stored are kernels of their own.
 void schedule_gpu_library_call(ScheduleWriter &w, const RegionFunc &r) {
     w.compute_root(r.accumulator);
-    // Its static extents stated, from 0, as a row root's (schedule_gpu_rows_root): otherwise
-    // Halide sizes its result per call, its rows at a symbolic offset, and every kernel reading it
-    // splits each vector load into single ones (the transformer layer's GELU after x @ w1: four
-    // single loads for each vector of four points).
-    const std::vector<Halide::Var> args = r.accumulator.args();
-    for (size_t i = 0; i < args.size() && args.size() == r.extent_exprs.size(); ++i) {
-        if (!r.estimated && !r.symbolic_axis(i)) w.bound(r.accumulator, args[i], 0, r.extent_exprs[i]);
+    // Its static extents stated (extent_stated): unstated, each kernel reading the result split
+    // its vector loads (the transformer layer's GELU after x @ w1: four single loads for each
+    // vector of four points). The call's axes are the region's, in its order (f(axes) = call(axes)).
+    const std::vector<Halide::Var> axes = r.accumulator.args();
+    for (size_t i = 0; i < axes.size(); ++i) {
+        if (extent_stated(r, i)) w.bound(r.accumulator, axes[i], 0, r.extent_exprs.at(i));
     }
     for (const Halide::Func &operand : r.library_operands) schedule_gpu_operand(w, operand);
 }

@@ -1586,7 +1586,6 @@ def test_a_row_root_read_only_by_a_cublas_call_loads_its_rows_in_vectors(monkeyp
     assert re.search(r"ld\.global[.a-z]*\.v4", kernel), kernel.split("(")[0]
 
 
-
 @pytest.mark.skipif(not hc.blas.load_cublas(), reason="no cuBLAS to compile library calls for (nvidia-cublas)")
 def test_kernels_reading_a_cublas_result_load_it_in_vectors(monkeypatch, tmp_path):
     """A cuBLAS call's result states its static extents from 0 (gpu_directives.cpp,
@@ -1620,6 +1619,7 @@ def test_vectors_of_narrow_values_move_in_one_access(dtype, fn, monkeypatch, tmp
     loads = re.findall(r"ld\.global[.a-z0-9]*", kernel)
     stores = re.findall(r"st\.global[.a-z0-9]*", kernel)
     assert len(loads) == 2 and len(stores) == 1, (loads, stores)   # one access a vector
+
 
 @gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])

@@ -54,6 +54,7 @@ inline Halide::Expr kernel_sequence(const Halide::Expr &sequence) {
 // vector load inside it into one single load a lane (fast_math's softmax: 32 of them in its
 // kernel, where exact math kept 8 vector loads).
 inline Halide::Expr lanewise(const std::string &name, const std::vector<Halide::Expr> &args) {
+    using Halide::Internal::Broadcast;
     using Halide::Internal::Call;
     using Halide::Internal::Let;
     using Halide::Internal::Shuffle;
@@ -63,7 +64,7 @@ inline Halide::Expr lanewise(const std::string &name, const std::vector<Halide::
     std::vector<std::pair<std::string, Halide::Expr>> named;
     std::vector<Halide::Expr> vectors;
     for (const Halide::Expr &a : args) {
-        if (a.as<Variable>() || a.as<Halide::Internal::Broadcast>() || Halide::Internal::is_const(a)) {
+        if (a.as<Variable>() || a.as<Broadcast>() || Halide::Internal::is_const(a)) {
             vectors.push_back(a);
             continue;
         }
