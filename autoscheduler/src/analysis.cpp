@@ -454,6 +454,11 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
     const std::map<std::string, double> sizes = array_sizes(lowered);
     std::map<std::string, int> region_of_func;
     for (size_t i = 0; i < lowered.regions.size(); ++i) region_of_func[lowered.regions[i].func.name()] = static_cast<int>(i);
+    // (stencil_reaches' producers: here the inputs' indices, by the names of the Funcs Halide reads them through)
+    std::map<std::string, int> input_of_name;
+    for (size_t i = 0; i < lowered.inputs.size(); ++i) {
+        input_of_name[Halide::Func(lowered.inputs[i].param).name()] = static_cast<int>(i);
+    }
     for (size_t i = 0; i < lowered.regions.size(); ++i) {
         const RegionFunc &r = lowered.regions[i];
         StageAnalysis s;
@@ -541,6 +546,11 @@ PipelineAnalysis analyze_pipeline(const LoweredPipeline &lowered) {
             s.producer_reduction_calls.push_back(in_update ? reduction_calls->second : 0);
         }
         if (tile_member(r)) s.reaches = stencil_reaches(r, region_of_func, s.region, lowered.see_through);
+        if (lowered.for_gpu && plain_elementwise(r)) {
+            for (const StageAnalysis::Reach &reach : stencil_reaches(r, input_of_name, -1, lowered.see_through)) {
+                if (reach.axis == 1 && reach.hi > reach.lo) s.input_row_window = std::max(s.input_row_window, reach.hi - reach.lo + 1);
+            }
+        }
         if (lowered.for_gpu) {
             for (const TransposedRead &read : transposed_read_arrays(lowered, r)) {
                 s.transposed_reads.push_back(read.array.name());

@@ -30,12 +30,13 @@ const char *choice_name(Choice c) {
     case Choice::GpuStageTransposed: return "gpu_stage_transposed";
     case Choice::GpuWarpRows: return "gpu_warp_rows";
     case Choice::GpuStageOperands: return "gpu_stage_operands";
+    case Choice::GpuRegisters: return "gpu_registers";
     }
     return "?";
 }
 
 Choice choice_from_name(const std::string &name) {
-    for (int c = 0; c <= static_cast<int>(Choice::GpuStageOperands); ++c) {
+    for (int c = 0; c <= static_cast<int>(Choice::GpuRegisters); ++c) {
         if (name == choice_name(static_cast<Choice>(c))) return static_cast<Choice>(c);
     }
     throw std::invalid_argument("unknown schedule choice '" + name + "'");
@@ -90,6 +91,7 @@ std::string to_string(const Decision &d, const LoweredPipeline *lowered) {
                    "its reductions combined by shuffles";
     case Choice::GpuStageOperands:
         return s + "gpu_stage_operands: each block's tiles of the product's operands staged in shared memory";
+    case Choice::GpuRegisters: return s + "gpu_registers: at most " + value + " registers a thread";
     }
     return s + "?";
 }

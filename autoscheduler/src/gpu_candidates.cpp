@@ -91,6 +91,26 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
         changed(Choice::GpuVector, [&](Decision &d) { return d.value > points && (d.value = points, true); });
     }
     changed(Choice::GpuVector, [&](Decision &d) { return d.value2 == 4 && (d.value2 = 2, true); });
+    // A kernel of several rows a thread (a stencil's) under fewer registers than Halide's 64, or
+    // without a cap given. ptxas sizes a kernel for its costliest path, the guarded edge tiles
+    // here, and takes all 64 where its full tiles need 40 or fewer, at half the threads a
+    // multiprocessor could hold; a cap may spill instead. Measured on an H200 (apps/RESULTS.md
+    // gpu-register-caps): 3x3 blur over 8192² 164 us at 64, 150 at 40, 155 at 48; over 3001x4099
+    // 37.5 at 64, 39.4 at 40; a 5x5 box blur 167 at 64, 174 at 40. No rule: max-autotune measures.
+    const bool rows_a_thread = std::any_of(own.begin(), own.end(), [](const Decision &d) {
+        return d.choice == Choice::GpuVector && d.value2 > 1;
+    });
+    dropped(Choice::GpuRegisters);
+    for (int64_t cap : rows_a_thread ? std::vector<int64_t>{40, 48} : std::vector<int64_t>{}) {
+        Schedule s;
+        bool same = false;
+        for (const Decision &d : own) {
+            if (d.choice != Choice::GpuRegisters) s.push_back(d);
+            same = same || (d.choice == Choice::GpuRegisters && d.value == cap);
+        }
+        s.push_back({region, Choice::GpuRegisters, -1, cap, 0});
+        if (!same) out.push_back(s);
+    }
     return out;
 }
 

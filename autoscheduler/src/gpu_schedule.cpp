@@ -385,13 +385,13 @@ int64_t tiled_blocks(const RegionFunc &r, int64_t x, int64_t y) {
     return blocks;
 }
 
-// Whether the region reads some array at several rows of its axis 1 per row of its own (a stencil:
-// neighbouring rows in one thread share those loads).
+// Whether the region reads some array (a region or an input) at several rows of its axis 1 per
+// row of its own (a stencil: neighbouring rows in one thread share those loads).
 bool reads_row_window(const StageAnalysis &a) {
     for (const StageAnalysis::Reach &reach : a.reaches) {
         if (reach.axis == 1 && reach.hi > reach.lo) return true;
     }
-    return false;
+    return a.input_row_window > 1;
 }
 
 // Whether another cuBLAS call takes `r`'s Func as an operand (an extern stage reads a stored
@@ -581,6 +581,16 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
         }
     }
     return schedule;
+}
+
+int gpu_register_cap(const LoweredPipeline &lowered, const Schedule &schedule) {
+    if (!lowered.for_gpu) return 0;
+    int64_t cap = 0;
+    for (const RegionPlan &p : plan_regions(lowered, schedule)) {
+        const bool kernel = p.placed && !p.inlined && p.row_of < 0 && p.tile_of < 0;
+        if (kernel) cap = std::max(cap, p.gpu_registers > 0 ? p.gpu_registers : kHalideGpuRegisters);
+    }
+    return cap == kHalideGpuRegisters ? 0 : static_cast<int>(cap);
 }
 
 }  // namespace hc

@@ -406,6 +406,12 @@ std::vector<RegionPlan> plan_regions(const LoweredPipeline &lowered, const Sched
                  "static sizes and 32-bit values or narrower, stages its operands");
             set_once(p.gpu_stage_operands, true, false, d, lowered);
             break;
+        case Choice::GpuRegisters:
+            // (CUDA's cap is a multiple of 8 from 24 to 255 a thread: ptxas rounds others.)
+            need(lowered.for_gpu && d.value >= kMinGpuRegisters && d.value <= kMaxGpuRegisters,
+                 "only a region on the GPU caps its registers, at 24 to 255 a thread");
+            set_once(p.gpu_registers, d.value, int64_t{0}, d, lowered);
+            break;
         case Choice::GpuWarpRows: {
             // (A reduction's row: its reduced axis; an elementwise root's: its axis 0.)
             // (A point-rows root's row: its members' reductions'.)

@@ -17,6 +17,9 @@ constexpr int64_t kMaxRowsPerBlock = 32;
 // kMaxThreadRowsPerBlock rows (threads) a block, at least a warp's.
 constexpr int64_t kMaxThreadRow = 64;
 constexpr int64_t kMaxThreadRowsPerBlock = 256;
+// A thread's registers a GpuRegisters decision may cap (CUDA's range, as the JIT takes it).
+constexpr int64_t kMinGpuRegisters = 24;
+constexpr int64_t kMaxGpuRegisters = 255;
 // Shared memory a GPU block may take without asking for more (every CUDA device's static limit).
 constexpr int64_t kSharedBytesPerBlock = 48 * 1024;
 
@@ -54,6 +57,7 @@ struct RegionPlan {
     bool gpu_stage_transposed = false;  // GpuStageTransposed
     int64_t gpu_warp_rows = 0;    // GpuWarpRows: a GpuRows root's threads a row, a warp's lanes (0: none)
     bool gpu_stage_operands = false;  // GpuStageOperands
+    int64_t gpu_registers = 0;    // GpuRegisters: a thread's register cap (0: none asked)
 };
 
 // Whether a GpuRows root runs a thread a row (its rows' axes fused, a thread each, its members

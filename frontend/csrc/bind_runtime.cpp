@@ -43,6 +43,7 @@ nb::dict report_to_dict(const CompileReport &r) {
     d["in_place_outputs"] = r.in_place_outputs;
     d["symbol_least"] = r.symbol_least;
     d["symbol_below"] = r.symbol_below;
+    d["gpu_registers"] = r.gpu_registers;
     auto with_seconds = [](const std::vector<std::pair<Schedule, double>> &lists) {
         nb::list out;
         for (const auto &[schedule, seconds] : lists) out.append(nb::make_tuple(decision_tuples(schedule), seconds));

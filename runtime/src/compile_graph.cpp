@@ -379,6 +379,11 @@ KernelPtr compile_graph(const Graph &input, const CompileOptions &options, Compi
     if (gpu) {
         kernel->device_interface =
             Halide::get_device_interface_for_device_api(Halide::DeviceAPI::CUDA, target, "hcompile kernel");
+        // (Halide's autoschedulers leave the decisions empty: their kernels keep Halide's cap.)
+        if (!report.decisions.empty()) kernel->gpu_registers = report.gpu_registers = gpu_register_cap(lowered, report.decisions);
+        if (report.gpu_registers) {
+            report.schedule += "the pipeline's kernels: at most " + std::to_string(report.gpu_registers) + " registers a thread\n";
+        }
     }
     for (const std::string &name : options.also_compile_for) {
         step("also_compile_for " + name, [&] { compile_and_discard(lowered, args, ieee_target(parse_target(name))); });

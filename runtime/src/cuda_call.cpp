@@ -12,6 +12,7 @@
 #include "hcompile/small_array.h"
 
 #include "cuda_call_context.h"
+#include "cuda_register_cap.h"
 
 namespace hc {
 
@@ -185,6 +186,7 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
     {
         // Under capture, intermediates are the graph's own (stream-ordered on the captured stream).
         AllocationsOnStream on_stream(captured ? context.stream : nullptr);
+        FirstRunRegisterCap cap(kernel, device);
         status = kernel.run(pointers.data(), error, &context);
     }
     if (status != 0) {

@@ -49,6 +49,10 @@ struct StageAnalysis {
         int64_t lo, hi;
     };
     std::vector<Reach> reaches;
+    // The most rows of one of the pipeline's inputs this region reads per row of its axis 1 (a
+    // stencil read straight from an input: the windows above are of regions only); 0 for one.
+    // Plain elementwise regions on the GPU.
+    int64_t input_row_window = 0;
     // Stored arrays (the pipeline's inputs, or regions: Func names) that every read of this plain
     // elementwise region takes across their rows (TransposedRead): the array's axis 0 walked by
     // the region's axis `transposed_axis` (1 for a transpose of the two innermost axes), the

@@ -78,6 +78,10 @@ enum class Choice : uint8_t {
                        // points x rows) first copies its operands' tiles, the whole contraction of
                        // its rows of a and its columns of b (RegionFunc::product_operands), into
                        // shared memory, its threads along each operand's rows, then reads them there
+    GpuRegisters,      // value: the most registers a thread of the region's kernel may use. CUDA
+                       // compiles a pipeline's kernels as one module under one cap (Halide's 64
+                       // by default): the pipeline takes the most its kernels ask for, 64 where
+                       // one asks for nothing (gpu_register_cap)
 };
 
 struct Decision {

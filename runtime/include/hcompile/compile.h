@@ -76,6 +76,7 @@ struct CompileReport {
     std::string lowered_stmt;
     std::string target;
     std::vector<int> in_place_outputs;                    // outputs written into their argument
+    int gpu_registers = 0;        // the register cap its CUDA module loads under (gpu_register_cap; 0: Halide's 64)
     // Per symbol, the least size the schedule serves (least_symbol_sizes; 0: any) and, where
     // non-zero, the size it serves only calls below (a larger call's entry runs blocks of rows
     // that need that many): the frontend's guard for the entry asks for both. Empty: none.

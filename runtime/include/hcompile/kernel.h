@@ -3,6 +3,7 @@
 
 #include <Halide.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -70,6 +71,10 @@ struct Kernel {
     // A kernel compiled for CUDA: the device interface its buffers' device memory is wrapped
     // with (cuda_call.h); null for the CPU.
     const halide_device_interface_t *device_interface = nullptr;
+    // The registers a thread of its kernels may use (gpu_register_cap), set while the pipeline's
+    // first run on a device loads its module (cuda_register_cap.h); 0: Halide's default.
+    int gpu_registers = 0;
+    mutable std::atomic<uint64_t> devices_loaded{0};   // a bit per device ordinal: its first run is done
 
     // Runs the pipeline: `buffers` holds the inputs then the outputs, in Halide argument order.
     // Returns Halide's error code (0 on success) and never throws (it may run without the GIL);
