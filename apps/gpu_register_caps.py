@@ -8,8 +8,9 @@ Halide's CUDA runtime loads each pipeline's PTX with the driver's CU_JIT_MAX_REG
 64, or the HL_CUDA_JIT_MAX_REGISTERS environment variable's value, read when a pipeline's first
 call loads its module. So each cap runs in a process of its own (this script with --cap). Fewer
 registers let more threads share a multiprocessor (more loads in flight) but may spill to local
-memory. hcompile does not choose a cap today (every kernel gets Halide's 64); this measures what
-one would be worth.
+memory. A cap is a schedule decision now (`gpu_registers`), which max-autotune tries on stencil
+kernels (apps/gpu_stencils_bench.py measures those in one process); this measures every seed's
+kernels under each cap.
 """
 from __future__ import annotations
 

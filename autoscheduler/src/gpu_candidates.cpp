@@ -92,11 +92,12 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
     }
     changed(Choice::GpuVector, [&](Decision &d) { return d.value2 == 4 && (d.value2 = 2, true); });
     // A kernel of several rows a thread (a stencil's) under fewer registers than Halide's 64, or
-    // without a cap given. ptxas sizes a kernel for its costliest path, the guarded edge tiles
-    // here, and takes all 64 where its full tiles need 40 or fewer, at half the threads a
-    // multiprocessor could hold; a cap may spill instead. Measured on an H200 (apps/RESULTS.md
-    // gpu-register-caps): 3x3 blur over 8192² 164 us at 64, 150 at 40, 155 at 48; over 3001x4099
-    // 37.5 at 64, 39.4 at 40; a 5x5 box blur 167 at 64, 174 at 40. No rule: max-autotune measures.
+    // without a cap given. ptxas sizes a kernel for its costliest path, here the guarded edge
+    // tiles, and takes all 64 where its full tiles need fewer; a block of 128 threads at 64 leaves
+    // a multiprocessor half the threads it could hold, and a cap may spill instead. Measured on an
+    // H200 (apps/RESULTS.md gpu-stencils), at 64 and 40: 3x3 blur over 8192² 0.166 and 0.149 ms,
+    // a Jacobi step 0.194 and 0.231, an unsharp mask over 3001x4099 0.036 and 0.041. No rule:
+    // max-autotune measures.
     const bool rows_a_thread = std::any_of(own.begin(), own.end(), [](const Decision &d) {
         return d.choice == Choice::GpuVector && d.value2 > 1;
     });

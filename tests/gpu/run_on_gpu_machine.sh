@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 python3 -m pytest -q -p no:cacheprovider tests/python/test_cuda.py tests/python/test_cuda_dynamic_shapes.py \
   tests/python/test_gpu_cost_model.py tests/python/test_float16.py tests/python/test_cuda_point_rows.py \
   tests/python/test_cuda_staged_products.py tests/python/test_cuda_late_loads.py tests/python/test_cuda_fast_math.py \
-  tests/python/test_cuda_tanh.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+  tests/python/test_cuda_tanh.py tests/python/test_cuda_stencils.py 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
 # The differential suite with every function compiled for the GPU (numpy_oracle's
 # HCOMPILE_TEST_TARGET): NumPy arguments copied to the device, results compared with NumPy's.
 # In parallel where pytest-xdist is there (its wheels and execnet's in .dev/whl).
@@ -45,3 +45,4 @@ python3 -m apps.gpu_row_chains_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_dynamic_batch_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_attention_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -10
+python3 -m apps.gpu_stencils_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
