@@ -18,7 +18,7 @@ std::mutex &first_runs() {
 }  // namespace
 
 FirstRunRegisterCap::FirstRunRegisterCap(const Kernel &kernel, int device) {
-    // Devices past 64 share the last bit: their first runs each take the cap again.
+    // Devices past the 64th share the last bit: once one of them has run, the others load without the cap.
     device_bit_ = uint64_t{1} << (device < 0 ? 0 : device > 63 ? 63 : device);
     if (kernel.gpu_registers <= 0 || (kernel.devices_loaded.load(std::memory_order_acquire) & device_bit_)) return;
     first_runs().lock();
