@@ -102,15 +102,19 @@ std::vector<Schedule> region_alternatives(const LoweredPipeline &lowered, int re
         return d.choice == Choice::GpuVector && d.value2 > 1;
     });
     dropped(Choice::GpuRegisters);
-    for (int64_t cap : rows_a_thread ? std::vector<int64_t>{40, 48} : std::vector<int64_t>{}) {
-        Schedule s;
-        bool same = false;
-        for (const Decision &d : own) {
-            if (d.choice != Choice::GpuRegisters) s.push_back(d);
-            same = same || (d.choice == Choice::GpuRegisters && d.value == cap);
+    Schedule uncapped;
+    int64_t own_cap = 0;
+    for (const Decision &d : own) {
+        if (d.choice == Choice::GpuRegisters) {
+            own_cap = d.value;
+        } else {
+            uncapped.push_back(d);
         }
-        s.push_back({region, Choice::GpuRegisters, -1, cap, 0});
-        if (!same) out.push_back(s);
+    }
+    for (int64_t cap : rows_a_thread ? std::vector<int64_t>{40, 48} : std::vector<int64_t>{}) {
+        if (cap == own_cap) continue;
+        out.push_back(uncapped);
+        out.back().push_back({region, Choice::GpuRegisters, -1, cap, 0});
     }
     return out;
 }

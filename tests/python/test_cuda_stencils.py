@@ -89,7 +89,8 @@ def test_stencils_match_numpy(fn, nargs, shape, torch_cuda):
 def test_capped_kernels_match_numpy(fn, nargs, torch_cuda):
     torch = torch_cuda
     assert _LIBC.getenv(_CAP_VARIABLE) is None
-    xs = [np.random.default_rng(1).random((300, 200), dtype=np.float32) for _ in range(nargs)]
+    rng = np.random.default_rng(1)
+    xs = [rng.random((300, 200), dtype=np.float32) for _ in range(nargs)]
     f = hc.hcompile(fn, fullgraph=True, schedule=capped(_report(fn, *[(300, 200)] * nargs)["decisions"], 40))
     got = f(*[torch.from_numpy(x).cuda() for x in xs]).cpu().numpy()
     assert f.compile_records[-1]["report"]["gpu_registers"] == 40

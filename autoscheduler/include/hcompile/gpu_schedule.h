@@ -22,14 +22,14 @@ Schedule gpu_schedule(const LoweredPipeline &lowered, const PipelineAnalysis &an
 
 // max-autotune on the device: up to `limit` alternatives to `base` (gpu_schedule's), each one
 // region's decisions away from it (a row member recomputed instead of stored per row, 128 or 512
-// threads a row, other block shapes, fewer points or rows a thread, another register cap), each with the GPU cost
-// model's predicted seconds on `device`, the fastest predicted first.
+// threads a row, other block shapes, fewer points or rows a thread, another register cap), each
+// with the GPU cost model's predicted seconds on `device`, the fastest predicted first.
 std::vector<std::pair<Schedule, double>> gpu_schedule_candidates(const LoweredPipeline &lowered, const Schedule &base,
                                                                  int limit, const PipelineAnalysis &analysis,
                                                                  const GpuDevice &device);
 
 // The registers a thread of the pipeline's kernels may use: CUDA compiles them as one module
-// under one cap, which the runtime sets when the module loads (cuda_call.h). The most its
+// under one cap, which the runtime sets when the module loads (runtime/src/cuda_register_cap.h). The most its
 // kernels (regions computed at the root) ask for (Choice::GpuRegisters), Halide's default of
 // kHalideGpuRegisters where one asks for none; 0 where that is the answer (or not on the GPU).
 constexpr int64_t kHalideGpuRegisters = 64;
