@@ -7,5 +7,6 @@ namespace hc::bindings {
 
 void bind_graph(nanobind::module_ &m);
 void bind_runtime(nanobind::module_ &m);
+void bind_call_front(nanobind::module_ &m);  // after bind_runtime: it takes a Dispatcher
 
 }  // namespace hc::bindings

@@ -15,4 +15,5 @@ NB_MODULE(_C, m) {
         "Level of the C++ logs: trace, debug, info, warn, error, off.");
     hc::bindings::bind_graph(m);
     hc::bindings::bind_runtime(m);
+    hc::bindings::bind_call_front(m);
 }

@@ -60,8 +60,10 @@ class BreakRecord:
         return f"{self.filename}:{self.lineno}: {self.reason}"
 
 
-class CompiledFunction:
-    """What ``hcompile(fn)`` returns: call it like ``fn``."""
+class CompiledFunction(_C.CallFront):
+    """What ``hcompile(fn)`` returns: call it like ``fn``. A call goes first to the dispatcher's
+    entries, from C++ (_C.CallFront: positional arguments, trailing parameters at their defaults),
+    then to ``_call_slow``."""
 
     def __init__(self, fn, *, mode="default", fullgraph=False, dynamic=None, backend="halide",
                  target="auto", autoscheduler="hcompile", schedule=None, fast_math=False, _generated=False,
@@ -91,6 +93,7 @@ class CompiledFunction:
         self._structure = _structure
         self._children = {}
         self._dispatcher = _C.Dispatcher(fn if _structure is None else _as_python)
+        super().__init__(self._dispatcher, fn)
         # A resume function or loop body (resume.py): arguments of any type are taken, opaque.
         self._generated = _generated
         # Held while a guard set is compiled (and by reset), so that threads missing on the same
@@ -112,19 +115,6 @@ class CompiledFunction:
         _live_functions.add(self)
 
     # -- calling -------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
-        if not kwargs:
-            # (Trailing parameters left to their defaults, a transformer layer's `heads=8`, too:
-            # the entries hold every parameter. Such calls all took the slow path before: a small
-            # transformer layer's GPU call 139.5 µs on an H200 machine, 81.2 through the dispatcher
-            # on another whose torch eager was 1.4x slower.)
-            every = args if len(args) == self._fast_arity else self._with_trailing_defaults(args)
-            if every is not None:
-                result = self._dispatcher(*every)
-                if result is not _C.MISS:
-                    return result
-        return self._call_slow(args, kwargs)
-
     def _with_trailing_defaults(self, args):
         """Positional `args` of a function of plain parameters, the ones after them at their
         defaults, or None where they do not fill the parameters that way."""

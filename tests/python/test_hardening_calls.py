@@ -65,6 +65,34 @@ def test_defaults_and_keywords_follow_the_function():
     f.__defaults__ = (2.0, 0)
 
 
+
+def test_positional_calls_are_served_without_python_binding():
+    """_C.CallFront (bind_call_front.cpp): positional calls, trailing defaults filled in as they
+    are at call time, reach the entries from C++; a __code__ of another arity replaced later
+    still binds as Python binds it."""
+    def f(x, k=2.0, b=0):
+        return x * k + b
+
+    def later(x):
+        return x - 1
+
+    cf = hc.hcompile(f)
+    cf(X)
+    before = cf.cache_info()
+    for _ in range(3):
+        np.testing.assert_array_equal(cf(X), f(X))
+    after = cf.cache_info()
+    assert (after.hits, after.misses) == (before.hits + 3, before.misses)
+    f.__code__ = later.__code__
+    f.__defaults__ = None
+    np.testing.assert_array_equal(cf(X), X - 1)
+    with pytest.raises(TypeError) as expected:
+        f(X, 2.0)
+    with pytest.raises(TypeError) as got:
+        cf(X, 2.0)
+    assert str(got.value) == str(expected.value)
+
+
 LOG = []
 
 
