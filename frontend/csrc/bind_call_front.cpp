@@ -4,7 +4,7 @@
 // straight to the function's dispatcher; keywords, a miss or arguments of another shape go to
 // the Python method `_call_slow(args, kwargs)`. Why C++: as a Python method, CompiledFunction's
 // __call__ took 1.7 µs of a 12.3 µs call of a one-kernel function on CUDA tensors (an H200
-// host), and as much again of a CPU call.
+// host); a CPU call of one small array went from 1.28 to 0.71 µs without it.
 #include <Python.h>
 
 #include "bindings.h"
