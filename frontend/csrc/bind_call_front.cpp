@@ -48,18 +48,33 @@ Py_ssize_t plain_arity(PyObject *function) {
     return code->co_argcount;
 }
 
-// The dispatcher's answer for positional `args`, completed with the function's trailing
-// defaults as they are now; the miss sentinel where they do not fill its parameters that way.
-PyObject *dispatch_positional(const CallFront &front, PyObject *args) {
-    const Py_ssize_t given = PyTuple_GET_SIZE(args), arity = plain_arity(front.function);
-    PyObject *const *items = &PyTuple_GET_ITEM(args, 0);
-    if (given == arity) return front.dispatcher->call(items, given);
-    PyObject *defaults = PyFunction_GET_DEFAULTS(front.function);  // a tuple, or null
+// The number of parameters positional `args` fill with the function's trailing defaults as
+// they are now, or -1 where they do not fill them that way.
+Py_ssize_t arity_with_defaults(PyObject *function, PyObject *args) {
+    const Py_ssize_t given = PyTuple_GET_SIZE(args), arity = plain_arity(function);
+    PyObject *defaults = PyFunction_GET_DEFAULTS(function);  // a tuple, or null
     const Py_ssize_t n_defaults = defaults ? PyTuple_GET_SIZE(defaults) : 0;
-    if (arity < 0 || given > arity || given < arity - n_defaults) return miss();
-    SmallArray<PyObject *, 16> every(static_cast<size_t>(arity));
-    for (Py_ssize_t i = 0; i < given; ++i) every[i] = items[i];
+    return arity >= 0 && given <= arity && given >= arity - n_defaults ? arity : -1;
+}
+
+// `args`, then the last defaults, into every[0, arity) (borrowed; arity from arity_with_defaults).
+void fill_with_defaults(PyObject *function, PyObject *args, Py_ssize_t arity, PyObject **every) {
+    const Py_ssize_t given = PyTuple_GET_SIZE(args);
+    PyObject *defaults = PyFunction_GET_DEFAULTS(function);
+    const Py_ssize_t n_defaults = defaults ? PyTuple_GET_SIZE(defaults) : 0;
+    for (Py_ssize_t i = 0; i < given; ++i) every[i] = PyTuple_GET_ITEM(args, i);
     for (Py_ssize_t i = given; i < arity; ++i) every[i] = PyTuple_GET_ITEM(defaults, n_defaults - (arity - i));
+}
+
+// The dispatcher's answer for positional `args`, completed with the function's trailing
+// defaults; the miss sentinel where they do not fill its parameters that way.
+PyObject *dispatch_positional(const CallFront &front, PyObject *args) {
+    const Py_ssize_t given = PyTuple_GET_SIZE(args);
+    if (given == plain_arity(front.function)) return front.dispatcher->call(&PyTuple_GET_ITEM(args, 0), given);
+    const Py_ssize_t arity = arity_with_defaults(front.function, args);
+    if (arity < 0) return miss();
+    SmallArray<PyObject *, 16> every(static_cast<size_t>(arity));
+    fill_with_defaults(front.function, args, arity, every.data());
     return front.dispatcher->call(every.data(), arity);
 }
 
@@ -94,7 +109,22 @@ void bind_call_front(nb::module_ &m) {
                 if (!PyFunction_Check(function.ptr())) throw nb::type_error("function: a Python function");
                 new (front) CallFront(dispatcher, function);
             },
-            nb::arg("dispatcher"), nb::arg("function"));
+            nb::arg("dispatcher"), nb::arg("function"))
+        .def(
+            "_with_trailing_defaults",
+            [](const CallFront &front, nb::tuple args) -> nb::object {
+                const Py_ssize_t arity = arity_with_defaults(front.function, args.ptr());
+                if (arity < 0) return nb::none();
+                SmallArray<PyObject *, 16> every(static_cast<size_t>(arity));
+                fill_with_defaults(front.function, args.ptr(), arity, every.data());
+                PyObject *out = PyTuple_New(arity);
+                if (!out) throw nb::python_error();
+                for (Py_ssize_t i = 0; i < arity; ++i) PyTuple_SET_ITEM(out, i, Py_NewRef(every[i]));
+                return nb::steal(out);
+            },
+            nb::arg("args"),
+            "The positional `args` with the function's trailing parameters at their defaults as they are\n"
+            "now, or None where they do not fill its parameters that way (what the call slot dispatches).");
 }
 
 }  // namespace hc::bindings

@@ -115,15 +115,6 @@ class CompiledFunction(_C.CallFront):
         _live_functions.add(self)
 
     # -- calling -------------------------------------------------------------------------------
-    def _with_trailing_defaults(self, args):
-        """Positional `args` of a function of plain parameters, the ones after them at their
-        defaults, or None where they do not fill the parameters that way."""
-        defaults = self._fn.__defaults__ or ()
-        arity = self._fast_arity
-        if arity >= 0 and arity - len(defaults) <= len(args) < arity:
-            return tuple(args) + defaults[len(args) - arity:]
-        return None
-
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)
 

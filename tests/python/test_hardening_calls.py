@@ -65,7 +65,6 @@ def test_defaults_and_keywords_follow_the_function():
     f.__defaults__ = (2.0, 0)
 
 
-
 def test_positional_calls_are_served_without_python_binding():
     """_C.CallFront (bind_call_front.cpp): positional calls, trailing defaults filled in as they
     are at call time, reach the entries from C++; a __code__ of another arity replaced later
@@ -83,6 +82,9 @@ def test_positional_calls_are_served_without_python_binding():
         np.testing.assert_array_equal(cf(X), f(X))
     after = cf.cache_info()
     assert (after.hits, after.misses) == (before.hits + 3, before.misses)
+    # The same completion serves the GPU path's binding (CompiledFunction._cuda_positional).
+    assert cf._with_trailing_defaults((X,)) == (X, 2.0, 0)
+    assert cf._with_trailing_defaults((X, 1.0, 2, 3)) is None
     f.__code__ = later.__code__
     f.__defaults__ = None
     np.testing.assert_array_equal(cf(X), X - 1)
