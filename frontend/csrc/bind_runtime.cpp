@@ -135,8 +135,8 @@ void fill_arg_guard(ArgGuard &g, nb::handle spec) {
         g.value = new_ref(t[2]);
     } else if (kind == "type") {
         g.kind = ArgGuard::TypeOnly;
-    } else if (kind == "cuda_tensor") {  // (kind, type, torch dtype, shape, device)
-        g.kind = ArgGuard::CudaTensor;
+    } else if (kind == "cuda_tensor" || kind == "cupy_array") {  // (kind, type, dtype, shape, device)
+        g.kind = kind == "cuda_tensor" ? ArgGuard::CudaTensor : ArgGuard::CupyArray;
         g.value = new_ref(t[2]);
         for (nb::handle d : t[3]) g.shape.push_back(nb::cast<int64_t>(d));
         g.typenum = nb::cast<int>(t[4]);
@@ -360,17 +360,21 @@ void bind_runtime(nb::module_ &m) {
             "add_cuda_entry",
             [](Dispatcher &d, nb::list arg_guards, nb::list value_guards, std::shared_ptr<const Kernel> kernel,
                nb::object result_builder, nb::list relations, int device, nb::object empty, nb::list output_args,
-               nb::list output_options, nb::object current_stream) {
+               nb::list output_options, nb::object current_stream, const std::string &library) {
                 if (!kernel->device_interface) throw std::invalid_argument("the kernel was not compiled for CUDA");
+                if (library != "torch" && library != "cupy") throw std::invalid_argument("library: 'torch' or 'cupy'");
+                const ArgGuard::Kind arrays = library == "torch" ? ArgGuard::CudaTensor : ArgGuard::CupyArray;
                 if (output_args.size() != kernel->outputs.size() || output_options.size() != kernel->outputs.size()) {
                     throw std::invalid_argument("one shape tuple and one options dict per kernel output");
                 }
                 auto e = guarded_entry(arg_guards, value_guards, relations, result_builder);
-                // Checked once here, not per call: every array the kernel reads is a guarded CUDA tensor.
+                // Checked once here, not per call: every array the kernel reads is a guarded CUDA
+                // array of the library's.
                 for (const KernelInput &in : kernel->inputs) {
                     if (in.arg_index < 0 || in.arg_index >= static_cast<int>(e->args.size()) ||
-                        e->args[in.arg_index].kind != ArgGuard::CudaTensor) {
-                        throw std::invalid_argument("a CUDA kernel reads an argument not guarded as a CUDA tensor");
+                        e->args[in.arg_index].kind != arrays) {
+                        throw std::invalid_argument("a CUDA kernel reads an argument not guarded as the library's "
+                                                    "CUDA array");
                     }
                 }
                 e->kernel = std::move(kernel);
@@ -378,6 +382,7 @@ void bind_runtime(nb::module_ &m) {
                 e->cuda = std::make_unique<CudaCall>();
                 CudaCall &c = *e->cuda;
                 c.device = device;
+                c.arrays = arrays;
                 c.empty = new_ref(empty);
                 for (nb::handle a : output_args) {
                     if (!PyTuple_Check(a.ptr())) throw std::invalid_argument("output_args holds tuples");
@@ -393,9 +398,10 @@ void bind_runtime(nb::module_ &m) {
             },
             nb::arg("arg_guards"), nb::arg("value_guards"), nb::arg("kernel"), nb::arg("result_builder").none(),
             nb::arg("relations"), nb::arg("device"), nb::arg("empty"), nb::arg("output_args"),
-            nb::arg("output_options"), nb::arg("current_stream"),
+            nb::arg("output_options"), nb::arg("current_stream"), nb::arg("library") = "torch",
             "An entry whose kernel runs on CUDA device `device`: arguments guarded as ('cuda_tensor', type, dtype,\n"
-            "shape, device), an extent -m any size from m (a kernel for any size); each output made by\n"
+            "shape, device) for library 'torch', ('cupy_array', ...) for 'cupy', an extent -m any size from m (a\n"
+            "kernel for any size); each output made by\n"
             "empty(*output_args[j], **output_options[j]) (an output of symbolic extents: its shape and strides\n"
             "computed per call); the stream is current_stream(device). Goes ahead of the entries already there.")
         .def(

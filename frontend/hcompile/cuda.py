@@ -149,17 +149,27 @@ class _Library:
         return made
 
     def empty(self, shape, dtype, device):
+        """A new C-contiguous array on CUDA device ``device`` (CuPy's: the C++ dispatcher's
+        outputs too, so entering the device only where it is not the current one)."""
         if self.name == "torch":
             torch_dtype, torch_device = self.torch_type(dtype, device)
             return self.module.empty(shape, dtype=torch_dtype, device=torch_device)
-        with self.module.cuda.Device(device):
+        cuda = self.module.cuda
+        if cuda.runtime.getDevice() == device:
+            return self.module.empty(shape, dtype=dtype)
+        with cuda.Device(device):
             return self.module.empty(shape, dtype=dtype)
 
     def stream(self, device):
+        """The handle of the library's current stream on ``device``, an int (CuPy's: the C++
+        dispatcher's stream too)."""
         if self.name == "torch":
             return self.module.cuda.current_stream(device).cuda_stream
-        with self.module.cuda.Device(device):
-            return self.module.cuda.get_current_stream().ptr
+        cuda = self.module.cuda
+        if cuda.runtime.getDevice() == device:
+            return cuda.get_current_stream().ptr
+        with cuda.Device(device):
+            return cuda.get_current_stream().ptr
 
     def synchronize(self, device):
         if self.name == "torch":
@@ -285,7 +295,7 @@ class CudaEntries:
         # (and loop bodies) that run the code after a graph break.
         self._owner = owner
         self._mode = mode                # "max-autotune": schedules measured on the device (_autotune)
-        self._dispatcher = dispatcher    # the function's C++ dispatcher: PyTorch entries go there too
+        self._dispatcher = dispatcher    # the function's C++ dispatcher: PyTorch and CuPy entries go there too
         self._schedule = schedule        # an explicit decision list, or None
         self._records = records          # the function's compile_records (explain reads them)
         self._qualname = qualname
@@ -459,24 +469,26 @@ class CudaEntries:
 
     def _add_to_dispatcher(self, library, device, args, devices, entry, runner=None):
         """The entry as one of the C++ dispatcher's (dispatch_cuda.h), so that later calls with
-        tensors like these skip this Python path: PyTorch tensors only (CuPy arrays stay here).
-        With `runner` (a CUDA graph's replay, cuda_graphs.GraphedEntry.dispatcher_runner) the
-        dispatcher checks the guards and calls it instead of launching the kernel."""
-        if library.name != "torch" or not all(d is None or type(a) is library.module.Tensor
-                                              for a, d in zip(args, devices)):
+        arrays like these skip this Python path: PyTorch tensors or CuPy arrays, all of one
+        library (exactly its array type). With `runner` (a CUDA graph's replay,
+        cuda_graphs.GraphedEntry.dispatcher_runner) the dispatcher checks the guards and calls it
+        instead of launching the kernel."""
+        torch = library.name == "torch"
+        array_type = library.module.Tensor if torch else library.module.ndarray
+        if not all(d is None or type(a) is array_type for a, d in zip(args, devices)):
             return
         if entry.generic is not None and self._mode == "reduce-overhead" and runner is None:
             return                       # a graph per shape (_run_graphed), each added with its runner
         if entry.result.writebacks:
             return   # the dispatcher's overlap and writeable guards read NumPy arrays only: this path checks
-        torch = library.module
         # A generic entry's guards take its dynamic axes at any size from their least (-m); its
         # graphs (reduce-overhead) are one a shape, each guarded on its own.
         generic = entry.generic if runner is None else None
         shapes = ([s[3] if s[0] == "array" else None for s in generic[0]] if generic is not None else
                   [tuple(a.shape) if d is not None else None for a, d in zip(args, devices)])
         relations = entry.relations + (generic[1] if generic is not None else [])
-        specs = [("cuda_tensor", type(a), a.dtype, shape, device) if d is not None else guards.arg_guard(a)
+        kind = "cuda_tensor" if torch else "cupy_array"
+        specs = [(kind, type(a), a.dtype, shape, device) if d is not None else guards.arg_guard(a)
                  for a, d, shape in zip(args, devices, shapes)]
         if any(s[0] == "type" for s in specs):
             return                       # an object the guards cannot describe: this path decides
@@ -484,16 +496,19 @@ class CudaEntries:
             self._dispatcher.add_entry(specs, [g.spec() for g in entry.guards], None, [], None, runner, relations)
             entry.dispatched = True
             return
-        options = []
-        for shape, dtype in entry.result.outputs:
-            torch_dtype, torch_device = library.torch_type(dtype, device)
-            options.append({"dtype": torch_dtype, "device": torch_device})
-        # torch.empty_strided: 2.0 µs a call on an H200 where torch.empty took 3.5.
+        if torch:
+            # torch.empty_strided: 2.0 µs a call on an H200 where torch.empty took 3.5.
+            empty, stream = library.module.empty_strided, library.module._C._cuda_getCurrentRawStream
+            output_args = [(shape, _contiguous_strides(shape)) for shape, _ in entry.result.outputs]
+            options = [dict(zip(("dtype", "device"), library.torch_type(dtype, device)))
+                       for _, dtype in entry.result.outputs]
+        else:
+            empty, stream = library.empty, library.stream
+            output_args = [(shape,) for shape, _ in entry.result.outputs]
+            options = [{"dtype": dtype, "device": device} for _, dtype in entry.result.outputs]
         self._dispatcher.add_cuda_entry(specs, [g.spec() for g in entry.guards], entry.kernel,
                                         None if entry.result.plain else entry.result.build, relations, device,
-                                        torch.empty_strided,
-                                        [(shape, _contiguous_strides(shape)) for shape, _ in entry.result.outputs],
-                                        options, torch._C._cuda_getCurrentRawStream)
+                                        empty, output_args, options, stream, library.name)
         entry.dispatched = True
 
     def cache_counts(self):

@@ -83,7 +83,8 @@ int check_arg(const ArgGuard &g, PyObject *arg) {
     case ArgGuard::TypeOnly:
         return 1;
     case ArgGuard::CudaTensor:
-        return check_cuda_tensor(g, arg);
+    case ArgGuard::CupyArray:
+        return check_cuda_array(g, arg);
     }
     return 0;
 }

@@ -20,6 +20,9 @@ Switches (environment):
                              values back on the host; a call with an argument PyTorch cannot
                              hold as it is (negative strides, read-only, an unsigned dtype past
                              uint8), or with two sharing memory, keeps NumPy's arrays
+  HCOMPILE_TEST_TARGET=cuda-cupy  the same with CuPy arrays (CuPy holds every dtype NumPy's
+                             tests use but float16's neighbours the same way; a read-only
+                             argument or a negative stride keeps NumPy's arrays)
 """
 
 from __future__ import annotations
@@ -45,9 +48,10 @@ IDENTITY = os.environ.get("HCOMPILE_TEST_IDENTITY", "") not in ("", "0")
 # and no test depends on bit-exact float rounding.
 UPCAST = os.environ.get("HCOMPILE_TEST_IDENTITY", "") == "upcast"
 TARGET = os.environ.get("HCOMPILE_TEST_TARGET", "")
-# cuda-torch: compiled for "cuda", called with torch tensors (check(), _to_torch).
-TORCH_ARGS = TARGET == "cuda-torch"
-if TORCH_ARGS:
+# cuda-torch, cuda-cupy: compiled for "cuda", called with that library's CUDA arrays (check(),
+# _to_device).
+DEVICE_ARGS = {"cuda-torch": "torch", "cuda-cupy": "cupy"}.get(TARGET)
+if DEVICE_ARGS:
     TARGET = "cuda"
 
 
@@ -423,13 +427,15 @@ def run_numpy(fn, args, kwargs=None):
 
 
 _TORCH_DTYPES = {"bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"}
+_CUPY_DTYPES = _TORCH_DTYPES | {"uint16", "uint32", "uint64", "complex64", "complex128"}
 
 
-def _torch_can_hold(a: np.ndarray) -> bool:
-    """Whether a torch CUDA tensor can stand for NumPy array `a` with the same semantics: its
-    dtype, no negative stride (torch has none), writeable (a write into a read-only view raises
-    in NumPy, where a tensor would take it)."""
-    return a.dtype.name in _TORCH_DTYPES and a.flags.writeable and all(st >= 0 for st in a.strides)
+def _device_can_hold(a: np.ndarray) -> bool:
+    """Whether the library's CUDA array can stand for NumPy array `a` with the same semantics:
+    its dtype, no negative stride (torch has none), writeable (a write into a read-only view
+    raises in NumPy, where a device array would take it)."""
+    dtypes = _TORCH_DTYPES if DEVICE_ARGS == "torch" else _CUPY_DTYPES
+    return a.dtype.name in dtypes and a.flags.writeable and all(st >= 0 for st in a.strides)
 
 
 def _arrays_in(x):
@@ -440,14 +446,25 @@ def _arrays_in(x):
     return []
 
 
-def _to_torch(args):
-    """`args` with their NumPy arrays as CUDA tensors of the same strides (torch's ``as_strided``
-    on a device copy of the array's memory; recursing into tuples and lists). All of them, or
-    none where torch cannot hold one (_torch_can_hold) or two share memory (each would get its
-    own copy): mixed, the call would be another call than the one NumPy made."""
-    import torch
+def _on_device(host: np.ndarray, shape, strides):
+    """The library's CUDA array of contiguous `host`'s memory, viewed with `shape` and (byte)
+    `strides`."""
+    if DEVICE_ARGS == "torch":
+        import torch
+        whole = torch.from_numpy(host).cuda()
+        return whole if strides is None else torch.as_strided(whole, shape, [st // host.itemsize for st in strides])
+    import cupy
+    whole = cupy.asarray(host)
+    return whole if strides is None else cupy.lib.stride_tricks.as_strided(whole, shape, strides)
+
+
+def _to_device(args):
+    """`args` with their NumPy arrays as the library's CUDA arrays of the same strides (a device
+    copy of the array's memory, viewed with its strides; recursing into tuples and lists). All
+    of them, or none where the library cannot hold one (_device_can_hold) or two share memory
+    (each would get its own copy): mixed, the call would be another call than the one NumPy made."""
     arrays = _arrays_in(args)
-    if not all(_torch_can_hold(a) for a in arrays) or any(
+    if not all(_device_can_hold(a) for a in arrays) or any(
             np.shares_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:]):
         return list(args)
 
@@ -457,23 +474,31 @@ def _to_torch(args):
         if not isinstance(x, np.ndarray):
             return x
         if x.size == 0 or x.ndim == 0 or any(st % x.itemsize for st in x.strides):
-            return torch.from_numpy(np.array(x, copy=True)).cuda()
+            return _on_device(np.array(x, copy=True), None, None)
         # The memory from the array's first element to its last, copied to the device and viewed
         # there with the array's own strides (transposed and stepped layouts kept).
         elements = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) // x.itemsize + 1
         span = np.lib.stride_tricks.as_strided(x, shape=(elements,), strides=(x.itemsize,)).copy()
-        return torch.as_strided(torch.from_numpy(span).cuda(), x.shape, [st // x.itemsize for st in x.strides])
+        return _on_device(span, x.shape, x.strides)
     return one(list(args))
 
 
-def _from_torch(got, like):
-    """Tensors in `got` back as NumPy (a 0-d tensor where NumPy gave a scalar: that scalar)."""
-    import torch
+def _device_arrays_in(x) -> bool:
+    """Whether `x` (recursing into tuples and lists) holds an array of the library's."""
+    if isinstance(x, (tuple, list)):
+        return any(_device_arrays_in(v) for v in x)
+    return type(x).__module__.split(".")[0] == DEVICE_ARGS
+
+
+def _from_device(got, like):
+    """The library's arrays in `got` back as NumPy (a 0-d array where NumPy gave a scalar: that
+    scalar)."""
     if isinstance(got, (tuple, list)):
         likes = like if isinstance(like, (tuple, list)) and len(like) == len(got) else [None] * len(got)
-        return type(got)(_from_torch(g, e) for g, e in zip(got, likes))
-    if isinstance(got, torch.Tensor):
-        host = got.cpu().numpy()
+        return type(got)(_from_device(g, e) for g, e in zip(got, likes))
+    module = type(got).__module__.split(".")[0]
+    if module in ("torch", "cupy") and hasattr(got, "shape"):
+        host = got.cpu().numpy() if module == "torch" else __import__("cupy").asnumpy(got)
         return host[()] if isinstance(like, np.generic) and host.ndim == 0 else host
     return got
 
@@ -504,7 +529,7 @@ def check(fn, *args, rtol=None, atol=None, ops=1, reduce=1, scale=None, cfn=None
     hc_args = clone(args)
     expected, np_exc = run_numpy(fn, np_args)
 
-    call_args = _to_torch(hc_args) if TORCH_ARGS else hc_args
+    call_args = _to_device(hc_args) if DEVICE_ARGS else hc_args
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
@@ -512,16 +537,26 @@ def check(fn, *args, rtol=None, atol=None, ops=1, reduce=1, scale=None, cfn=None
             hc_exc = None
         except Exception as e:  # noqa: BLE001
             got, hc_exc = None, e
-    if TORCH_ARGS:
-        got = _from_torch(got, expected)
-        hc_args = _from_torch(call_args, np_args)
+    if DEVICE_ARGS:
+        got = _from_device(got, expected)
+        hc_args = _from_device(call_args, np_args)
         if hc_exc is not None and _raised_in_graph_break(hc_exc) and (np_exc is None or not isinstance(
                 hc_exc, _public_type(type(np_exc)))):
             # A graph break runs its instruction as Python on the caller's arrays: on torch tensors,
             # torch's methods and errors (`t.mean(dtype=np.float32)` is a TypeError, an empty
-            # `t.max()` a RuntimeError), as the function itself would on them uncompiled.
-            pytest.xfail(f"graph break ran as Python on torch tensors: {type(hc_exc).__name__}: {hc_exc}")
+            # `t.max()` a RuntimeError), as the function itself would on them uncompiled; CuPy's
+            # on CuPy's arrays.
+            pytest.xfail(f"graph break ran as Python on {DEVICE_ARGS} arrays: {type(hc_exc).__name__}: {hc_exc}")
 
+    if np_exc is not None and hc_exc is None and DEVICE_ARGS and _device_arrays_in(call_args):
+        # What NumPy refuses, the library may take (CuPy stores an empty selection of a 2-D value
+        # where NumPy raises): a graph break ran that instruction as Python on the library's
+        # arrays, so the answer must be the function's own on them, uncompiled.
+        own, own_exc = run_numpy(fn, _to_device(clone(args)))
+        if own_exc is None:
+            assert_same_result(got, _from_device(own, expected), rtol=rtol, atol=atol, ops=ops, reduce=reduce,
+                               scale=scale)
+            pytest.xfail(f"{DEVICE_ARGS}'s arrays take what NumPy refuses ({type(np_exc).__name__}: {np_exc})")
     if np_exc is not None:
         if hc_exc is None:
             raise AssertionError(

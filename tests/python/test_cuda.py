@@ -8,6 +8,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import types
 
 import ml_dtypes
 import numpy as np
@@ -795,7 +796,7 @@ def test_cuda_entries_in_the_dispatcher_check_every_tensor_property():
         return _TensorLike(shape, dtype, device)
 
     dispatcher = _C.Dispatcher(lambda a: "python")
-    with pytest.raises(ValueError, match="not guarded as a CUDA tensor"):   # checked once, when added
+    with pytest.raises(ValueError, match="not guarded as the library's CUDA array"):   # checked once, when added
         dispatcher.add_cuda_entry([("type", _TensorLike)], [], kernel, None, [], 0, empty, [((4, 8),)],
                                   [{"dtype": "float32", "device": "cuda:0"}], lambda device: 0)
     dispatcher.add_entry([("type", _TensorLike)], [], None, [], None)   # type-only: runs Python
@@ -812,6 +813,49 @@ def test_cuda_entries_in_the_dispatcher_check_every_tensor_property():
     with pytest.raises(RuntimeError, match="CUDA driver"):
         dispatcher(_TensorLike((4, 8)))
     assert made == [((4, 8), "float32", "cuda:0")]
+
+
+class _CupyLike:
+    """What the C++ guards read of a CuPy array: dtype (a NumPy dtype), shape, data.ptr,
+    data.device.id, flags.c_contiguous; no memory behind it (CI has no GPU)."""
+
+    def __init__(self, shape, dtype=np.float32, device=0, contiguous=True, pointer=4096):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self.data = types.SimpleNamespace(ptr=pointer, device=types.SimpleNamespace(id=device))
+        self.flags = types.SimpleNamespace(c_contiguous=contiguous)
+
+
+@pytest.mark.skipif(_has_cuda_driver(), reason="runs the stand-in's fake pointer only where no driver can")
+def test_cupy_entries_in_the_dispatcher_check_every_array_property():
+    from hcompile import _C
+    f = hc.hcompile(lambda a: np.exp(a) + 1, target=CUDA_TARGET)
+    kernel, _ = _C.compile_graph(_graph_of(f, np.ones((4, 8), np.float32)), CUDA_TARGET)
+    made = []
+
+    def empty(shape, dtype, device):
+        made.append((shape, dtype, device))
+        return _CupyLike(shape, dtype, device)
+
+    dispatcher = _C.Dispatcher(lambda a: "python")
+    spec = ("cupy_array", _CupyLike, np.dtype(np.float32), (4, 8), 0)
+    with pytest.raises(ValueError, match="not guarded as the library's CUDA array"):   # a PyTorch guard
+        dispatcher.add_cuda_entry([("cuda_tensor",) + spec[1:]], [], kernel, None, [], 0, empty, [((4, 8),)],
+                                  [{"dtype": np.float32, "device": 0}], lambda device: 0, "cupy")
+    dispatcher.add_entry([("type", _CupyLike)], [], None, [], None)   # type-only: runs Python
+    dispatcher.add_cuda_entry([spec], [], kernel, None, [], 0, empty, [((4, 8),)],
+                              [{"dtype": np.dtype(np.float32), "device": 0}], lambda device: 0, "cupy")
+    # Another shape, dtype, device, a strided or misaligned array: the type-only entry.
+    for other in (_CupyLike((4, 9)), _CupyLike((4, 8), np.float64), _CupyLike((4, 8), ">f4"),
+                  _CupyLike((4, 8), device=1), _CupyLike((4, 8), contiguous=False), _CupyLike((4, 8), pointer=4100)):
+        assert dispatcher(other) == "python"
+    # An equal dtype that is not the same object (a NumPy dtype made anew) is the same dtype.
+    other_dtype = _CupyLike((4, 8))
+    other_dtype.dtype = np.dtype(np.float32).newbyteorder("=")
+    assert other_dtype.dtype is not np.dtype(np.float32)
+    for array in (_CupyLike((4, 8)), other_dtype):
+        with pytest.raises(RuntimeError, match="CUDA driver"):
+            dispatcher(array)
+    assert made == [((4, 8), np.float32, 0)] * 2
 
 
 def _graph_of(compiled, *args):
@@ -843,6 +887,44 @@ def test_later_pytorch_calls_take_the_dispatchers_cuda_entry(torch_cuda):
     f.reset()
     got, _ = f(x, y)
     assert torch.allclose(got, torch.tanh(x) * y, rtol=1e-5, atol=1e-6)
+
+
+@gpu
+def test_later_cupy_calls_take_the_dispatchers_cuda_entry():
+    cupy = _cupy_cuda()
+    if cupy is None:
+        pytest.skip("no CUDA GPU with CuPy")
+    f = hc.hcompile(lambda a, b: (np.tanh(a) * b, a.sum(axis=-1), a.max()), fullgraph=True)
+    rng = np.random.default_rng(12)
+
+    def check(x, y):
+        got, sums, top = f(cupy.asarray(x) if isinstance(x, np.ndarray) else x, cupy.asarray(y))
+        x = cupy.asnumpy(x) if not isinstance(x, np.ndarray) else x
+        assert isinstance(got, cupy.ndarray) and isinstance(top, cupy.ndarray) and top.shape == ()
+        _close((cupy.asnumpy(got), cupy.asnumpy(sums), cupy.asnumpy(top)), (np.tanh(x) * y, x.sum(axis=-1), x.max()),
+               np.float32)
+
+    def new():
+        return rng.standard_normal((64, 300)).astype(np.float32)
+    check(new(), new())
+    hits = f._dispatcher.hits
+    for _ in range(3):
+        check(new(), new())
+    assert f._dispatcher.hits == hits + 3
+    # Views the kernel cannot read in place miss there and are copied by the Python path.
+    flat = cupy.asarray(rng.standard_normal(64 * 300 + 1).astype(np.float32))
+    check(flat[1:].reshape(64, 300), new())
+    check(cupy.asarray(rng.standard_normal((300, 64)).astype(np.float32)).T, new())
+    # A kernel on CuPy's current stream: ordered after the work queued there before the call.
+    x = cupy.asarray(new())
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        y = x * 3
+        got, _, _ = f(y, x)
+        w = got * 2
+    stream.synchronize()
+    assert f._dispatcher.hits == hits + 4
+    _close(cupy.asnumpy(w), np.tanh(cupy.asnumpy(x) * 3) * cupy.asnumpy(x) * 2, np.float32)
 
 
 @gpu

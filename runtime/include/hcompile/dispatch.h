@@ -26,8 +26,10 @@ struct ArgGuard {
     // CudaTensor: a PyTorch tensor on CUDA device `typenum` of dtype `value` (the torch.dtype
     // object, compared by identity) and exactly `shape`, C-contiguous at a 16-byte aligned
     // address (anything else misses: the frontend's CUDA path copies it, dispatch_cuda.h).
+    // CupyArray: the same for a CuPy array (`value` its NumPy dtype, compared by identity, then
+    // by equality).
     enum Kind : uint8_t { Array, NumpyScalar, DynamicFloat, Int, Float, Bool, None, Str, Equal, Identity, TypeOnly,
-                          CudaTensor };
+                          CudaTensor, CupyArray };
     Kind kind = TypeOnly;
     PyObject *type = nullptr;     // exact type required (strong reference)
     int typenum = -1;             // Array/NumpyScalar: NumPy type number; CudaTensor: the device
@@ -70,11 +72,12 @@ struct ArgRelationGuard {
 };
 
 // How an entry whose kernel runs on a CUDA device makes its outputs and finds its stream: the
-// array library's own calls (PyTorch's), given when the entry is added. Strong references.
+// array library's own calls (PyTorch's or CuPy's), given when the entry is added. Strong references.
 struct CudaCall {
     int device = 0;
+    ArgGuard::Kind arrays = ArgGuard::CudaTensor;  // the library's arrays: CudaTensor or CupyArray
     PyObject *empty = nullptr;                 // callable(*output_args[j], **options) -> a new array
-    std::vector<PyObject *> output_args;       // per kernel output: a tuple (its shape and strides)
+    std::vector<PyObject *> output_args;       // per kernel output: a tuple (shape and strides; CuPy: shape)
     std::vector<PyObject *> output_options;    // per kernel output: a dict (dtype, device)
     PyObject *current_stream = nullptr;        // callable(device) -> the stream handle, an int
     PyObject *device_index = nullptr;          // `device` as a Python int
