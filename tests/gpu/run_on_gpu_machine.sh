@@ -30,9 +30,12 @@ DIFFERENTIAL="test_diff_chains.py test_diff_elementwise.py test_diff_layout.py t
   test_frontend_loops.py"
 (cd tests/python && HCOMPILE_TEST_TARGET=cuda python3 -m pytest -q -p no:cacheprovider -p no:benchmark $PARALLEL -rfE \
   $DIFFERENTIAL) 2>&1 | tee "$OUT/gpu_differential.log" | tail -20
-# Again with PyTorch CUDA tensors as the arguments (zero-copy, the C++ dispatcher's path).
+# Again with PyTorch CUDA tensors as the arguments (zero-copy, the C++ dispatcher's path), then
+# with CuPy arrays.
 (cd tests/python && HCOMPILE_TEST_TARGET=cuda-torch python3 -m pytest -q -p no:cacheprovider -p no:benchmark $PARALLEL \
   -rfE $DIFFERENTIAL) 2>&1 | tee "$OUT/gpu_differential_torch.log" | tail -20
+(cd tests/python && HCOMPILE_TEST_TARGET=cuda-cupy python3 -m pytest -q -p no:cacheprovider -p no:benchmark $PARALLEL \
+  -rfE $DIFFERENTIAL) 2>&1 | tee "$OUT/gpu_differential_cupy.log" | tail -20
 python3 -m apps.gpu_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
 python3 -m apps.gpu_fast_math_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
 python3 -m apps.gpu_matmul --write "$OUT/gpu_bench.md" 2>&1 | tail -15
@@ -46,3 +49,4 @@ python3 -m apps.gpu_dynamic_rows_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -
 python3 -m apps.gpu_dynamic_batch_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -15
 python3 -m apps.gpu_attention_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -10
 python3 -m apps.gpu_stencils_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
+python3 -m apps.gpu_cupy_bench --write "$OUT/gpu_bench.md" 2>&1 | tail -20
