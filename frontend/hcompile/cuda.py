@@ -10,9 +10,9 @@ and the array library's current stream. Outputs are new arrays of the same libra
 device; another DLPack producer's arrays (JAX's) are read zero-copy as PyTorch's or CuPy's and the
 results handed back through the first array's namespace (``from_dlpack``). NumPy arguments under
 a CUDA target are copied to the device and back (logged). An entry
-for PyTorch tensors is also added to the function's C++ dispatcher (``runtime/src/dispatch_cuda.h``),
-so later calls like it skip this module; CuPy calls, and tensors the kernels cannot read in place
-(strided, or not 16-byte aligned: copied here first), keep coming here.
+for PyTorch tensors or CuPy arrays is also added to the function's C++ dispatcher
+(``runtime/src/dispatch_cuda.h``), so later calls like it skip this module; arrays the kernels
+cannot read in place (strided, or not 16-byte aligned: copied here first) keep coming here.
 
 A function that writes into its arguments (``x *= 2``, ``out[...] = ...``) computes the written
 values as outputs and copies them into the caller's arrays after the kernel, as the CPU path does;
