@@ -79,7 +79,8 @@ PyObject *dispatch_positional(const CallFront &front, PyObject *args) {
 }
 
 PyObject *front_call(PyObject *self, PyObject *args, PyObject *kwargs) {
-    if (nb::inst_ready(self) && (!kwargs || PyDict_GET_SIZE(kwargs) == 0)) {
+    const bool positional = !kwargs || PyDict_GET_SIZE(kwargs) == 0;
+    if (positional && nb::inst_ready(self) && nb::inst_ptr<CallFront>(self)->dispatcher) {
         PyObject *result = dispatch_positional(*nb::inst_ptr<CallFront>(self), args);
         if (result != Dispatcher::miss_sentinel()) return result;  // the answer, or null with the error set
         Py_DECREF(result);
@@ -94,7 +95,30 @@ PyObject *front_call(PyObject *self, PyObject *args, PyObject *kwargs) {
     return result;
 }
 
-PyType_Slot call_front_slots[] = {{Py_tp_call, reinterpret_cast<void *>(front_call)}, {0, nullptr}};
+// The garbage collector's view: the dispatcher and the function (a compiled closure that refers
+// to itself is a cycle through them, collected only where both it and the dispatcher say so).
+int front_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    if (!nb::inst_ready(self)) return 0;
+    const CallFront &front = *nb::inst_ptr<CallFront>(self);
+    Py_VISIT(front.dispatcher_object);
+    Py_VISIT(front.function);
+    return 0;
+}
+
+int front_clear(PyObject *self) {
+    if (!nb::inst_ready(self)) return 0;
+    CallFront &front = *nb::inst_ptr<CallFront>(self);
+    front.dispatcher = nullptr;  // later calls take the slow path
+    Py_CLEAR(front.dispatcher_object);
+    Py_CLEAR(front.function);
+    return 0;
+}
+
+PyType_Slot call_front_slots[] = {{Py_tp_call, reinterpret_cast<void *>(front_call)},
+                                  {Py_tp_traverse, reinterpret_cast<void *>(front_traverse)},
+                                  {Py_tp_clear, reinterpret_cast<void *>(front_clear)},
+                                  {0, nullptr}};
 
 }  // namespace
 
@@ -113,6 +137,7 @@ void bind_call_front(nb::module_ &m) {
         .def(
             "_with_trailing_defaults",
             [](const CallFront &front, nb::tuple args) -> nb::object {
+                if (!front.function) throw std::runtime_error("hcompile: the compiled function was collected");
                 const Py_ssize_t arity = arity_with_defaults(front.function, args.ptr());
                 if (arity < 0) return nb::none();
                 SmallArray<PyObject *, 16> every(static_cast<size_t>(arity));

@@ -214,6 +214,26 @@ std::shared_ptr<Entry> guarded_entry(nb::list arg_guards, nb::list value_guards,
     return e;
 }
 
+namespace {
+
+// The garbage collector's view of a Dispatcher: the function and the entries' Python objects
+// (Dispatcher::traverse), which a compiled function's own code may refer back to.
+int dispatcher_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    return nb::inst_ready(self) ? nb::inst_ptr<Dispatcher>(self)->traverse(visit, arg) : 0;
+}
+
+int dispatcher_clear(PyObject *self) {
+    if (nb::inst_ready(self)) nb::inst_ptr<Dispatcher>(self)->drop_references();
+    return 0;
+}
+
+PyType_Slot dispatcher_slots[] = {{Py_tp_traverse, reinterpret_cast<void *>(dispatcher_traverse)},
+                                  {Py_tp_clear, reinterpret_cast<void *>(dispatcher_clear)},
+                                  {0, nullptr}};
+
+}  // namespace
+
 void bind_runtime(nb::module_ &m) {
     nb::class_<Kernel>(m, "Kernel", "A JIT-compiled Halide pipeline for one guard set.")
         .def_prop_ro("input_args",
@@ -329,7 +349,8 @@ void bind_runtime(nb::module_ &m) {
           "The most bytes of freed blocks (outputs, Halide's intermediates) kept for reuse; kept blocks past it are freed.");
     m.attr("MISS") = nb::handle(Dispatcher::miss_sentinel());
 
-    nb::class_<Dispatcher>(m, "Dispatcher", "Guards and cached kernels of one compiled function.")
+    nb::class_<Dispatcher>(m, "Dispatcher", nb::type_slots(dispatcher_slots),
+                           "Guards and cached kernels of one compiled function.")
         .def("__init__", [](Dispatcher *d, nb::handle fn) { new (d) Dispatcher(fn.ptr()); }, nb::arg("function"))
         .def("__call__",
              [](Dispatcher &d, nb::args args) {

@@ -336,6 +336,28 @@ CudaCall::~CudaCall() {
     Py_XDECREF(device_index);
 }
 
+int Entry::traverse(visitproc visit, void *arg) const {
+    for (const ArgGuard &g : args) {
+        Py_VISIT(g.type);
+        Py_VISIT(g.value);
+    }
+    for (const ValueGuard &v : values) {
+        Py_VISIT(v.container);
+        Py_VISIT(v.key);
+        Py_VISIT(v.expected);
+    }
+    Py_VISIT(result_builder);
+    Py_VISIT(runner);
+    if (cuda) {
+        Py_VISIT(cuda->empty);
+        for (PyObject *o : cuda->output_args) Py_VISIT(o);
+        for (PyObject *o : cuda->output_options) Py_VISIT(o);
+        Py_VISIT(cuda->current_stream);
+        Py_VISIT(cuda->device_index);
+    }
+    return 0;
+}
+
 PyObject *Dispatcher::miss_sentinel() {
     static PyObject *sentinel = PyObject_CallNoArgs(reinterpret_cast<PyObject *>(&PyBaseObject_Type));
     return sentinel;
@@ -360,6 +382,19 @@ void Dispatcher::clear() {
     entries_ = std::make_shared<const EntryList>();
     hits_ = misses_ = 0;
     old.reset();  // may run Python finalisers: only once the dispatcher is consistent again
+}
+
+int Dispatcher::traverse(visitproc visit, void *arg) const {
+    Py_VISIT(function_);
+    for (const EntryPtr &entry : *entries_) {
+        if (int r = entry->traverse(visit, arg)) return r;
+    }
+    return 0;
+}
+
+void Dispatcher::drop_references() {
+    clear();
+    Py_CLEAR(function_);
 }
 
 Entry *Dispatcher::find(const EntryList &entries, PyObject *const *args, Py_ssize_t nargs, bool *error) {
@@ -406,7 +441,14 @@ PyObject *Dispatcher::call(PyObject *const *args, Py_ssize_t nargs) {
     }
     ++hits_;
     ++entry->hits;
-    if (!entry->kernel) return PyObject_Vectorcall(entry->runner ? entry->runner : function_, args, nargs, nullptr);
+    if (!entry->kernel) {
+        PyObject *run = entry->runner ? entry->runner : function_;
+        if (!run) {  // dropped by the garbage collector (drop_references) while this call found the entry
+            PyErr_SetString(PyExc_ReferenceError, "hcompile: the compiled function was collected");
+            return nullptr;
+        }
+        return PyObject_Vectorcall(run, args, nargs, nullptr);
+    }
     if (entry->cuda) return run_cuda_entry(*entry, args);
     return run_kernel(*entry, args);
 }

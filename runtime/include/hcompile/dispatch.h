@@ -105,6 +105,8 @@ struct Entry {
     Entry(const Entry &) = delete;
     Entry &operator=(const Entry &) = delete;
     ~Entry();
+    // Visits every Python object the entry holds (a garbage collector's traversal).
+    int traverse(visitproc visit, void *arg) const;
 };
 
 using EntryPtr = std::shared_ptr<Entry>;
@@ -131,6 +133,12 @@ public:
     // goes before a type-only entry that would run Python for any tensor).
     void add_entry(EntryPtr entry, bool first = false);
     void clear();
+    // For the garbage collector (the _C type's tp_traverse and tp_clear), so that a compiled
+    // function its own code refers to (a closure, a function attribute) is collected: visits
+    // every Python object the dispatcher holds, the function's and its entries'; drops them all
+    // (every later call misses).
+    int traverse(visitproc visit, void *arg) const;
+    void drop_references();
     size_t num_entries() const { return entries_->size(); }
     uint64_t hits() const { return hits_; }
     uint64_t misses() const { return misses_; }
