@@ -75,6 +75,8 @@ BINARY = {
     "minimum": "np.minimum(a, b)", "maximum": "np.maximum(a, b)",
     "arctan2": "np.arctan2(a, b)",
     "where": "np.where(a > b, a, b)",
+    "fmax": "np.fmax(a, b)", "fmin": "np.fmin(a, b)", "heaviside": "np.heaviside(a, b)",
+    "logaddexp": "np.logaddexp(a, b)", "float_power": "np.float_power(a, b)",
 }
 
 
@@ -83,7 +85,7 @@ def _binary_inputs(rng, op, dtype, shape=(5, 8)):
     if dtype == "bool":
         return make(rng, shape, dtype), make(rng, shape, dtype)
     if dtype.startswith("int"):
-        if op == "pow":
+        if op in ("pow", "float_power"):
             return make(rng, shape, dtype, "small"), make(rng, shape, dtype, "nonneg")
         if op in ("and", "or", "xor"):
             return make(rng, shape, dtype, "wide"), make(rng, shape, dtype, "wide")
@@ -91,12 +93,12 @@ def _binary_inputs(rng, op, dtype, shape=(5, 8)):
             return make(rng, shape, dtype, "normal"), make(rng, shape, dtype, "small")
         return make(rng, shape, dtype, "normal"), make(rng, shape, dtype, "normal")
     # floats
-    if op == "pow":
+    if op in ("pow", "float_power"):
         return make(rng, shape, dtype, "pos", specials=0.1), make(rng, shape, dtype, "small",
                                                                   specials=0.1)
     a = make(rng, shape, dtype, "mixed", specials=0.1)
     b = make(rng, shape, dtype, "mixed", specials=0.1)
-    if op in ("eq", "ne", "le", "ge", "minimum", "maximum"):
+    if op in ("eq", "ne", "le", "ge", "minimum", "maximum", "fmax", "fmin", "logaddexp"):
         b = np.where(rng.random(shape) < 0.3, a, b).astype(dtype)  # ties
     return a, b
 

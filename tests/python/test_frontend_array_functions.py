@@ -1,5 +1,6 @@
 """np.diff, np.diag / diagonal, np.trace, np.linalg.norm, np.deg2rad and np.isclose, compiled
 (fullgraph) against NumPy."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -34,7 +35,36 @@ def test_norms(call, dtype, rng):
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool"])
 def test_degrees_to_radians_are_exact(dtype, rng):
     a = O.make(rng, (50,), dtype) * (360 if dtype != "bool" else 1)
-    O.check(O.fn_from_src("def f(a):\n    return np.deg2rad(a), np.radians(a)\n"), a)
+    O.check(O.fn_from_src("def f(a):\n    return np.deg2rad(a), np.radians(a), np.degrees(a), np.rad2deg(a)\n"), a)
+
+
+def _same_bits(got, want):
+    """Equal values with equal signs (-0.0 is not 0.0), NaN where NaN."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    assert np.array_equal(g, w, equal_nan=True) and np.array_equal(np.signbit(g), np.signbit(w)), (got, want)
+
+
+@pytest.mark.skipif(O.IDENTITY, reason="checks the compiler's bits")
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int32"])
+def test_angle_conversions_and_nan_aware_extremes_give_numpys_bits(dtype, rng):
+    """NumPy multiplies by (pi / 180) and (180 / pi) divided in the loop's float type, float32 for
+    float16 and bfloat16 (float32's degrees factor is 180f / pi_f, one ulp from float32(180 / pi));
+    fmax and fmin take the number where one side is NaN; heaviside is 0, h or 1."""
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    values = rng.standard_normal(500) * 200
+    values[:8] = [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 180.0]
+    a = (values if dt.kind == "f" or dtype == "bfloat16" else np.rint(values)).astype(dt)
+    b = a[::-1].copy()
+    b[:8] = np.array([-0.0, 0.0, 1.0, np.nan, np.nan, 0.5, np.nan, 180.0]).astype(dt) if dt.kind != "i" else b[:8]
+    f = O.fn_from_src("def f(a, b):\n    return (np.deg2rad(a), np.radians(a), np.degrees(a), np.rad2deg(a),\n"
+                      "            np.fmax(a, b), np.fmin(a, b), np.heaviside(a, b), np.fmax(a, 2))\n")
+    with np.errstate(all="ignore"):
+        want = f(a, b)
+        got = hc.hcompile(f, fullgraph=True)(a, b)
+    for g, w in zip(got, want):
+        _same_bits(g, w)
 
 
 def test_writing_into_a_diagonal_raises_as_numpy(rng):

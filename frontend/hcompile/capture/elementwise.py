@@ -25,10 +25,16 @@ UNARY_KINDS = {
     np.arctan: "arctan", np.reciprocal: "reciprocal", np.floor: "floor", np.ceil: "ceil",
     np.rint: "rint", np.trunc: "trunc", np.isnan: "isnan", np.isfinite: "isfinite",
     np.isinf: "isinf", np.invert: "invert", np.positive: None, np.deg2rad: "mul_by",
-    np.radians: "mul_by",
+    np.radians: "mul_by", np.rad2deg: "mul_by", np.degrees: "mul_by",
 }
-# Unary ufuncs NumPy's loops compute as one multiply by a constant of the loop dtype.
-_MULTIPLIERS = {np.deg2rad: np.pi / 180.0, np.radians: np.pi / 180.0}
+# Unary ufuncs NumPy's loops compute as one multiply by a constant, (numerator, denominator)
+# divided in the loop's float type: float64's, else float32's (float16 and bfloat16 loops
+# compute in float32 and round once; float32's degrees factor is 180f / pi_f, one float32 ulp
+# from float32(180 / pi)).
+_MULTIPLIERS = {np.deg2rad: (np.pi, 180.0), np.radians: (np.pi, 180.0), np.rad2deg: (180.0, np.pi),
+                np.degrees: (180.0, np.pi)}
+# Binary ufuncs NumPy computes as a few of the IR's ops (_composite).
+COMPOSITE = {np.fmax, np.fmin, np.heaviside, np.logaddexp, np.float_power}
 BINARY_KINDS = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
@@ -40,7 +46,7 @@ BINARY_KINDS = {
 LOGICAL = {np.logical_and: "bitwise_and", np.logical_or: "bitwise_or",
            np.logical_xor: "bitwise_xor", np.logical_not: "invert"}
 SHIFTS = {np.left_shift, np.right_shift}
-SUPPORTED_UFUNCS = set(UNARY_KINDS) | set(BINARY_KINDS) | set(LOGICAL) | SHIFTS
+SUPPORTED_UFUNCS = set(UNARY_KINDS) | set(BINARY_KINDS) | set(LOGICAL) | SHIFTS | COMPOSITE
 
 # Python operator symbol (canonical BINARY_OP / COMPARE_OP argument) -> ufunc.
 BINARY_OPERATORS = {
@@ -154,10 +160,15 @@ def apply_ufunc(b, ufunc, operands, **kwargs):
     base, exponent = operands
     if ufunc in SHIFTS:
         return _shift(b, ufunc, base, exponent, in_dtypes[0], shape, scalar)
+    if ufunc is np.float_power:      # NumPy's power loop over float64 (or wider) operands
+        return apply_ufunc(b, np.power, [_cast_operand(b, v, dt) for v, dt in zip(operands, in_dtypes)])
     if ufunc is np.power:
         special = _power_special_case(b, base, exponent, in_dtypes[0], shape, scalar)
         if special is not None:
             return special
+    if ufunc in COMPOSITE:
+        args = [b.broadcast(to_array(b, v, dt), shape) for v, dt in zip(operands, in_dtypes)]
+        return _copy(_composite(b, ufunc, *args, in_dtypes[0], shape), scalar)
     if in_dtypes[0] != in_dtypes[1]:
         return _mixed_sign_comparison(b, ufunc, operands, in_dtypes, shape, scalar)
     args = [b.broadcast(to_array(b, v, dt), shape) for v, dt in zip(operands, in_dtypes)]
@@ -248,6 +259,48 @@ def _shift(b, ufunc, x, amount, dtype, shape, scalar):
     return b.op("mul" if ufunc is np.left_shift else "floordiv", [xs, factor], is_scalar=scalar)
 
 
+def _cast_operand(b, v, dtype):
+    """Operand ``v`` in ``dtype``: an array cast, a constant converted (a Python or NumPy scalar
+    stays one, so NumPy's rules for scalars still see it)."""
+    return b.cast(v, dtype) if is_abstract(v) else np.dtype(dtype).type(v)
+
+
+def _composite(b, ufunc, x, y, dtype, shape):
+    """``ufunc(x, y)`` of two arrays of ``dtype`` and ``shape`` from the IR's ops, as NumPy's
+    loops compute it (numpy/_core/src/umath: npy_math's and the loops' definitions)."""
+    if ufunc in (np.fmax, np.fmin):
+        if np.dtype(dtype).kind not in "fV":
+            return b.op("maximum" if ufunc is np.fmax else "minimum", [x, y])   # integers, booleans
+        # The number where one side is NaN. Of two equal values (0.0 and -0.0): the second, as
+        # NumPy's float32 and float64 array loops and ml_dtypes' bfloat16 give; NumPy's float16
+        # loop (and its scalar ones) the first.
+        if np.dtype(dtype) == np.float16:
+            first = b.op("ge" if ufunc is np.fmax else "le", [x, y])
+            return b.op("where", [b.op("bitwise_or", [first, b.op("isnan", [y])]), x, y])
+        extreme = b.op("maximum" if ufunc is np.fmax else "minimum", [x, y])
+        return b.op("where", [b.op("isnan", [y]), x, b.op("where", [b.op("isnan", [x]), y, extreme])])
+    if ufunc is np.heaviside:
+        # x < 0: 0, x > 0: 1, x == 0: y, NaN: NaN.
+        zero, one = b.full(0, dtype, shape), b.full(1, dtype, shape)
+        steps = b.op("where", [b.op("gt", [x, zero]), one, b.op("where", [b.op("eq", [x, zero]), y, x])])
+        return b.op("where", [b.op("lt", [x, zero]), zero, steps])
+    # logaddexp: npy_logaddexp's steps. Equal sides (infinities of one sign too) give x + log 2;
+    # otherwise the larger plus log1p(exp(-|x - y|)); NaN where x - y is NaN.
+    compute = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+    wide_x, wide_y = b.cast(x, compute), b.cast(y, compute)
+    difference = b.op("sub", [wide_x, wide_y])
+    zero = b.full(0, compute, shape)
+
+    def plus_log1p_exp(base, exponent):
+        return b.op("add", [base, b.op("log1p", [b.op("exp", [exponent])])])
+    result = b.op("where", [b.op("le", [difference, zero]), plus_log1p_exp(wide_y, difference), difference])
+    result = b.op("where", [b.op("gt", [difference, zero]), plus_log1p_exp(wide_x, b.op("neg", [difference])),
+                            result])
+    log2 = b.full(compute.type(np.log(2.0)), compute, shape)
+    result = b.op("where", [b.op("eq", [wide_x, wide_y]), b.op("add", [wide_x, log2]), result])
+    return b.cast(result, dtype)
+
+
 def _copy(v: ArrayValue, scalar: bool) -> ArrayValue:
     """A new array object with the same data (NumPy returns a fresh array)."""
     return ArrayValue(v.node, v.dtype, v.shape, is_scalar=scalar)
@@ -263,7 +316,11 @@ def _unary(b, ufunc, x, dtype, out_dtype, shape, scalar):
     if kind in ("isnan", "isinf", "isfinite") and int_like:
         return _copy(b.full(kind == "isfinite", np.bool_, shape), scalar)   # ints are finite
     if kind == "mul_by":
-        return b.op("mul", [x, b.full(dtype.type(_MULTIPLIERS[ufunc]), dtype, shape)], is_scalar=scalar)
+        compute = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
+        numerator, denominator = _MULTIPLIERS[ufunc]
+        factor = compute.type(numerator) / compute.type(denominator)
+        product = b.op("mul", [b.cast(x, compute), b.full(factor, compute, shape)])
+        return _copy(b.cast(product, dtype), scalar)
     return b.op(kind, [x], is_scalar=scalar)
 
 
