@@ -58,6 +58,7 @@ const Fn kFns[] = {
     {"arctan", 1, U1(hc::math::arctan), U1(Halide::atan), R1(atanl), -10, 10},
     {"arctan2", 2, U2(hc::math::arctan2), U2(Halide::atan2), R2(atan2l), -10, 10},
     {"pow", 2, U2(hc::math::pow), U2(Halide::pow), R2(powl), 0, 10},
+    {"hypot", 2, U2(hc::math::hypot), [](Expr a, Expr b) { return Halide::sqrt(a * a + b * b); }, R2(hypotl), -10, 10},
     {"floor", 1, U1(hc::math::floor), U1(Halide::floor), R1(floorl), -10, 10},
     {"ceil", 1, U1(hc::math::ceil), U1(Halide::ceil), R1(ceill), -10, 10},
     {"rint", 1, U1(hc::math::rint), U1(Halide::round), R1(nearbyintl), -10, 10},

@@ -18,6 +18,7 @@ int op_units(const Node &n) {
     case OpKind::Exp: case OpKind::Log: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Sin:
     case OpKind::Cos: case OpKind::Tan: case OpKind::Tanh: case OpKind::Sinh: case OpKind::Cosh:
     case OpKind::Arcsin: case OpKind::Arccos: case OpKind::Arctan: case OpKind::Arctan2: case OpKind::Pow:
+    case OpKind::Hypot:
         return 10;
     case OpKind::Div: case OpKind::FloorDiv: case OpKind::Mod: case OpKind::Sqrt: case OpKind::Reciprocal:
         return 3;

@@ -68,7 +68,7 @@ unsigned elementwise_accepts(OpKind k) {
     case OpKind::Cast:
     case OpKind::Where:
         return kAny;
-    default:  // transcendentals, div, arctan2, isnan/isfinite/isinf
+    default:  // transcendentals, div, arctan2, hypot, copysign, isnan/isfinite/isinf, signbit
         return kFloat;
     }
 }
@@ -78,6 +78,7 @@ bool returns_bool(OpKind k) {
     case OpKind::IsNan:
     case OpKind::IsFinite:
     case OpKind::IsInf:
+    case OpKind::Signbit:
     case OpKind::Eq:
     case OpKind::Ne:
     case OpKind::Lt:
@@ -104,6 +105,8 @@ int arity(OpKind k) {
     case OpKind::Maximum:
     case OpKind::Minimum:
     case OpKind::Arctan2:
+    case OpKind::Hypot:
+    case OpKind::Copysign:
     case OpKind::BitwiseAnd:
     case OpKind::BitwiseOr:
     case OpKind::BitwiseXor:

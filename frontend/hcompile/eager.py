@@ -13,12 +13,13 @@ _UNARY = {
     "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
     "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "reciprocal": np.reciprocal,
     "floor": np.floor, "ceil": np.ceil, "rint": np.rint, "trunc": np.trunc, "isnan": np.isnan,
-    "isfinite": np.isfinite, "isinf": np.isinf, "invert": np.invert,
+    "isfinite": np.isfinite, "isinf": np.isinf, "invert": np.invert, "signbit": np.signbit,
 }
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "maximum": np.maximum,
-    "minimum": np.minimum, "arctan2": np.arctan2, "bitwise_and": np.bitwise_and,
+    "minimum": np.minimum, "arctan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
+    "bitwise_and": np.bitwise_and,
     "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "eq": np.equal, "ne": np.not_equal,
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
 }

@@ -44,6 +44,7 @@ UNARY = {
     "isinf": ("np.isinf(x)", "mixed", "normal", 0.2),
     "invert": ("~x", "mixed", "wide", 0.0),  # floats: TypeError
     "logical_not": ("np.logical_not(x)", "mixed", "normal", 0.1),
+    "signbit": ("np.signbit(x)", "mixed", "normal", 0.2),
 }
 
 
@@ -77,6 +78,7 @@ BINARY = {
     "where": "np.where(a > b, a, b)",
     "fmax": "np.fmax(a, b)", "fmin": "np.fmin(a, b)", "heaviside": "np.heaviside(a, b)",
     "logaddexp": "np.logaddexp(a, b)", "float_power": "np.float_power(a, b)",
+    "hypot": "np.hypot(a, b)", "copysign": "np.copysign(a, b)",
 }
 
 

@@ -1,5 +1,5 @@
-"""np.diff, np.diag / diagonal, np.trace, np.linalg.norm, np.deg2rad and np.isclose, compiled
-(fullgraph) against NumPy."""
+"""np.diff, np.diag / diagonal, np.trace, np.linalg.norm, angle conversions, nan-aware extremes,
+np.hypot, np.copysign, np.signbit and np.isclose, compiled (fullgraph) against NumPy."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -39,11 +39,13 @@ def test_degrees_to_radians_are_exact(dtype, rng):
 
 
 def _same_bits(got, want):
-    """Equal values with equal signs (-0.0 is not 0.0), NaN where NaN."""
+    """Equal values with equal signs (-0.0 is not 0.0), NaN where NaN (of any sign)."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
     g, w = got.astype(np.float64), want.astype(np.float64)
-    assert np.array_equal(g, w, equal_nan=True) and np.array_equal(np.signbit(g), np.signbit(w)), (got, want)
+    numbers = ~np.isnan(w)
+    assert np.array_equal(g, w, equal_nan=True) and np.array_equal(np.signbit(g)[numbers], np.signbit(w)[numbers]), \
+        (got, want)
 
 
 @pytest.mark.skipif(O.IDENTITY, reason="checks the compiler's bits")
@@ -115,3 +117,55 @@ def test_isclose_with_tolerances_numpy_warns_about_or_arrays_runs_as_python(call
     compiled = hc.hcompile(f)
     with np.errstate(invalid="ignore"):
         assert np.array_equal(compiled(a, a + 1e-9), f(a, a + 1e-9))
+
+
+@pytest.mark.skipif(O.IDENTITY, reason="checks the compiler's bits")
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_hypot_copysign_and_signbit_of_special_values(dtype, rng):
+    """copysign and signbit read the sign bit (of -0.0 and of a negative NaN too); hypot is +inf
+    where a side is infinite, even beside a NaN, and float32's is C's hypotf to the bit."""
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    special = [0.0, -0.0, np.nan, -np.nan, np.inf, -np.inf, 1.0, -3.0, 0.5]
+    a = np.array([x for x in special for _ in special]).astype(dt)
+    b = np.array([y for _ in special for y in special]).astype(dt)
+    f = O.fn_from_src("def f(a, b):\n    return np.hypot(a, b), np.copysign(a, b), np.signbit(a), np.signbit(b)\n")
+    with np.errstate(all="ignore"):
+        want = f(a, b)
+        got = hc.hcompile(f, fullgraph=True)(a, b)
+    for g, w in zip(got[:2], want[:2]):
+        _same_bits(g, w)
+    copysign, want_copysign = got[1].astype(np.float64), want[1].astype(np.float64)
+    assert np.array_equal(np.signbit(copysign), np.signbit(want_copysign))        # a NaN's sign too
+    assert np.array_equal(got[2], want[2]) and np.array_equal(got[3], want[3])
+    x = (rng.standard_normal(4000) * 2.0 ** rng.uniform(-60, 60, 4000)).astype(dt)
+    y = (rng.standard_normal(4000) * 2.0 ** rng.uniform(-60, 60, 4000)).astype(dt)
+    got = hc.hcompile(f, fullgraph=True)(x, y)[0]
+    if dtype == "float64":
+        _within_one_ulp(got, x, y)
+    else:
+        _same_bits(got, np.hypot(x, y))
+
+
+def _within_one_ulp(got, x, y):
+    """float64 hypot within one ulp of sqrt(x^2 + y^2) computed in long double (its 64-bit
+    significand; not bit-exact with the platform's hypot, which is not correctly rounded either)."""
+    wide = np.sqrt(x.astype(np.longdouble) ** 2 + y.astype(np.longdouble) ** 2)
+    error = np.abs(got.astype(np.longdouble) - wide) / np.spacing(wide.astype(np.float64)).astype(np.longdouble)
+    assert float(error.max()) <= 1.0, float(error.max())
+
+
+@pytest.mark.skipif(O.IDENTITY, reason="checks the compiler's bits")
+def test_float64_hypot_is_within_one_ulp_from_the_smallest_to_the_largest_values(rng):
+    """Sides near the overflow and underflow thresholds (scaled by a power of two inside), sides
+    of very different sizes, subnormals."""
+    n = 20000
+    x = rng.standard_normal(n) * 2.0 ** rng.uniform(-1070, 1020, n)
+    y = x * rng.standard_normal(n) * 2.0 ** rng.uniform(-70, 70, n)
+    x[:6] = [1.7e308, 1e-310, 5e-324, 2.0 ** 500, 2.0 ** -450, 3.0]
+    y[:6] = [1.7e308, 1e-310, 5e-324, 2.0 ** 500, 2.0 ** -450, 4.0]
+    with np.errstate(all="ignore"):
+        got = hc.hcompile(lambda a, b: np.hypot(a, b), fullgraph=True)(x, y)
+        assert np.isinf(got[0]) and got[5] == 5.0 and got[2] == np.hypot(5e-324, 5e-324)
+        finite = np.isfinite(np.hypot(x, y))
+        _within_one_ulp(got[finite & (np.abs(x) > 1e-300)], x[finite & (np.abs(x) > 1e-300)],
+                        y[finite & (np.abs(x) > 1e-300)])

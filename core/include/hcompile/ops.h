@@ -18,6 +18,7 @@ namespace hc {
     X(IsFinite, "isfinite") X(IsInf, "isinf") X(Invert, "invert") X(Add, "add")              \
     X(Sub, "sub") X(Mul, "mul") X(Div, "div") X(FloorDiv, "floordiv") X(Mod, "mod")          \
     X(Pow, "pow") X(Maximum, "maximum") X(Minimum, "minimum") X(Arctan2, "arctan2")          \
+    X(Hypot, "hypot") X(Copysign, "copysign") X(Signbit, "signbit")                         \
     X(BitwiseAnd, "bitwise_and") X(BitwiseOr, "bitwise_or") X(BitwiseXor, "bitwise_xor")     \
     X(Eq, "eq") X(Ne, "ne") X(Lt, "lt") X(Le, "le") X(Gt, "gt") X(Ge, "ge")                  \
     X(Where, "where") X(Sum, "sum") X(Prod, "prod") X(Max, "max") X(Min, "min")              \

@@ -424,6 +424,9 @@ Table make_table() {
     t[OpKind::Maximum] = [](const Node &, const Args &a) { return numpy_maximum(a[0], a[1]); };
     t[OpKind::Minimum] = [](const Node &, const Args &a) { return numpy_minimum(a[0], a[1]); };
     t[OpKind::Arctan2] = [](const Node &, const Args &a) { return math::arctan2(a[0], a[1]); };
+    t[OpKind::Hypot] = [](const Node &, const Args &a) { return math::hypot(a[0], a[1]); };
+    t[OpKind::Copysign] = [](const Node &, const Args &a) { return math::copysign(a[0], a[1]); };
+    t[OpKind::Signbit] = [](const Node &, const Args &a) { return math::signbit(a[0]); };
     t[OpKind::BitwiseAnd] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] && a[1]) : (a[0] & a[1]); };
     t[OpKind::BitwiseOr] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] || a[1]) : (a[0] | a[1]); };
     t[OpKind::BitwiseXor] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] != a[1]) : (a[0] ^ a[1]); };

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hc::math {
@@ -758,6 +759,67 @@ Expr arctan(Expr x) {
     // Odd: computed on |x|, sign copied back (keeps -0). atan(+-inf) = +-pi/2.
     Expr y = cast(x.type(), atan_core(widen(abs_f(x)), is64(x)));
     return select(isnan_(x), x, with_sign(y, sign_bit(x)));
+}
+
+Expr copysign(Expr x, Expr y) {
+    check_same(x, y, "copysign");
+    return with_sign(abs_f(x), sign_bit(y));  // the bits: NaN keeps its payload, takes y's sign
+}
+
+Expr signbit(Expr x) {
+    checked(x, "signbit");
+    return sign_bit(x) != make_const(int_t(x).element_of(), 0);
+}
+
+namespace {
+
+// x * x as hi + lo exactly (Dekker's product over Veltkamp's split, no FMA needed), for float64
+// |x| below 2^996 (the split's product stays finite) whose square does not underflow.
+std::pair<Expr, Expr> exact_square(const Expr &x) {
+    Expr split = x * k(x, 134217729.0);  // 2^27 + 1
+    Expr high = split - (split - x), low = x - high;
+    Expr square = x * x;
+    return {square, ((high * high - square) + k(x, 2.0) * high * low) + low * low};
+}
+
+// sqrt(a^2 + b^2) for float64 a >= b >= 0, finite: scaled by a power of two into the range
+// where the squares neither overflow nor lose bits, then one Newton step on the square root
+// with the residual a^2 + b^2 - h^2 summed from exact squares (a - h^2's leading parts cancel
+// exactly: h^2 is within a factor two of a^2).
+Expr hypot64(const Expr &a, const Expr &b) {
+    Expr big = a > k(a, 0x1p500), small = a < k(a, 0x1p-450);
+    Expr scale = select(big, k(a, 0x1p-600), small, k(a, 0x1p600), k(a, 1.0));
+    Expr unscale = select(big, k(a, 0x1p600), small, k(a, 0x1p-600), k(a, 1.0));
+    Expr as = a * scale, bs = b * scale;
+    Expr h = Halide::sqrt(as * as + bs * bs);
+    auto [a_high, a_low] = exact_square(as);
+    auto [b_high, b_low] = exact_square(bs);
+    auto [h_high, h_low] = exact_square(h);
+    Expr residual = ((a_high - h_high) + b_high) + ((a_low - h_low) + b_low);
+    h = h + residual / (k(a, 2.0) * h);
+    return select(b == k(b, 0.0), a, h * unscale);
+}
+
+}  // namespace
+
+Expr hypot(Expr x, Expr y) {
+    check_same(x, y, "hypot");
+    Expr r;
+    if (is64(x)) {
+        r = strict_of({abs_f(x), abs_f(y)}, [](const std::vector<Expr> &v) {
+            return hypot64(max(v[0], v[1]), min(v[0], v[1]));
+        });
+        r = select(isnan_(x) || isnan_(y), nan_of(x), r);
+    } else {
+        // float32 as C's hypotf: the squares exact in double, one rounding of their sum, a
+        // correctly rounded double square root, rounded to float32; NaN propagates.
+        r = strict_of({widen(x), widen(y)}, [](const std::vector<Expr> &v) {
+            return Halide::sqrt(v[0] * v[0] + v[1] * v[1]);
+        });
+        r = cast(x.type(), r);
+    }
+    // C99: an infinite side gives +inf, even beside a NaN.
+    return select(isinf_(x) || isinf_(y), inf_of(x), r);
 }
 
 Expr arctan2(Expr y, Expr x) {

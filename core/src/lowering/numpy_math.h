@@ -35,6 +35,12 @@ Halide::Expr arcsin(Halide::Expr x);
 Halide::Expr arccos(Halide::Expr x);
 Halide::Expr arctan(Halide::Expr x);
 Halide::Expr arctan2(Halide::Expr y, Halide::Expr x);
+// x's magnitude with y's sign bit (NaN's payload kept); whether x's sign bit is set (a Bool Expr).
+Halide::Expr copysign(Halide::Expr x, Halide::Expr y);
+Halide::Expr signbit(Halide::Expr x);
+// sqrt(x^2 + y^2) without overflow or underflow on the way: float32 through float64 as C's hypotf,
+// float64 scaled and corrected by one Newton step; +inf where either side is infinite.
+Halide::Expr hypot(Halide::Expr x, Halide::Expr y);
 Halide::Expr pow(Halide::Expr a, Halide::Expr b);
 // a * b + c with one rounding where the target has FMA instructions (NumPy's BLAS uses them
 // too; on CUDA targets the host's features say so, and the GPU has them), else a * b + c.

@@ -25,7 +25,7 @@ UNARY_KINDS = {
     np.arctan: "arctan", np.reciprocal: "reciprocal", np.floor: "floor", np.ceil: "ceil",
     np.rint: "rint", np.trunc: "trunc", np.isnan: "isnan", np.isfinite: "isfinite",
     np.isinf: "isinf", np.invert: "invert", np.positive: None, np.deg2rad: "mul_by",
-    np.radians: "mul_by", np.rad2deg: "mul_by", np.degrees: "mul_by",
+    np.radians: "mul_by", np.rad2deg: "mul_by", np.degrees: "mul_by", np.signbit: "signbit",
 }
 # Unary ufuncs NumPy's loops compute as one multiply by a constant, (numerator, denominator)
 # divided in the loop's float type: float64's, else float32's (float16 and bfloat16 loops
@@ -38,7 +38,8 @@ COMPOSITE = {np.fmax, np.fmin, np.heaviside, np.logaddexp, np.float_power}
 BINARY_KINDS = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
-    np.maximum: "maximum", np.minimum: "minimum", np.arctan2: "arctan2",
+    np.maximum: "maximum", np.minimum: "minimum", np.arctan2: "arctan2", np.hypot: "hypot",
+    np.copysign: "copysign",
     np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or", np.bitwise_xor: "bitwise_xor",
     np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le",
     np.greater: "gt", np.greater_equal: "ge",
