@@ -46,6 +46,8 @@ const Fn kFns[] = {
     {"expm1", 1, U1(hc::math::expm1), [](Expr a, Expr) { return Halide::exp(a) - 1; }, R1(expm1l), -5, 5},
     {"log", 1, U1(hc::math::log), U1(Halide::log), R1(logl), 0, 10},
     {"log1p", 1, U1(hc::math::log1p), [](Expr a, Expr) { return Halide::log(a + 1); }, R1(log1pl), -1, 2},
+    {"log2", 1, U1(hc::math::log2), [](Expr a, Expr) { return Halide::log(a) * Halide::Internal::make_const(a.type(), 1.4426950408889634); }, R1(log2l), 0, 10},
+    {"log10", 1, U1(hc::math::log10), [](Expr a, Expr) { return Halide::log(a) * Halide::Internal::make_const(a.type(), 0.4342944819032518); }, R1(log10l), 0, 10},
     {"sqrt", 1, U1(hc::math::sqrt), U1(Halide::sqrt), R1(sqrtl), 0, 100},
     {"sin", 1, U1(hc::math::sin), U1(Halide::sin), R1(sinl), -10, 10},
     {"cos", 1, U1(hc::math::cos), U1(Halide::cos), R1(cosl), -10, 10},

@@ -341,6 +341,8 @@ Table make_table() {
     unary(OpKind::Exp, math::exp);
     unary(OpKind::Log, math::log);
     unary(OpKind::Log1p, math::log1p);
+    unary(OpKind::Log2, math::log2);
+    unary(OpKind::Log10, math::log10);
     unary(OpKind::Expm1, math::expm1);
     unary(OpKind::Sqrt, math::sqrt);
     unary(OpKind::Sin, math::sin);

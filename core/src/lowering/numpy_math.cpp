@@ -225,11 +225,11 @@ void split_exponent(const Expr &bits, Type ft, Expr &e, Expr &m) {
     m = reinterpret(ft, (ix & mant_mask) + base);
 }
 
-// log(2^e (1 + f)) for |f| <= 0.42, e given as a float. With s = f / (2 + f):
+// log1p(f) for |f| <= 0.42 as f - corr: with s = f / (2 + f),
 // log1p(f) = 2 atanh(s) = 2s + s^3 Q(s^2), and since 2s = f - s f,
 // log1p(f) = f - s (f - s^2 Q(s^2)): the leading f is exact and the correction is
-// small, so rounding in it costs a fraction of an ulp.
-Expr log_core(const Expr &ef, const Expr &f) {
+// small, so rounding in it costs a fraction of an ulp. Returns corr.
+Expr log1p_correction(const Expr &f) {
     const bool d = is64(f);
     // Q on z in [0, 0.03]: rel err 3.0e-7 (f32, deg 2), 6.0e-16 (f64, deg 6); it is
     // scaled by s^2/2 < 0.015 in the result.
@@ -239,13 +239,70 @@ Expr log_core(const Expr &ef, const Expr &f) {
                                             0.14642865118164747};
     Expr s = f / (k(f, 2.0) + f);
     Expr z = s * s;
-    Expr corr = s * (f - z * horner(z, d ? q64 : q32));
+    return s * (f - z * horner(z, d ? q64 : q32));
+}
+
+// log(2^e (1 + f)) for |f| <= 0.42, e given as a float.
+Expr log_core(const Expr &ef, const Expr &f) {
+    const bool d = is64(f);
+    Expr corr = log1p_correction(f);
     double hi = d ? 0x1.62e42feep-1 : 0x1.62ep-1;
     double lo = d ? 0x1.a39ef35793c76p-33 : 0x1.0bfbe8p-15;
     // e*hi is exact; keep the summation order (the simplifier would merge e*hi + e*lo).
     return strict_of({ef, f, corr}, [&](const std::vector<Expr> &v) {
         return v[0] * k(f, hi) + (v[1] - (v[2] - v[0] * k(f, lo)));
     });
+}
+
+// Positive x as 2^e (1 + f), f in [sqrt(1/2) - 1, sqrt(2) - 1) exact, e an integer-valued float
+// (subnormals scaled into the normal range first).
+void split_log_argument(const Expr &x, Expr &ef, Expr &f) {
+    const bool d = is64(x);
+    Expr tiny = x < k(x, d ? 0x1p-1022 : 0x1p-126);
+    Expr xs = select(tiny, x * k(x, d ? 0x1p54 : 0x1p24), x);
+    Expr e, m;
+    split_exponent(bits_of(xs), x.type(), e, m);
+    ef = cast(x.type(), cast(Int(32, x.type().lanes()), e)) - select(tiny, k(x, d ? 54 : 24), k(x, 0));
+    f = m - k(x, 1.0);  // exact (Sterbenz)
+}
+
+// C99's log special values around a finite result `y` of x: log(0) = -inf, log(inf) = inf,
+// NaN for x < 0 and NaN.
+Expr with_log_specials(const Expr &x, Expr y) {
+    y = select(x == k(x, 0.0), -inf_of(x), y);
+    y = select(isinf_(x), x, y);  // +inf -> inf; -inf -> nan below
+    return select(x < k(x, 0.0) || isnan_(x), nan_of(x), y);
+}
+
+// x * y as hi + lo exactly (Dekker's product over Veltkamp's splits, no FMA needed), for
+// float64 x, y below 2^996 whose product neither overflows nor underflows.
+std::pair<Expr, Expr> exact_product(const Expr &x, const Expr &y) {
+    auto split = [](const Expr &v) {
+        Expr big = v * k(v, 134217729.0);  // 2^27 + 1
+        Expr high = big - (big - v);
+        return std::make_pair(high, v - high);
+    };
+    auto [xh, xl] = split(x);
+    auto [yh, yl] = split(y);
+    Expr product = x * y;
+    return {product, ((xh * yh - product) + xh * yl + xl * yh) + xl * yl};
+}
+
+// log_base(x) for float64 x = 2^e (1 + f), as e log_base(2) + log1p(f) log_base(e), with
+// log_base(2) = two_hi + two_lo (two_hi of 40 bits, so e two_hi is exact) and log_base(e) = e_hi
+// + e_lo, the large products exact (exact_product) and the small terms added last: accurate to
+// about 2^-60 relative before the final rounding, so integer answers (log10(1000), log2(8)) are
+// exact.
+Expr log_base64(const Expr &x, double two_hi, double two_lo, double e_hi, double e_lo) {
+    Expr ef, f;
+    split_log_argument(x, ef, f);
+    Expr corr = log1p_correction(f);
+    Expr y = strict_of({ef, f, corr}, [&](const std::vector<Expr> &v) {
+        auto [p, p_err] = exact_product(v[1], k(x, e_hi));
+        Expr small = ((p_err + v[1] * k(x, e_lo)) - v[2] * k(x, e_hi + e_lo)) + v[0] * k(x, two_lo);
+        return (v[0] * k(x, two_hi) + p) + small;
+    });
+    return with_log_specials(x, y);
 }
 
 }  // namespace
@@ -372,17 +429,34 @@ Expr cosh(Expr x) {
 
 Expr log(Expr x) {
     checked(x, "log");
-    const bool d = is64(x);
-    // Denormals: scale into the normal range first.
-    Expr tiny = x < k(x, d ? 0x1p-1022 : 0x1p-126);
-    Expr xs = select(tiny, x * k(x, d ? 0x1p54 : 0x1p24), x);
-    Expr e, m;
-    split_exponent(bits_of(xs), x.type(), e, m);
-    Expr ef = cast(x.type(), cast(Int(32, x.type().lanes()), e)) - select(tiny, k(x, d ? 54 : 24), k(x, 0));
-    Expr y = log_core(ef, m - k(x, 1.0));  // m - 1 is exact (Sterbenz)
-    y = select(x == k(x, 0.0), -inf_of(x), y);
-    y = select(isinf_(x), x, y);  // +inf -> inf; -inf -> nan below
-    return select(x < k(x, 0.0) || isnan_(x), nan_of(x), y);
+    Expr ef, f;
+    split_log_argument(x, ef, f);
+    return with_log_specials(x, log_core(ef, f));
+}
+
+namespace {
+
+// log2 and log10 of float32 x: float64's log times the base's constant, rounded once to float32
+// (float64's error, about 2^-52, is far below float32's half ulp, so integer answers are exact).
+Expr log_base32(const Expr &x, double per_natural_log) {
+    return cast(x.type(), math::log(cast(Float(64, x.type().lanes()), x)) * make_const(Float(64), per_natural_log));
+}
+
+}  // namespace
+
+Expr log2(Expr x) {
+    checked(x, "log2");
+    if (!is64(x)) return log_base32(x, 1.4426950408889634);
+    // log2(2) = 1 exactly; 1/ln 2 = 0x1.71547652b82fep+0 + 0x1.777d0ffda0d24p-56.
+    return log_base64(x, 1.0, 0.0, 0x1.71547652b82fep+0, 0x1.777d0ffda0d24p-56);
+}
+
+Expr log10(Expr x) {
+    checked(x, "log10");
+    if (!is64(x)) return log_base32(x, 0.4342944819032518);
+    // log10(2) = 0x1.34413509f8p-2 (40 bits) - 0x1.80433b83b532ap-44, log10(e) =
+    // 0x1.bcb7b1526e50ep-2 + 0x1.95355baaafad3p-57 (80-digit decimal arithmetic).
+    return log_base64(x, 0x1.34413509f8p-2, -0x1.80433b83b532ap-44, 0x1.bcb7b1526e50ep-2, 0x1.95355baaafad3p-57);
 }
 
 Expr log1p(Expr x) {

@@ -18,6 +18,10 @@ Halide::Expr exp(Halide::Expr x);
 Halide::Expr expm1(Halide::Expr x);
 Halide::Expr log(Halide::Expr x);
 Halide::Expr log1p(Halide::Expr x);
+// Integer answers exact (log2(8) = 3, log10(1000) = 3): float32 through float64's log,
+// float64 with the base's constants split in two (numpy_math.cpp's log_base64).
+Halide::Expr log2(Halide::Expr x);
+Halide::Expr log10(Halide::Expr x);
 Halide::Expr sqrt(Halide::Expr x);
 Halide::Expr sin(Halide::Expr x);
 Halide::Expr cos(Halide::Expr x);
