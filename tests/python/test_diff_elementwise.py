@@ -33,6 +33,9 @@ UNARY = {
     "arcsin": ("np.arcsin(x)", "unit", "small", 0.1),
     "arccos": ("np.arccos(x)", "unit", "small", 0.1),
     "arctan": ("np.arctan(x)", "mixed", "normal", 0.1),
+    "arcsinh": ("np.arcsinh(x)", "mixed", "normal", 0.1),
+    "arccosh": ("np.arccosh(x)", "mixed", "normal", 0.1),  # below 1 -> nan
+    "arctanh": ("np.arctanh(x)", "unit", "small", 0.1),
     "floor": ("np.floor(x)", "mixed", "normal", 0.1),
     "ceil": ("np.ceil(x)", "mixed", "normal", 0.1),
     "round": ("np.round(x)", "halves", "normal", 0.1),  # ties to even
@@ -51,7 +54,7 @@ UNARY = {
 
 
 FLOAT_ONLY = ["exp", "log", "log1p", "log2", "log10", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
-              "cosh", "arcsin", "arccos", "arctan"]
+              "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"]
 # float-only ops promote ints to float64 (int32 and int64 alike) and bool to float16
 _UNARY_CASES = [(op, dt) for op in UNARY
                 for dt in (["float32", "float64", "int32"] if op in FLOAT_ONLY else DTYPES)]

@@ -354,6 +354,9 @@ Table make_table() {
     unary(OpKind::Arcsin, math::arcsin);
     unary(OpKind::Arccos, math::arccos);
     unary(OpKind::Arctan, math::arctan);
+    unary(OpKind::Arcsinh, math::arcsinh);
+    unary(OpKind::Arccosh, math::arccosh);
+    unary(OpKind::Arctanh, math::arctanh);
     auto rounding = [&](OpKind k, Expr (*f)(Expr)) {
         t[k] = [f](const Node &, const Args &a) { return is_float_type(a[0]) ? f(a[0]) : a[0]; };
     };

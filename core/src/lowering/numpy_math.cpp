@@ -835,6 +835,67 @@ Expr arctan(Expr x) {
     return select(isnan_(x), x, with_sign(y, sign_bit(x)));
 }
 
+namespace {
+
+// An inverse hyperbolic function of float32 x, computed by `f` on x in float64 and rounded
+// once (float64's few-ulp error is far below float32's half ulp).
+Expr through_float64(const Expr &x, const std::function<Expr(const Expr &)> &f) {
+    return cast(x.type(), f(cast(Float(64, x.type().lanes()), x)));
+}
+
+}  // namespace
+
+Expr arcsinh(Expr x) {
+    checked(x, "arcsinh");
+    if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::arcsinh(v); });
+    // On a = |x|, sign copied back (odd; keeps -0): a < 2^-28: a (the cube term is below half
+    // an ulp); a > 2^28: math::log(a) + log 2 (2a would overflow near the top); a >= 2:
+    // math::log(2a + 1 / (sqrt(a^2 + 1) + a)); else math::log1p(a + a^2 / (1 + sqrt(1 + a^2))), whose
+    // argument has no cancellation.
+    Expr a = abs_f(x);
+    Expr a2 = a * a;
+    Expr root = Halide::sqrt(a2 + k(a, 1.0));
+    Expr huge = math::log(a) + k(a, 0.6931471805599453);
+    Expr large = math::log(k(a, 2.0) * a + k(a, 1.0) / (root + a));
+    Expr small = math::log1p(a + a2 / (k(a, 1.0) + root));
+    Expr y = select(a > k(a, 0x1p28), huge, a >= k(a, 2.0), large, a < k(a, 0x1p-28), a, small);
+    return select(isnan_(x) || isinf_(x), x, with_sign(y, sign_bit(x)));
+}
+
+Expr arccosh(Expr x) {
+    checked(x, "arccosh");
+    if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::arccosh(v); });
+    // x > 2^28: math::log(x) + log 2; x >= 2: math::log(2x - 1 / (x + sqrt(x^2 - 1))); else with t = x - 1
+    // (exact): math::log1p(t + sqrt(2t + t^2)). x < 1 and NaN: NaN; arccosh(1) = +0; inf: inf.
+    Expr huge = math::log(x) + k(x, 0.6931471805599453);
+    Expr large = math::log(k(x, 2.0) * x - k(x, 1.0) / (x + Halide::sqrt(x * x - k(x, 1.0))));
+    // Strict: reassociated, 2t + t^2 is x^2 - 1, which cancels near 1.
+    Expr near_one = math::log1p(strict_of({x}, [](const std::vector<Expr> &v) {
+        Expr t = v[0] - k(v[0], 1.0);
+        return t + Halide::sqrt(k(t, 2.0) * t + t * t);
+    }));
+    Expr y = select(x > k(x, 0x1p28), huge, x >= k(x, 2.0), large, near_one);
+    y = select(isinf_(x), x, y);  // +inf -> inf; -inf -> NaN below
+    return select(x < k(x, 1.0) || isnan_(x), nan_of(x), y);
+}
+
+Expr arctanh(Expr x) {
+    checked(x, "arctanh");
+    if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::arctanh(v); });
+    // On a = |x|, sign copied back: a < 2^-28: a; a < 1/2: math::log1p(2a + 2a^2 / (1 - a)) / 2; else
+    // math::log1p(2a / (1 - a)) / 2 (1 - a exact). |x| = 1: +-inf; |x| > 1 and NaN: NaN.
+    Expr a = abs_f(x);
+    Expr small = k(a, 0.5) * math::log1p(strict_of({a}, [](const std::vector<Expr> &v) {
+        return k(v[0], 2.0) * v[0] + k(v[0], 2.0) * v[0] * v[0] / (k(v[0], 1.0) - v[0]);
+    }));
+    Expr large = k(a, 0.5) * math::log1p(strict_of({a}, [](const std::vector<Expr> &v) {
+        return k(v[0], 2.0) * v[0] / (k(v[0], 1.0) - v[0]);
+    }));
+    Expr y = select(a < k(a, 0x1p-28), a, a < k(a, 0.5), small, large);
+    y = select(a == k(a, 1.0), inf_of(x), y);
+    return select(a > k(a, 1.0) || isnan_(x), nan_of(x), with_sign(y, sign_bit(x)));
+}
+
 Expr copysign(Expr x, Expr y) {
     check_same(x, y, "copysign");
     return with_sign(abs_f(x), sign_bit(y));  // the bits: NaN keeps its payload, takes y's sign

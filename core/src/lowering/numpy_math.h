@@ -39,6 +39,11 @@ Halide::Expr arcsin(Halide::Expr x);
 Halide::Expr arccos(Halide::Expr x);
 Halide::Expr arctan(Halide::Expr x);
 Halide::Expr arctan2(Halide::Expr y, Halide::Expr x);
+// Inverse hyperbolic functions: float32 through float64, float64 from log and log1p of arguments
+// formed without cancellation.
+Halide::Expr arcsinh(Halide::Expr x);
+Halide::Expr arccosh(Halide::Expr x);
+Halide::Expr arctanh(Halide::Expr x);
 // x's magnitude with y's sign bit (NaN's payload kept); whether x's sign bit is set (a Bool Expr).
 Halide::Expr copysign(Halide::Expr x, Halide::Expr y);
 Halide::Expr signbit(Halide::Expr x);
