@@ -21,6 +21,7 @@ UNARY = {
     "log": ("np.log(x)", "mixed", "normal", 0.1),  # negatives -> nan, 0 -> -inf
     "log1p": ("np.log1p(x)", "small", "small", 0.1),
     "log2": ("np.log2(x)", "mixed", "normal", 0.1),
+    "exp2": ("np.exp2(x)", "small", "small", 0.1),
     "log10": ("np.log10(x)", "mixed", "normal", 0.1),
     "expm1": ("np.expm1(x)", "small", "small", 0.1),
     "sqrt": ("np.sqrt(x)", "mixed", "normal", 0.1),
@@ -53,7 +54,7 @@ UNARY = {
 }
 
 
-FLOAT_ONLY = ["exp", "log", "log1p", "log2", "log10", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
+FLOAT_ONLY = ["exp", "exp2", "log", "log1p", "log2", "log10", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
               "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"]
 # float-only ops promote ints to float64 (int32 and int64 alike) and bool to float16
 _UNARY_CASES = [(op, dt) for op in UNARY

@@ -315,6 +315,25 @@ Expr exp(Expr x) {
     return select(isnan_(x), x, y);
 }
 
+Expr exp2(Expr x) {
+    checked(x, "exp2");
+    if (!is64(x)) return cast(x.type(), exp2(cast(Float(64, x.type().lanes()), x)));
+    // 2^x = 2^k 2^r, k = round(x), r = x - k exact in [-1/2, 1/2]; 2^r = e^(r ln 2) with r ln 2
+    // as p + t (p = r ln2_hi exactly as a sum, exact_product's error and r ln2_lo in t):
+    // e^(p + t) = (1 + expm1(p)) (1 + t) to well below an ulp. Integer x: r = 0, exactly 2^k.
+    // Clamped where 2^x is certainly inf or 0 (scale() rounds subnormal results once).
+    Expr xc = clamp(x, k(x, -1100.0), k(x, 1030.0));
+    Expr kf = Halide::round(xc);
+    Expr y = strict_of({xc, kf}, [](const std::vector<Expr> &v) {
+        Expr r = v[0] - v[1];
+        auto [p, p_err] = exact_product(r, k(r, 0x1.62e42fefa39efp-1));
+        Expr t = p_err + r * k(r, 0x1.abc9e3b39803fp-56);
+        Expr e = k(r, 1.0) + expm1_poly(p, false);
+        return fused_multiply_add(e, t, e);
+    });
+    return select(isnan_(x), x, scale(y, to_int(kf)));
+}
+
 namespace {
 
 // e^x = 2^k (1 + p) with k = trunc(x / ln2), r = x - k ln2 (same sign as x, |r| < ln2)

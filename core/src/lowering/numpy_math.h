@@ -15,6 +15,8 @@
 namespace hc::math {
 
 Halide::Expr exp(Halide::Expr x);
+// 2^x: exact for integer x; float32 through float64.
+Halide::Expr exp2(Halide::Expr x);
 Halide::Expr expm1(Halide::Expr x);
 Halide::Expr log(Halide::Expr x);
 Halide::Expr log1p(Halide::Expr x);

@@ -20,7 +20,7 @@ from .values import ArrayValue
 UNARY_KINDS = {
     np.negative: "neg", np.absolute: "abs", np.fabs: "abs", np.square: "square",
     np.sign: "sign", np.exp: "exp", np.log: "log", np.log1p: "log1p", np.expm1: "expm1",
-    np.log2: "log2", np.log10: "log10",
+    np.log2: "log2", np.log10: "log10", np.exp2: "exp2",
     np.sqrt: "sqrt", np.sin: "sin", np.cos: "cos", np.tan: "tan", np.tanh: "tanh",
     np.sinh: "sinh", np.cosh: "cosh", np.arcsin: "arcsin", np.arccos: "arccos",
     np.arctan: "arctan", np.arcsinh: "arcsinh", np.arccosh: "arccosh", np.arctanh: "arctanh",
