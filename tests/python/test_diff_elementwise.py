@@ -84,7 +84,7 @@ BINARY = {
     "where": "np.where(a > b, a, b)",
     "fmax": "np.fmax(a, b)", "fmin": "np.fmin(a, b)", "heaviside": "np.heaviside(a, b)",
     "logaddexp": "np.logaddexp(a, b)", "float_power": "np.float_power(a, b)",
-    "hypot": "np.hypot(a, b)", "copysign": "np.copysign(a, b)",
+    "hypot": "np.hypot(a, b)", "copysign": "np.copysign(a, b)", "fmod": "np.fmod(a, b)",
 }
 
 
@@ -97,7 +97,7 @@ def _binary_inputs(rng, op, dtype, shape=(5, 8)):
             return make(rng, shape, dtype, "small"), make(rng, shape, dtype, "nonneg")
         if op in ("and", "or", "xor"):
             return make(rng, shape, dtype, "wide"), make(rng, shape, dtype, "wide")
-        if op in ("floordiv", "mod", "truediv"):
+        if op in ("floordiv", "mod", "truediv", "fmod"):
             return make(rng, shape, dtype, "normal"), make(rng, shape, dtype, "small")
         return make(rng, shape, dtype, "normal"), make(rng, shape, dtype, "normal")
     # floats

@@ -54,7 +54,8 @@ def _same_bits(got, want):
 def test_angle_conversions_and_nan_aware_extremes_give_numpys_bits(dtype, rng):
     """NumPy multiplies by (pi / 180) and (180 / pi) divided in the loop's float type, float32 for
     float16 and bfloat16 (float32's degrees factor is 180f / pi_f, one ulp from float32(180 / pi));
-    fmax and fmin take the number where one side is NaN; heaviside is 0, h or 1."""
+    fmax and fmin take the number where one side is NaN; heaviside is 0, h or 1; fmod is C's exact
+    remainder with the dividend's sign."""
     dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
     values = rng.standard_normal(500) * 200
     values[:8] = [0.0, -0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 180.0]
@@ -62,7 +63,7 @@ def test_angle_conversions_and_nan_aware_extremes_give_numpys_bits(dtype, rng):
     b = a[::-1].copy()
     b[:8] = np.array([-0.0, 0.0, 1.0, np.nan, np.nan, 0.5, np.nan, 180.0]).astype(dt) if dt.kind != "i" else b[:8]
     f = O.fn_from_src("def f(a, b):\n    return (np.deg2rad(a), np.radians(a), np.degrees(a), np.rad2deg(a),\n"
-                      "            np.fmax(a, b), np.fmin(a, b), np.heaviside(a, b), np.fmax(a, 2))\n")
+                      "            np.fmax(a, b), np.fmin(a, b), np.heaviside(a, b), np.fmax(a, 2), np.fmod(a, b))\n")
     with np.errstate(all="ignore"):
         want = f(a, b)
         got = hc.hcompile(f, fullgraph=True)(a, b)

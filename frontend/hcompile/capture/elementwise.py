@@ -36,7 +36,7 @@ UNARY_KINDS = {
 _MULTIPLIERS = {np.deg2rad: (np.pi, 180.0), np.radians: (np.pi, 180.0), np.rad2deg: (180.0, np.pi),
                 np.degrees: (180.0, np.pi)}
 # Binary ufuncs NumPy computes as a few of the IR's ops (_composite).
-COMPOSITE = {np.fmax, np.fmin, np.heaviside, np.logaddexp, np.float_power}
+COMPOSITE = {np.fmax, np.fmin, np.heaviside, np.logaddexp, np.float_power, np.fmod}
 BINARY_KINDS = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
@@ -282,6 +282,18 @@ def _composite(b, ufunc, x, y, dtype, shape):
             return b.op("where", [b.op("bitwise_or", [first, b.op("isnan", [y])]), x, y])
         extreme = b.op("maximum" if ufunc is np.fmax else "minimum", [x, y])
         return b.op("where", [b.op("isnan", [y]), x, b.op("where", [b.op("isnan", [x]), y, extreme])])
+    if ufunc is np.fmod:
+        # C's remainder (the dividend's sign) from the IR's `mod` (the divisor's). Floats: the
+        # remainder of the magnitudes, exact (NumPy's `mod` of two positives is C's fmod), with
+        # x's sign (so fmod(-0.0, y) is -0.0, fmod(x, +-inf) is x). Integers: where r and x
+        # differ in sign, r - y.
+        if np.dtype(dtype).kind in "fV":
+            magnitude = b.op("mod", [b.op("abs", [x]), b.op("abs", [y])])
+            return b.op("copysign", [magnitude, x])
+        r = b.op("mod", [x, y])
+        zero = b.full(0, dtype, shape)
+        differ = b.op("ne", [b.op("lt", [r, zero]), b.op("lt", [x, zero])])
+        return b.op("where", [b.op("bitwise_and", [b.op("ne", [r, zero]), differ]), b.op("sub", [r, y]), r])
     if ufunc is np.heaviside:
         # x < 0: 0, x > 0: 1, x == 0: y, NaN: NaN.
         zero, one = b.full(0, dtype, shape), b.full(1, dtype, shape)
