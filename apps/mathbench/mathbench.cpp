@@ -43,6 +43,7 @@ struct Fn {
 
 const Fn kFns[] = {
     {"exp", 1, U1(hc::math::exp), U1(Halide::exp), R1(expl), -100, 100},
+    {"cbrt", 1, U1(hc::math::cbrt), [](Expr a, Expr) { return Halide::pow(a, Halide::Internal::make_const(a.type(), 1.0 / 3.0)); }, R1(cbrtl), -100, 100},
     {"exp2", 1, U1(hc::math::exp2), [](Expr a, Expr) { return Halide::pow(Halide::Internal::make_const(a.type(), 2.0), a); }, R1(exp2l), -100, 100},
     {"expm1", 1, U1(hc::math::expm1), [](Expr a, Expr) { return Halide::exp(a) - 1; }, R1(expm1l), -5, 5},
     {"log", 1, U1(hc::math::log), U1(Halide::log), R1(logl), 0, 10},

@@ -17,7 +17,7 @@ int op_units(const Node &n) {
     switch (n.kind) {
     case OpKind::Exp: case OpKind::Log: case OpKind::Log1p: case OpKind::Expm1: case OpKind::Sin:
     case OpKind::Log2: case OpKind::Log10: case OpKind::Arcsinh: case OpKind::Arccosh: case OpKind::Arctanh:
-    case OpKind::Exp2:
+    case OpKind::Exp2: case OpKind::Cbrt:
     case OpKind::Cos: case OpKind::Tan: case OpKind::Tanh: case OpKind::Sinh: case OpKind::Cosh:
     case OpKind::Arcsin: case OpKind::Arccos: case OpKind::Arctan: case OpKind::Arctan2: case OpKind::Pow:
     case OpKind::Hypot:

@@ -9,7 +9,7 @@ import numpy as np
 
 _UNARY = {
     "neg": np.negative, "abs": np.abs, "square": np.square, "sign": np.sign, "exp": np.exp,
-    "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10, "exp2": np.exp2, "expm1": np.expm1, "sqrt": np.sqrt, "sin": np.sin,
+    "log": np.log, "log1p": np.log1p, "log2": np.log2, "log10": np.log10, "exp2": np.exp2, "cbrt": np.cbrt, "expm1": np.expm1, "sqrt": np.sqrt, "sin": np.sin,
     "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh,
     "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "arcsinh": np.arcsinh, "arccosh": np.arccosh,
     "arctanh": np.arctanh, "reciprocal": np.reciprocal,

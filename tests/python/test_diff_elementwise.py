@@ -22,6 +22,7 @@ UNARY = {
     "log1p": ("np.log1p(x)", "small", "small", 0.1),
     "log2": ("np.log2(x)", "mixed", "normal", 0.1),
     "exp2": ("np.exp2(x)", "small", "small", 0.1),
+    "cbrt": ("np.cbrt(x)", "mixed", "normal", 0.1),
     "log10": ("np.log10(x)", "mixed", "normal", 0.1),
     "expm1": ("np.expm1(x)", "small", "small", 0.1),
     "sqrt": ("np.sqrt(x)", "mixed", "normal", 0.1),
@@ -51,10 +52,11 @@ UNARY = {
     "invert": ("~x", "mixed", "wide", 0.0),  # floats: TypeError
     "logical_not": ("np.logical_not(x)", "mixed", "normal", 0.1),
     "signbit": ("np.signbit(x)", "mixed", "normal", 0.2),
+    "modf": ("np.modf(x)", "mixed", "normal", 0.2),
 }
 
 
-FLOAT_ONLY = ["exp", "exp2", "log", "log1p", "log2", "log10", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
+FLOAT_ONLY = ["exp", "exp2", "cbrt", "log", "log1p", "log2", "log10", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
               "cosh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh"]
 # float-only ops promote ints to float64 (int32 and int64 alike) and bool to float16
 _UNARY_CASES = [(op, dt) for op in UNARY
@@ -85,6 +87,7 @@ BINARY = {
     "fmax": "np.fmax(a, b)", "fmin": "np.fmin(a, b)", "heaviside": "np.heaviside(a, b)",
     "logaddexp": "np.logaddexp(a, b)", "float_power": "np.float_power(a, b)",
     "hypot": "np.hypot(a, b)", "copysign": "np.copysign(a, b)", "fmod": "np.fmod(a, b)",
+    "divmod": "np.divmod(a, b)",
 }
 
 
@@ -97,7 +100,7 @@ def _binary_inputs(rng, op, dtype, shape=(5, 8)):
             return make(rng, shape, dtype, "small"), make(rng, shape, dtype, "nonneg")
         if op in ("and", "or", "xor"):
             return make(rng, shape, dtype, "wide"), make(rng, shape, dtype, "wide")
-        if op in ("floordiv", "mod", "truediv", "fmod"):
+        if op in ("floordiv", "mod", "truediv", "fmod", "divmod"):
             return make(rng, shape, dtype, "normal"), make(rng, shape, dtype, "small")
         return make(rng, shape, dtype, "normal"), make(rng, shape, dtype, "normal")
     # floats

@@ -1,6 +1,6 @@
 """np.diff, np.diag / diagonal, np.trace, np.linalg.norm, angle conversions, nan-aware extremes,
-np.hypot, np.copysign, np.signbit, np.log2, np.log10 and np.isclose, compiled (fullgraph) against
-NumPy."""
+np.hypot, np.copysign, np.signbit, np.log2, np.log10, np.exp2, np.cbrt and np.isclose, compiled
+(fullgraph) against NumPy."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -175,7 +175,7 @@ def test_float64_hypot_is_within_one_ulp_from_the_smallest_to_the_largest_values
 
 @pytest.mark.skipif(O.IDENTITY, reason="checks the compiler's bits")
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
-def test_log2_log10_and_exp2_are_exact_where_the_answer_is_an_integer(dtype):
+def test_log2_log10_exp2_and_cbrt_are_exact_where_the_answer_is_an_integer(dtype):
     """log2 of every power of two and log10 of every power of ten the dtype holds exactly are the
     integers (floor(np.log10(x)) counts digits); 0, -0.0, negatives, inf and NaN as C99 says.
     (NumPy's own float32 log10 gives 2.0000002 for 100 on AVX2 machines: it is not the oracle here.)"""
@@ -190,6 +190,10 @@ def test_log2_log10_and_exp2_are_exact_where_the_answer_is_an_integer(dtype):
     # 2^127 one ulp low on AVX2 machines).
     powers = hc.hcompile(lambda a: np.exp2(a), fullgraph=True)(twos.astype(dt))
     assert np.array_equal(powers, np.ldexp(np.ones(len(twos)), twos).astype(dt))
+    # The cube root of a cube (as far as the dtype holds cubes exactly).
+    n = np.arange(-40 if dtype == "float16" else -200, 41 if dtype == "float16" else 201).astype(np.float64)
+    n = n[np.abs(n) ** 3 < 2.0 ** (info.nmant + 1)]
+    assert np.array_equal(hc.hcompile(lambda a: np.cbrt(a), fullgraph=True)((n ** 3).astype(dt)), n.astype(dt))
     special = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1.0], dt)
     with np.errstate(all="ignore"):
         for g, w in zip(f(special, special), (np.log2(special), np.log10(special))):

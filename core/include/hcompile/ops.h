@@ -13,7 +13,7 @@ namespace hc {
     X(Neg, "neg") X(Abs, "abs") X(Square, "square") X(Sign, "sign") X(Exp, "exp")            \
     X(Log, "log") X(Log1p, "log1p") X(Expm1, "expm1") X(Sqrt, "sqrt") X(Sin, "sin")          \
     X(Log2, "log2") X(Log10, "log10") X(Arcsinh, "arcsinh") X(Arccosh, "arccosh")            \
-    X(Arctanh, "arctanh") X(Exp2, "exp2")                                                     \
+    X(Arctanh, "arctanh") X(Exp2, "exp2") X(Cbrt, "cbrt")                                     \
     X(Cos, "cos") X(Tan, "tan") X(Tanh, "tanh") X(Sinh, "sinh") X(Cosh, "cosh")              \
     X(Arcsin, "arcsin") X(Arccos, "arccos") X(Arctan, "arctan") X(Reciprocal, "reciprocal")  \
     X(Floor, "floor") X(Ceil, "ceil") X(Rint, "rint") X(Trunc, "trunc") X(IsNan, "isnan")    \

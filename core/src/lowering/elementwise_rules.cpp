@@ -340,6 +340,7 @@ Table make_table() {
     auto unary = [&](OpKind k, Expr (*f)(Expr)) { t[k] = [f](const Node &, const Args &a) { return f(a[0]); }; };
     unary(OpKind::Exp, math::exp);
     unary(OpKind::Exp2, math::exp2);
+    unary(OpKind::Cbrt, math::cbrt);
     unary(OpKind::Log, math::log);
     unary(OpKind::Log1p, math::log1p);
     unary(OpKind::Log2, math::log2);

@@ -976,6 +976,27 @@ Expr hypot(Expr x, Expr y) {
     return select(isinf_(x) || isinf_(y), inf_of(x), r);
 }
 
+Expr cbrt(Expr x) {
+    checked(x, "cbrt");
+    if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::cbrt(v); });
+    // On a = |x| scaled by 2^-+903 (a cube) into [2^-900, 2^900]: y = e^(log(a) / 3), then one
+    // Newton step y - (y^3 - a) / (3 y^2) with y^3 - a from exact products (y^3's leading part
+    // cancels a's exactly), so a cube's root is exact. Odd; 0, inf and NaN as they are.
+    Expr a = abs_f(x);
+    Expr big = a > k(a, 0x1p900), small = a < k(a, 0x1p-900);
+    Expr scaled = a * select(big, k(a, 0x1p-903), small, k(a, 0x1p903), k(a, 1.0));
+    Expr guess = math::exp(math::log(scaled) * k(a, 1.0 / 3.0));
+    Expr root = strict_of({scaled, guess}, [](const std::vector<Expr> &v) {
+        auto [square, square_low] = exact_square(v[1]);
+        auto [cube, cube_low] = exact_product(v[1], square);
+        Expr residual = (cube - v[0]) + (cube_low + v[1] * square_low);
+        return v[1] - residual / (k(v[1], 3.0) * square);
+    });
+    Expr y = root * select(big, k(a, 0x1p301), small, k(a, 0x1p-301), k(a, 1.0));
+    y = select(a == k(a, 0.0) || isinf_(x), a, y);
+    return select(isnan_(x), x, with_sign(y, sign_bit(x)));
+}
+
 Expr arctan2(Expr y, Expr x) {
     check_same(y, x, "arctan2");
     // theta = atan(|y| / |x|) in [0, pi/2], then pi - theta when x's sign bit is set

@@ -46,6 +46,8 @@ Halide::Expr arctan2(Halide::Expr y, Halide::Expr x);
 Halide::Expr arcsinh(Halide::Expr x);
 Halide::Expr arccosh(Halide::Expr x);
 Halide::Expr arctanh(Halide::Expr x);
+// The real cube root: a cube's root exact; float32 through float64.
+Halide::Expr cbrt(Halide::Expr x);
 // x's magnitude with y's sign bit (NaN's payload kept); whether x's sign bit is set (a Bool Expr).
 Halide::Expr copysign(Halide::Expr x, Halide::Expr y);
 Halide::Expr signbit(Halide::Expr x);

@@ -20,7 +20,7 @@ from .values import ArrayValue
 UNARY_KINDS = {
     np.negative: "neg", np.absolute: "abs", np.fabs: "abs", np.square: "square",
     np.sign: "sign", np.exp: "exp", np.log: "log", np.log1p: "log1p", np.expm1: "expm1",
-    np.log2: "log2", np.log10: "log10", np.exp2: "exp2",
+    np.log2: "log2", np.log10: "log10", np.exp2: "exp2", np.cbrt: "cbrt",
     np.sqrt: "sqrt", np.sin: "sin", np.cos: "cos", np.tan: "tan", np.tanh: "tanh",
     np.sinh: "sinh", np.cosh: "cosh", np.arcsin: "arcsin", np.arccos: "arccos",
     np.arctan: "arctan", np.arcsinh: "arcsinh", np.arccosh: "arccosh", np.arctanh: "arctanh",
@@ -49,7 +49,9 @@ BINARY_KINDS = {
 LOGICAL = {np.logical_and: "bitwise_and", np.logical_or: "bitwise_or",
            np.logical_xor: "bitwise_xor", np.logical_not: "invert"}
 SHIFTS = {np.left_shift, np.right_shift}
-SUPPORTED_UFUNCS = set(UNARY_KINDS) | set(BINARY_KINDS) | set(LOGICAL) | SHIFTS | COMPOSITE
+# Ufuncs of two results, as the pair of single-result ufuncs or ops NumPy's loop computes.
+PAIRS = {np.divmod, np.modf}
+SUPPORTED_UFUNCS = set(UNARY_KINDS) | set(BINARY_KINDS) | set(LOGICAL) | SHIFTS | COMPOSITE | PAIRS
 
 # Python operator symbol (canonical BINARY_OP / COMPARE_OP argument) -> ufunc.
 BINARY_OPERATORS = {
@@ -140,6 +142,10 @@ def apply_ufunc(b, ufunc, operands, **kwargs):
             raise
     if not any(is_abstract(v) for v in operands):
         return run_concrete(ufunc, *operands)
+    if ufunc is np.divmod:       # NumPy's divmod loop gives floor_divide's and remainder's values
+        return apply_ufunc(b, np.floor_divide, operands), apply_ufunc(b, np.remainder, operands)
+    if ufunc is np.modf:
+        return _modf(b, *operands)
 
     if ufunc in LOGICAL:
         # logical_* treat any value as its truth value: x != 0 (what cast-to-bool does).
@@ -266,6 +272,17 @@ def _cast_operand(b, v, dtype):
     """Operand ``v`` in ``dtype``: an array cast, a constant converted (a Python or NumPy scalar
     stays one, so NumPy's rules for scalars still see it)."""
     return b.cast(v, dtype) if is_abstract(v) else np.dtype(dtype).type(v)
+
+
+def _modf(b, x):
+    """C's modf: (x - trunc(x) with x's sign, trunc(x)); an infinity's fraction is a signed zero."""
+    (dtype,), _ = rules.resolve_ufunc(np.modf, [x])
+    shape = shape_of(x)
+    x = b.broadcast(to_array(b, x, dtype), shape)
+    whole = b.op("trunc", [x])
+    fraction = b.op("where", [b.op("isinf", [x]), b.full(0, dtype, shape), b.op("sub", [x, whole])])
+    scalar = shape == ()
+    return _copy(b.op("copysign", [fraction, x]), scalar), _copy(whole, scalar)
 
 
 def _composite(b, ufunc, x, y, dtype, shape):
