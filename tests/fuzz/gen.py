@@ -228,7 +228,7 @@ class Program:
 # Vocabulary
 
 MATH = ["exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arcsin",
-        "arccos", "arctan"]
+        "arccos", "arctan", "exp2", "log2", "log10", "cbrt", "arcsinh", "arccosh", "arctanh"]
 # (template, error-model rule, params); "op" names the operation in reports and model lookups
 UNARY = (
     [("-{0}", "neg", {"op": "negative"}), ("np.negative({0})", "neg", {"op": "negative"}),
@@ -248,7 +248,7 @@ BINARY = [
     ("{0} // {1}", "divmod", {"op": "floor_divide"}), ("{0} % {1}", "divmod", {"op": "remainder"}),
     ("{0} ** {1}", "math", {"op": "power"}), ("np.maximum({0}, {1})", "minmax", {"op": "maximum"}),
     ("np.minimum({0}, {1})", "minmax", {"op": "minimum"}),
-    ("np.arctan2({0}, {1})", "math", {"op": "arctan2"}),
+    ("np.arctan2({0}, {1})", "math", {"op": "arctan2"}), ("np.hypot({0}, {1})", "math", {"op": "hypot"}),
     ("{0} == {1}", "compare", {"op": "equal"}), ("{0} != {1}", "compare", {"op": "not_equal"}),
     ("{0} < {1}", "compare", {"op": "less"}), ("{0} <= {1}", "compare", {"op": "less_equal"}),
     ("{0} > {1}", "compare", {"op": "greater"}),

@@ -13,7 +13,7 @@ s is True. The tolerance of each op class is stated once, here:
 |---|---|---|
 | exact  | copies, slices, transposes, reshapes, negative, absolute, maximum, minimum, clip, where, sign, floor, ceil, rint, trunc, comparisons, isnan/isfinite/isinf, casts, np.full/zeros/ones, every integer and bool op, floor_divide/remainder on exact operands | 0: bit for bit |
 | ieee   | + - * / sqrt square reciprocal | 0 when the operands are exact and not themselves results of rounded arithmetic (nothing a compiler may contract into an FMA or reassociate), else 1 ulp |
-| math   | exp log log1p expm1 sin cos tan tanh sinh cosh arcsin arccos arctan arctan2 power | 8 ulp: NumPy's own SIMD/libm error (<= 4 ulp) plus the foundation's (<= 5 ulp, apps/mathbench) |
+| math   | exp log log1p expm1 sin cos tan tanh sinh cosh arcsin arccos arctan arctan2 power exp2 log2 log10 cbrt arcsinh arccosh arctanh hypot | 8 ulp: NumPy's own SIMD/libm error (<= 4 ulp) plus the foundation's (<= 5 ulp, apps/mathbench) |
 | sum    | sum mean var std (reassociated: vector lanes, pairwise) | (n-1) eps sum|x_i| for any summation order, plus 1 ulp |
 | prod   | prod | (n-1) eps |result|, plus n · (smallest subnormal) · (product of factors ≥ 1) where a partial product can be subnormal; unchecked where one could overflow |
 | matmul | @ matmul dot | k eps (|A| @ |B|), plus 1 ulp |
