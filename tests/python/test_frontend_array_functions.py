@@ -210,3 +210,14 @@ def test_float64_log2_and_log10_are_within_two_ulps(rng):
         nonzero = want != 0
         error = np.abs(got.astype(np.longdouble) - want)[nonzero] / np.spacing(np.abs(want.astype(np.float64)))[nonzero]
         assert float(error.max()) <= 2.0, float(error.max())
+
+
+@pytest.mark.parametrize("call", ["np.cbrt(a)", "np.exp2(a)", "np.log2(a)", "np.log10(a)", "np.arcsinh(a)",
+                                  "np.arccosh(a + 1)", "np.arctanh(a / 4)", "np.hypot(a, a)"])
+def test_extremes_of_the_math_functions_compile_promptly(call, rng):
+    """max and argmin read their operand several times: the cube root inlined its logarithm into
+    exp (which reads its argument several times too), and the max of a cube root compiled for
+    minutes."""
+    f = O.fn_from_src(f"def f(a):\n    v = {call}\n    return v.max(), v.argmin(), v.min()\n")
+    for shape in [(), (7,), (3, 5)]:
+        O.check(f, O.make(rng, shape, "float32", "pos") if shape else np.float32(1.5) * np.ones((), np.float32))

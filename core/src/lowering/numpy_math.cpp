@@ -985,7 +985,11 @@ Expr cbrt(Expr x) {
     Expr a = abs_f(x);
     Expr big = a > k(a, 0x1p900), small = a < k(a, 0x1p-900);
     Expr scaled = a * select(big, k(a, 0x1p-903), small, k(a, 0x1p903), k(a, 1.0));
-    Expr guess = math::exp(math::log(scaled) * k(a, 1.0 / 3.0));
+    // The logarithm bound to a name (strict_of's let): exp reads its argument several times,
+    // and inlined there, log's whole expression made the max of a cube root compile for minutes.
+    Expr guess = strict_of({math::log(scaled)}, [](const std::vector<Expr> &v) {
+        return math::exp(v[0] * k(v[0], 1.0 / 3.0));
+    });
     Expr root = strict_of({scaled, guess}, [](const std::vector<Expr> &v) {
         auto [square, square_low] = exact_square(v[1]);
         auto [cube, cube_low] = exact_product(v[1], square);
