@@ -162,7 +162,10 @@ std::set<std::string> rvars_in(const Expr &e) {
 // lost is kept as the ignored first operand of `return_second`, which costs nothing. (A dead let
 // does not work: Halide's CSE drops it before the domain is collected.)
 Expr read_over_domain(const LowerContext &ctx, NodeId id, const std::vector<Expr> &index) {
-    Expr v = ctx.at(id, index);
+    // Its shared subexpressions bound to names first: the reductions' NaN tests (Halide's is_nan,
+    // strict_float) walk their argument as a tree, and float64 pow's expression shares so much
+    // that `(x ** 3).max()` never finished compiling.
+    Expr v = Halide::Internal::common_subexpression_elimination(ctx.at(id, index));
     std::set<std::string> kept = rvars_in(v);
     for (const Expr &e : index) {
         for (const std::string &name : rvars_in(e)) {
