@@ -62,7 +62,7 @@ uint64_t device_pointer(ArgGuard::Kind arrays, PyObject *a, bool *failed) {
 }
 
 // A CUDA array's device ordinal: PyTorch's `get_device()`, CuPy's `data.device.id` (the
-// memory's device; one attribute read fewer than `a.device.id`, which reads it from there).
+// memory's device, which CuPy's `a.device` returns too).
 int64_t device_ordinal(ArgGuard::Kind arrays, PyObject *a, bool *failed) {
     const Names &n = names();
     if (arrays != ArgGuard::CupyArray) return call_for_int(a, n.get_device, failed);

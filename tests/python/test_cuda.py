@@ -784,8 +784,11 @@ def _has_cuda_driver():
     return ctypes.util.find_library("cuda") is not None
 
 
-@pytest.mark.skipif(_has_cuda_driver(), reason="runs the stand-in's fake pointer only where no driver can")
-def test_cuda_entries_in_the_dispatcher_check_every_tensor_property():
+def _stand_in_dispatcher(like, library, dtype, options):
+    """A dispatcher for `exp(a) + 1` over (4, 8) float32 stand-ins of class `like` (library
+    'torch' or 'cupy'): a type-only entry that runs Python, and ahead of it the CUDA entry, whose
+    outputs `empty` records in the list returned beside it. A guard of the other library's kind
+    is refused when the entry is added."""
     from hcompile import _C
     f = hc.hcompile(lambda a: np.exp(a) + 1, target=CUDA_TARGET)
     kernel, _ = _C.compile_graph(_graph_of(f, np.ones((4, 8), np.float32)), CUDA_TARGET)
@@ -793,15 +796,22 @@ def test_cuda_entries_in_the_dispatcher_check_every_tensor_property():
 
     def empty(shape, dtype, device):
         made.append((shape, dtype, device))
-        return _TensorLike(shape, dtype, device)
+        return like(shape, dtype, device)
 
     dispatcher = _C.Dispatcher(lambda a: "python")
+    kind, other_kind = ("cuda_tensor", "cupy_array") if library == "torch" else ("cupy_array", "cuda_tensor")
     with pytest.raises(ValueError, match="not guarded as the library's CUDA array"):   # checked once, when added
-        dispatcher.add_cuda_entry([("type", _TensorLike)], [], kernel, None, [], 0, empty, [((4, 8),)],
-                                  [{"dtype": "float32", "device": "cuda:0"}], lambda device: 0)
-    dispatcher.add_entry([("type", _TensorLike)], [], None, [], None)   # type-only: runs Python
-    dispatcher.add_cuda_entry([("cuda_tensor", _TensorLike, "float32", (4, 8), 0)], [], kernel, None, [], 0, empty,
-                              [((4, 8),)], [{"dtype": "float32", "device": "cuda:0"}], lambda device: 0)
+        dispatcher.add_cuda_entry([(other_kind, like, dtype, (4, 8), 0)], [], kernel, None, [], 0, empty, [((4, 8),)],
+                                  [options], lambda device: 0, library)
+    dispatcher.add_entry([("type", like)], [], None, [], None)   # type-only: runs Python
+    dispatcher.add_cuda_entry([(kind, like, dtype, (4, 8), 0)], [], kernel, None, [], 0, empty, [((4, 8),)],
+                              [options], lambda device: 0, library)
+    return dispatcher, made
+
+
+@pytest.mark.skipif(_has_cuda_driver(), reason="runs the stand-in's fake pointer only where no driver can")
+def test_cuda_entries_in_the_dispatcher_check_every_tensor_property():
+    dispatcher, made = _stand_in_dispatcher(_TensorLike, "torch", "float32", {"dtype": "float32", "device": "cuda:0"})
     # What the kernel cannot take as it is goes to the type-only entry (the frontend's CUDA path
     # copies it there): another shape, dtype, device, a strided or misaligned tensor.
     for other in (_TensorLike((4, 9)), _TensorLike((4, 8), "float64"), _TensorLike((4, 8), device=1),
@@ -827,23 +837,8 @@ class _CupyLike:
 
 @pytest.mark.skipif(_has_cuda_driver(), reason="runs the stand-in's fake pointer only where no driver can")
 def test_cupy_entries_in_the_dispatcher_check_every_array_property():
-    from hcompile import _C
-    f = hc.hcompile(lambda a: np.exp(a) + 1, target=CUDA_TARGET)
-    kernel, _ = _C.compile_graph(_graph_of(f, np.ones((4, 8), np.float32)), CUDA_TARGET)
-    made = []
-
-    def empty(shape, dtype, device):
-        made.append((shape, dtype, device))
-        return _CupyLike(shape, dtype, device)
-
-    dispatcher = _C.Dispatcher(lambda a: "python")
-    spec = ("cupy_array", _CupyLike, np.dtype(np.float32), (4, 8), 0)
-    with pytest.raises(ValueError, match="not guarded as the library's CUDA array"):   # a PyTorch guard
-        dispatcher.add_cuda_entry([("cuda_tensor",) + spec[1:]], [], kernel, None, [], 0, empty, [((4, 8),)],
-                                  [{"dtype": np.float32, "device": 0}], lambda device: 0, "cupy")
-    dispatcher.add_entry([("type", _CupyLike)], [], None, [], None)   # type-only: runs Python
-    dispatcher.add_cuda_entry([spec], [], kernel, None, [], 0, empty, [((4, 8),)],
-                              [{"dtype": np.dtype(np.float32), "device": 0}], lambda device: 0, "cupy")
+    dispatcher, made = _stand_in_dispatcher(_CupyLike, "cupy", np.dtype(np.float32),
+                                            {"dtype": np.dtype(np.float32), "device": 0})
     # Another shape, dtype, device, a strided or misaligned array: the type-only entry.
     for other in (_CupyLike((4, 9)), _CupyLike((4, 8), np.float64), _CupyLike((4, 8), ">f4"),
                   _CupyLike((4, 8), device=1), _CupyLike((4, 8), contiguous=False), _CupyLike((4, 8), pointer=4100)):

@@ -274,6 +274,12 @@ Expr with_log_specials(const Expr &x, Expr y) {
     return select(x < k(x, 0.0) || isnan_(x), nan_of(x), y);
 }
 
+// A function of float32 x computed by `f` on x in float64 and rounded once (float64's few-ulp
+// error is far below float32's half ulp, so integer answers stay exact).
+Expr through_float64(const Expr &x, const std::function<Expr(const Expr &)> &f) {
+    return cast(x.type(), f(cast(Float(64, x.type().lanes()), x)));
+}
+
 // x * y as hi + lo exactly (Dekker's product over Veltkamp's splits, no FMA needed), for
 // float64 x, y below 2^996 whose product neither overflows nor underflows.
 std::pair<Expr, Expr> exact_product(const Expr &x, const Expr &y) {
@@ -317,7 +323,7 @@ Expr exp(Expr x) {
 
 Expr exp2(Expr x) {
     checked(x, "exp2");
-    if (!is64(x)) return cast(x.type(), exp2(cast(Float(64, x.type().lanes()), x)));
+    if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::exp2(v); });
     // 2^x = 2^k 2^r, k = round(x), r = x - k exact in [-1/2, 1/2]; 2^r = e^(r ln 2) with r ln 2
     // as p + t (p = r ln2_hi exactly as a sum, exact_product's error and r ln2_lo in t):
     // e^(p + t) = (1 + expm1(p)) (1 + t) to well below an ulp. Integer x: r = 0, exactly 2^k.
@@ -455,10 +461,9 @@ Expr log(Expr x) {
 
 namespace {
 
-// log2 and log10 of float32 x: float64's log times the base's constant, rounded once to float32
-// (float64's error, about 2^-52, is far below float32's half ulp, so integer answers are exact).
+// log2 and log10 of float32 x: float64's log times the base's constant, rounded once.
 Expr log_base32(const Expr &x, double per_natural_log) {
-    return cast(x.type(), math::log(cast(Float(64, x.type().lanes()), x)) * make_const(Float(64), per_natural_log));
+    return through_float64(x, [&](const Expr &v) { return math::log(v) * k(v, per_natural_log); });
 }
 
 }  // namespace
@@ -854,22 +859,12 @@ Expr arctan(Expr x) {
     return select(isnan_(x), x, with_sign(y, sign_bit(x)));
 }
 
-namespace {
-
-// An inverse hyperbolic function of float32 x, computed by `f` on x in float64 and rounded
-// once (float64's few-ulp error is far below float32's half ulp).
-Expr through_float64(const Expr &x, const std::function<Expr(const Expr &)> &f) {
-    return cast(x.type(), f(cast(Float(64, x.type().lanes()), x)));
-}
-
-}  // namespace
-
 Expr arcsinh(Expr x) {
     checked(x, "arcsinh");
     if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::arcsinh(v); });
     // On a = |x|, sign copied back (odd; keeps -0): a < 2^-28: a (the cube term is below half
-    // an ulp); a > 2^28: math::log(a) + log 2 (2a would overflow near the top); a >= 2:
-    // math::log(2a + 1 / (sqrt(a^2 + 1) + a)); else math::log1p(a + a^2 / (1 + sqrt(1 + a^2))), whose
+    // an ulp); a > 2^28: log(a) + log 2 (2a would overflow near the top); a >= 2:
+    // log(2a + 1 / (sqrt(a^2 + 1) + a)); else log1p(a + a^2 / (1 + sqrt(1 + a^2))), whose
     // argument has no cancellation.
     Expr a = abs_f(x);
     Expr a2 = a * a;
@@ -884,8 +879,8 @@ Expr arcsinh(Expr x) {
 Expr arccosh(Expr x) {
     checked(x, "arccosh");
     if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::arccosh(v); });
-    // x > 2^28: math::log(x) + log 2; x >= 2: math::log(2x - 1 / (x + sqrt(x^2 - 1))); else with t = x - 1
-    // (exact): math::log1p(t + sqrt(2t + t^2)). x < 1 and NaN: NaN; arccosh(1) = +0; inf: inf.
+    // x > 2^28: log(x) + log 2; x >= 2: log(2x - 1 / (x + sqrt(x^2 - 1))); else with t = x - 1
+    // (exact): log1p(t + sqrt(2t + t^2)). x < 1 and NaN: NaN; arccosh(1) = +0; inf: inf.
     Expr huge = math::log(x) + k(x, 0.6931471805599453);
     Expr large = math::log(k(x, 2.0) * x - k(x, 1.0) / (x + Halide::sqrt(x * x - k(x, 1.0))));
     // Strict: reassociated, 2t + t^2 is x^2 - 1, which cancels near 1.
@@ -901,8 +896,8 @@ Expr arccosh(Expr x) {
 Expr arctanh(Expr x) {
     checked(x, "arctanh");
     if (!is64(x)) return through_float64(x, [](const Expr &v) { return math::arctanh(v); });
-    // On a = |x|, sign copied back: a < 2^-28: a; a < 1/2: math::log1p(2a + 2a^2 / (1 - a)) / 2; else
-    // math::log1p(2a / (1 - a)) / 2 (1 - a exact). |x| = 1: +-inf; |x| > 1 and NaN: NaN.
+    // On a = |x|, sign copied back: a < 2^-28: a; a < 1/2: log1p(2a + 2a^2 / (1 - a)) / 2; else
+    // log1p(2a / (1 - a)) / 2 (1 - a exact). |x| = 1: +-inf; |x| > 1 and NaN: NaN.
     Expr a = abs_f(x);
     Expr small = k(a, 0.5) * math::log1p(strict_of({a}, [](const std::vector<Expr> &v) {
         return k(v[0], 2.0) * v[0] + k(v[0], 2.0) * v[0] * v[0] / (k(v[0], 1.0) - v[0]);
@@ -927,18 +922,9 @@ Expr signbit(Expr x) {
 
 namespace {
 
-// x * x as hi + lo exactly (Dekker's product over Veltkamp's split, no FMA needed), for float64
-// |x| below 2^996 (the split's product stays finite) whose square does not underflow.
-std::pair<Expr, Expr> exact_square(const Expr &x) {
-    Expr split = x * k(x, 134217729.0);  // 2^27 + 1
-    Expr high = split - (split - x), low = x - high;
-    Expr square = x * x;
-    return {square, ((high * high - square) + k(x, 2.0) * high * low) + low * low};
-}
-
 // sqrt(a^2 + b^2) for float64 a >= b >= 0, finite: scaled by a power of two into the range
 // where the squares neither overflow nor lose bits, then one Newton step on the square root
-// with the residual a^2 + b^2 - h^2 summed from exact squares (a - h^2's leading parts cancel
+// with the residual a^2 + b^2 - h^2 summed from exact squares (a^2 - h^2's leading parts cancel
 // exactly: h^2 is within a factor two of a^2).
 Expr hypot64(const Expr &a, const Expr &b) {
     Expr big = a > k(a, 0x1p500), small = a < k(a, 0x1p-450);
@@ -946,9 +932,9 @@ Expr hypot64(const Expr &a, const Expr &b) {
     Expr unscale = select(big, k(a, 0x1p600), small, k(a, 0x1p-600), k(a, 1.0));
     Expr as = a * scale, bs = b * scale;
     Expr h = Halide::sqrt(as * as + bs * bs);
-    auto [a_high, a_low] = exact_square(as);
-    auto [b_high, b_low] = exact_square(bs);
-    auto [h_high, h_low] = exact_square(h);
+    auto [a_high, a_low] = exact_product(as, as);
+    auto [b_high, b_low] = exact_product(bs, bs);
+    auto [h_high, h_low] = exact_product(h, h);
     Expr residual = ((a_high - h_high) + b_high) + ((a_low - h_low) + b_low);
     h = h + residual / (k(a, 2.0) * h);
     return select(b == k(b, 0.0), a, h * unscale);
@@ -991,7 +977,7 @@ Expr cbrt(Expr x) {
         return math::exp(v[0] * k(v[0], 1.0 / 3.0));
     });
     Expr root = strict_of({scaled, guess}, [](const std::vector<Expr> &v) {
-        auto [square, square_low] = exact_square(v[1]);
+        auto [square, square_low] = exact_product(v[1], v[1]);
         auto [cube, cube_low] = exact_product(v[1], square);
         Expr residual = (cube - v[0]) + (cube_low + v[1] * square_low);
         return v[1] - residual / (k(v[1], 3.0) * square);
