@@ -50,6 +50,10 @@ unsigned elementwise_accepts(OpKind k) {
     case OpKind::Trunc:
     case OpKind::Reciprocal:
         return kNumeric;
+    case OpKind::LeftShift:
+    case OpKind::RightShift:
+    case OpKind::Popcount:
+        return kInt;
     case OpKind::Invert:
     case OpKind::BitwiseAnd:
     case OpKind::BitwiseOr:
@@ -107,6 +111,8 @@ int arity(OpKind k) {
     case OpKind::Arctan2:
     case OpKind::Hypot:
     case OpKind::Copysign:
+    case OpKind::LeftShift:
+    case OpKind::RightShift:
     case OpKind::BitwiseAnd:
     case OpKind::BitwiseOr:
     case OpKind::BitwiseXor:

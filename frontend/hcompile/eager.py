@@ -15,11 +15,14 @@ _UNARY = {
     "arctanh": np.arctanh, "reciprocal": np.reciprocal,
     "floor": np.floor, "ceil": np.ceil, "rint": np.rint, "trunc": np.trunc, "isnan": np.isnan,
     "isfinite": np.isfinite, "isinf": np.isinf, "invert": np.invert, "signbit": np.signbit,
+    # the set bits of the two's-complement bits (NumPy's bitwise_count of an unsigned view)
+    "popcount": lambda x: np.bitwise_count(x.view(x.dtype.str.replace("i", "u"))).astype(x.dtype),
 }
 _BINARY = {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "floordiv": np.floor_divide, "mod": np.remainder, "pow": np.power, "maximum": np.maximum,
     "minimum": np.minimum, "arctan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign,
+    "left_shift": np.left_shift, "right_shift": np.right_shift,
     "bitwise_and": np.bitwise_and,
     "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor, "eq": np.equal, "ne": np.not_equal,
     "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,

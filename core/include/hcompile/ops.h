@@ -21,6 +21,7 @@ namespace hc {
     X(Sub, "sub") X(Mul, "mul") X(Div, "div") X(FloorDiv, "floordiv") X(Mod, "mod")          \
     X(Pow, "pow") X(Maximum, "maximum") X(Minimum, "minimum") X(Arctan2, "arctan2")          \
     X(Hypot, "hypot") X(Copysign, "copysign") X(Signbit, "signbit")                         \
+    X(LeftShift, "left_shift") X(RightShift, "right_shift") X(Popcount, "popcount")         \
     X(BitwiseAnd, "bitwise_and") X(BitwiseOr, "bitwise_or") X(BitwiseXor, "bitwise_xor")     \
     X(Eq, "eq") X(Ne, "ne") X(Lt, "lt") X(Le, "le") X(Gt, "gt") X(Ge, "ge")                  \
     X(Where, "where") X(Sum, "sum") X(Prod, "prod") X(Max, "max") X(Min, "min")              \

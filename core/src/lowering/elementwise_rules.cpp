@@ -127,6 +127,27 @@ std::pair<Expr, Expr> int_divmod(const Expr &a, const Expr &b) {
             select(divisor_is_minus_one, Halide::Internal::make_zero(a.type()), floor_r)};
 }
 
+// NumPy's shifts of integers (npy_lshift, npy_rshift): C's shift by an amount below the width; by
+// any other amount (a negative one too: C reads it as an unsigned one), 0, or for a right shift
+// of a negative value, -1. The left shift runs on the unsigned bits (it wraps, as C's shift of
+// the promoted value truncated back does); the right shift of a signed value is arithmetic, and
+// by width - 1 it already gives the sign's fill.
+Expr unsigned_bits(const Expr &x) { return Halide::reinterpret(x.type().with_code(Halide::Type::UInt), x); }
+
+Expr numpy_left_shift(const Expr &a, const Expr &n) {
+    const Expr amount = unsigned_bits(n);
+    const Expr width = Halide::cast(amount.type(), a.type().bits());
+    const Expr shifted = Halide::reinterpret(a.type(), unsigned_bits(a) << select(amount < width, amount, 0));
+    return select(amount < width, shifted, Halide::Internal::make_zero(a.type()));
+}
+
+Expr numpy_right_shift(const Expr &a, const Expr &n) {
+    const Expr amount = unsigned_bits(n);
+    const Expr width = Halide::cast(amount.type(), a.type().bits());
+    if (a.type().is_int()) return a >> Halide::min(amount, width - 1);
+    return select(amount < width, a >> select(amount < width, amount, 0), Halide::Internal::make_zero(a.type()));
+}
+
 // Non-negative integer powers by repeated squaring (the frontend guarantees exponent >= 0).
 // Every step is bound to a name (a Let): each step reads the previous square twice and the
 // previous result in both arms of a select, so as a tree the expression doubles with every bit
@@ -434,6 +455,9 @@ Table make_table() {
     t[OpKind::Hypot] = [](const Node &, const Args &a) { return math::hypot(a[0], a[1]); };
     t[OpKind::Copysign] = [](const Node &, const Args &a) { return math::copysign(a[0], a[1]); };
     t[OpKind::Signbit] = [](const Node &, const Args &a) { return math::signbit(a[0]); };
+    t[OpKind::LeftShift] = [](const Node &, const Args &a) { return numpy_left_shift(a[0], a[1]); };
+    t[OpKind::RightShift] = [](const Node &, const Args &a) { return numpy_right_shift(a[0], a[1]); };
+    t[OpKind::Popcount] = [](const Node &, const Args &a) { return Halide::popcount(a[0]); };
     t[OpKind::BitwiseAnd] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] && a[1]) : (a[0] & a[1]); };
     t[OpKind::BitwiseOr] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] || a[1]) : (a[0] | a[1]); };
     t[OpKind::BitwiseXor] = [](const Node &, const Args &a) { return is_bool_type(a[0]) ? (a[0] != a[1]) : (a[0] ^ a[1]); };

@@ -139,3 +139,58 @@ def isclose(b, a, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if equal_nan:
         result = u(np.bitwise_or, result, u(np.bitwise_and, u(np.isnan, a), u(np.isnan, other)))
     return result
+
+
+def nan_to_num(b, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """A copy with NaN, +inf and -inf replaced (by default 0 and the dtype's largest and lowest
+    finite values), each value converted to the array's dtype as NumPy's copyto converts it.
+    Arrays of other dtypes come back as copies (NumPy tests for its own inexact types: an ml_dtypes
+    bfloat16 array is copied unchanged)."""
+    x = _array("nan_to_num", x)
+    if copy is not True:
+        raise Unsupported("np.nan_to_num(copy=False) writes into its argument")
+    if not issubclass(x.dtype.type, np.inexact):
+        return ArrayValue(x.node, x.dtype, x.shape, is_scalar=x.ndim == 0)
+    info = np.finfo(x.dtype)
+
+    def u(ufunc, *args):
+        return ew.apply_ufunc(b, ufunc, list(args))
+    infinite = u(np.isinf, x)
+    result = x
+    for mask, value in ((u(np.isnan, x), nan),
+                        (u(np.logical_and, infinite, u(np.greater, x, 0)), info.max if posinf is None else posinf),
+                        (u(np.logical_and, infinite, u(np.less, x, 0)), info.min if neginf is None else neginf)):
+        if not isinstance(value, (bool, int, float, np.integer, np.floating)):
+            raise Unsupported(f"np.nan_to_num with a replacement of type {type(value).__name__}")
+        with np.errstate(over="ignore"):
+            converted = np.array(value).astype(x.dtype)[()]
+        result = b.op("where", [mask, b.full(converted, x.dtype, x.shape), result])
+    result.is_scalar = x.ndim == 0
+    return result
+
+
+def select(b, condlist, choicelist, default=0):
+    """The first choice whose condition holds, else ``default``, in the dtype of all of them
+    (Python numbers weakly typed, as NumPy's select types them)."""
+    if not isinstance(condlist, (list, tuple)) or not isinstance(choicelist, (list, tuple)):
+        raise Unsupported("np.select of other than lists")
+    if len(condlist) != len(choicelist):
+        raise numpy_raises(ValueError, "list of cases must be same length as list of conditions")
+    if not condlist:
+        raise numpy_raises(ValueError, "select with an empty condition list is not possible")
+    values = list(choicelist) + [default]
+    for v in list(condlist) + values:
+        ew.check_operand(v)
+    if not any(isinstance(v, ArrayValue) for v in list(condlist) + values):
+        return np.select(condlist, choicelist, default)
+    for i, cond in enumerate(condlist):
+        if (cond.dtype if isinstance(cond, ArrayValue) else np.asarray(cond).dtype) != np.bool_:
+            raise numpy_raises(TypeError, f"invalid entry {i} in condlist: should be boolean ndarray")
+    strong = [v if isinstance(v, ArrayValue) or type(v) in (int, float) else np.asarray(v) for v in values]
+    dtype = rules.check_supported_dtype(rules.result_type(*strong))
+    shape = rules.broadcast_shapes(*(ew.shape_of(v) for v in list(condlist) + values))
+    result = b.broadcast(ew.to_array(b, default, dtype), shape)
+    for cond, choice in zip(reversed(condlist), reversed(choicelist)):
+        result = b.op("where", [b.broadcast(ew.to_array(b, cond, np.bool_), shape),
+                                b.broadcast(ew.to_array(b, choice, dtype), shape), result])
+    return result

@@ -28,6 +28,7 @@ UNARY_KINDS = {
     np.rint: "rint", np.trunc: "trunc", np.isnan: "isnan", np.isfinite: "isfinite",
     np.isinf: "isinf", np.invert: "invert", np.positive: None, np.deg2rad: "mul_by",
     np.radians: "mul_by", np.rad2deg: "mul_by", np.degrees: "mul_by", np.signbit: "signbit",
+    np.conjugate: None, np.bitwise_count: "popcount",
 }
 # Unary ufuncs NumPy's loops compute as one multiply by a constant, (numerator, denominator)
 # divided in the loop's float type: float64's, else float32's (float16 and bfloat16 loops
@@ -36,7 +37,7 @@ UNARY_KINDS = {
 _MULTIPLIERS = {np.deg2rad: (np.pi, 180.0), np.radians: (np.pi, 180.0), np.rad2deg: (180.0, np.pi),
                 np.degrees: (180.0, np.pi)}
 # Binary ufuncs NumPy computes as a few of the IR's ops (_composite).
-COMPOSITE = {np.fmax, np.fmin, np.heaviside, np.logaddexp, np.float_power, np.fmod}
+COMPOSITE = {np.fmax, np.fmin, np.heaviside, np.logaddexp, np.logaddexp2, np.float_power, np.fmod}
 BINARY_KINDS = {
     np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div",
     np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow",
@@ -256,16 +257,12 @@ def _raise_if_numpy_rejects(ufunc, operands):
 
 
 def _shift(b, ufunc, x, amount, dtype, shape, scalar):
-    """Shifts by a constant as multiply / floor-divide by a power of two (the IR has no shift
-    op); NumPy's right shift of negative ints is arithmetic, i.e. floor division."""
-    if is_abstract(amount) or not is_abstract(x):
-        raise Unsupported(f"np.{ufunc.__name__} by an array amount is not supported")
-    n = amount.item() if isinstance(amount, np.generic) else amount
-    if dtype.kind == "b" or not isinstance(n, int) or not 0 <= n < dtype.itemsize * 8 - 1:
-        raise Unsupported(f"np.{ufunc.__name__} by {n!r} is not supported")
-    factor = b.full(1 << n, dtype, shape)
-    xs = b.broadcast(to_array(b, x, dtype), shape)
-    return b.op("mul" if ufunc is np.left_shift else "floordiv", [xs, factor], is_scalar=scalar)
+    """NumPy's shifts in the loop's integer dtype: by an amount past the width (or a negative
+    one) 0, or -1 for a negative value shifted right (the IR's left_shift / right_shift)."""
+    if dtype.kind not in "iu":
+        raise Unsupported(f"np.{ufunc.__name__} in {dtype}")
+    xs, ns = (b.broadcast(to_array(b, v, dtype), shape) for v in (x, amount))
+    return b.op("left_shift" if ufunc is np.left_shift else "right_shift", [xs, ns], is_scalar=scalar)
 
 
 def _cast_operand(b, v, dtype):
@@ -316,20 +313,27 @@ def _composite(b, ufunc, x, y, dtype, shape):
         zero, one = b.full(0, dtype, shape), b.full(1, dtype, shape)
         steps = b.op("where", [b.op("gt", [x, zero]), one, b.op("where", [b.op("eq", [x, zero]), y, x])])
         return b.op("where", [b.op("lt", [x, zero]), zero, steps])
-    # logaddexp: npy_logaddexp's steps. Equal sides (infinities of one sign too) give x + log 2;
-    # otherwise the larger plus log1p(exp(-|x - y|)); NaN where x - y is NaN.
+    # logaddexp, logaddexp2: npy_logaddexp's and npy_logaddexp2's steps. Equal sides (infinities
+    # of one sign too) give x + log 2 (x + 1); otherwise the larger plus log1p(exp(-|x - y|))
+    # (log2(1 + 2^-|x - y|) as LOG2E * log1p(exp2(...))); NaN where x - y is NaN. Half types in
+    # float32, as their loops compute.
     compute = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
     wide_x, wide_y = b.cast(x, compute), b.cast(y, compute)
     difference = b.op("sub", [wide_x, wide_y])
     zero = b.full(0, compute, shape)
+    base_two = ufunc is np.logaddexp2
 
     def plus_log1p_exp(base, exponent):
-        return b.op("add", [base, b.op("log1p", [b.op("exp", [exponent])])])
+        if not base_two:
+            return b.op("add", [base, b.op("log1p", [b.op("exp", [exponent])])])
+        log2_1p = b.op("mul", [b.full(compute.type(np.log2(np.e)), compute, shape),
+                               b.op("log1p", [b.op("exp2", [exponent])])])
+        return b.op("add", [base, log2_1p])
     result = b.op("where", [b.op("le", [difference, zero]), plus_log1p_exp(wide_y, difference), difference])
     result = b.op("where", [b.op("gt", [difference, zero]), plus_log1p_exp(wide_x, b.op("neg", [difference])),
                             result])
-    log2 = b.full(compute.type(np.log(2.0)), compute, shape)
-    result = b.op("where", [b.op("eq", [wide_x, wide_y]), b.op("add", [wide_x, log2]), result])
+    log_of_two = b.full(compute.type(1.0 if base_two else np.log(2.0)), compute, shape)
+    result = b.op("where", [b.op("eq", [wide_x, wide_y]), b.op("add", [wide_x, log_of_two]), result])
     return b.cast(result, dtype)
 
 
@@ -347,6 +351,9 @@ def _unary(b, ufunc, x, dtype, out_dtype, shape, scalar):
         return _copy(x, scalar)                   # identities (abs of unsigned, floor of int)
     if kind in ("isnan", "isinf", "isfinite") and int_like:
         return _copy(b.full(kind == "isfinite", np.bool_, shape), scalar)   # ints are finite
+    if kind == "popcount":          # the magnitude's set bits (NumPy's bitwise_count), as uint8
+        magnitude = b.op("abs", [x]) if dtype.kind == "i" else x
+        return _copy(b.cast(b.op("popcount", [magnitude]), out_dtype), scalar)
     if kind == "mul_by":
         compute = np.dtype(np.float64) if dtype == np.float64 else np.dtype(np.float32)
         numerator, denominator = _MULTIPLIERS[ufunc]

@@ -16,10 +16,11 @@ from ..errors import Unsupported
 from .errors import numpy_raises
 from . import elementwise as ew
 from . import numpy_rules as rules
-from . import array_functions, joins, ranges, shape_ops
+from . import array_functions, joins, ranges, rearrange, shape_ops
 from . import stores
+from .derived_reductions import NAN_FUNCTIONS
 from .indexing import iterate_rows
-from .matmul import dot, matmul
+from .matmul import dot, inner, matmul, matvec, vdot, vecdot, vecmat
 from .reductions import REDUCTIONS
 from .values import ArrayValue, BoundArrayMethod, Mutations, contains_abstract, scalar_if_0d
 from .views import make_view
@@ -34,7 +35,11 @@ NUMPY_FUNCTIONS = {
     np.mean: REDUCTIONS["mean"], np.var: REDUCTIONS["var"], np.std: REDUCTIONS["std"],
     np.any: REDUCTIONS["any"], np.all: REDUCTIONS["all"],
     np.copyto: stores.copyto, np.where: ew.where, np.clip: ew.clip, np.round: ew.round_, np.around: ew.round_,
-    np.matmul: matmul, np.dot: dot,
+    np.matmul: matmul, np.dot: dot, np.inner: inner, np.vdot: vdot,
+    np.flip: rearrange.flip, np.fliplr: rearrange.fliplr, np.flipud: rearrange.flipud, np.rot90: rearrange.rot90,
+    np.moveaxis: rearrange.moveaxis, np.atleast_1d: rearrange.at_least(1), np.atleast_2d: rearrange.at_least(2),
+    np.atleast_3d: rearrange.at_least(3), np.column_stack: rearrange.column_stack, np.dstack: rearrange.dstack,
+    np.nan_to_num: array_functions.nan_to_num, np.select: array_functions.select, **NAN_FUNCTIONS,
     np.transpose: shape_ops.transpose, np.reshape: shape_ops.reshape,
     np.expand_dims: shape_ops.expand_dims, np.squeeze: shape_ops.squeeze,
     np.ravel: shape_ops.ravel, np.copy: shape_ops.copy, np.swapaxes: shape_ops.swapaxes,
@@ -55,6 +60,9 @@ NUMPY_FUNCTIONS = {
     np.ndim: lambda b, a: a.ndim if isinstance(a, ArrayValue) else np.ndim(a),
     np.size: lambda b, a: b.sizes.wrap_count(a.size, a.shape) if isinstance(a, ArrayValue) else np.size(a),
 }
+# NumPy 2's gufuncs of products, where this NumPy has them (vecdot 2.0, matvec and vecmat 2.2).
+NUMPY_FUNCTIONS.update({getattr(np, name): fn for name, fn in (("vecdot", vecdot), ("matvec", matvec),
+                                                               ("vecmat", vecmat)) if hasattr(np, name)})
 
 # NumPy implements these by calling the argument's method, so for a NumPy scalar they return a
 # scalar like the method does (``values.scalar_if_0d``).
@@ -90,6 +98,8 @@ ARRAY_METHODS = {
     "item": _data_dependent("item"), "tolist": _data_dependent("tolist"),
     "tobytes": _data_dependent("tobytes"),
     "__abs__": lambda b, a: ew.apply_ufunc(b, np.absolute, [a]),
+    # a real array's conjugate is the array itself (NumPy hands back `self`)
+    "conj": lambda b, a: a, "conjugate": lambda b, a: a,
 }
 
 ARRAY_ATTRIBUTES = {

@@ -65,3 +65,92 @@ def dot(b, a, c, out=None):
     # result), dot rounds its float32 sums to bfloat16. NumPy says which.
     expected = run_concrete(lambda: np.dot(np.zeros((1, 1), a.dtype), np.zeros((1, 1), c.dtype)).dtype)
     return r if r.dtype == expected else b.cast(r, expected)
+
+
+def _operand(name, v):
+    check_operand(v)
+    if not isinstance(v, ArrayValue):
+        raise Unsupported(f"np.{name} of a constant")
+    return v
+
+
+def inner(b, a, c):
+    """The sums over both operands' last axes: a's other axes, then c's (NumPy's inner, its
+    products summed as dot's are)."""
+    if not isinstance(a, ArrayValue) and not isinstance(c, ArrayValue):
+        return run_concrete(np.inner, a, c)
+    if not isinstance(a, ArrayValue) or not isinstance(c, ArrayValue) or a.ndim == 0 or c.ndim == 0:
+        return dot(b, a, c)                  # a scalar side: a product
+    if a.shape[-1] != c.shape[-1]:
+        raise numpy_raises(ValueError, f"shapes {a.shape} and {c.shape} not aligned for np.inner")
+    if a.ndim <= 2 and c.ndim == 1:
+        return dot(b, a, c)
+    k = a.shape[-1]
+    rows = b.reshape(a, (int(np.prod(a.shape[:-1], dtype=np.int64)), k))
+    columns = b.op("transpose", [b.reshape(c, (int(np.prod(c.shape[:-1], dtype=np.int64)), k))], {"perm": [1, 0]})
+    r = dot(b, rows, columns)
+    shape = a.shape[:-1] + c.shape[:-1]
+    r = b.reshape(r, shape)
+    r.is_scalar = shape == ()
+    return r
+
+
+def vdot(b, a, c):
+    """The flattened operands' dot product (real arrays: no conjugate to take)."""
+    a, c = _operand("vdot", a), _operand("vdot", c)
+    if a.size != c.size:
+        raise numpy_raises(ValueError, "cannot reshape array for np.vdot: sizes differ")
+    flat = [ArrayValue(b.reshape(v, (v.size,)).node, v.dtype, (v.size,)) for v in (a, c)]
+    return dot(b, *flat)
+
+
+def _gufunc_dtype(fn, a, c):
+    """The result dtype of NumPy's gufunc ``fn`` (vecdot, matvec, vecmat) on these dtypes."""
+    return run_concrete(lambda: fn(np.zeros((1, 1), a.dtype), np.zeros((1, 1), c.dtype)).dtype)
+
+
+def vecdot(b, a, c, axis=-1, **kwargs):
+    """``np.vecdot``: the sums of products along ``axis`` of the broadcast operands, as a batch
+    of (1, n) @ (n, 1) products."""
+    if kwargs:
+        raise Unsupported(f"np.vecdot(..., {', '.join(kwargs)}=...) is not supported")
+    a, c = _operand("vecdot", a), _operand("vecdot", c)
+    if a.ndim == 0 or c.ndim == 0:
+        raise numpy_raises(ValueError, "vecdot: a 0-d operand has no core dimension")
+    from .rearrange import moveaxis
+    a = moveaxis(b, a, rules.normalize_axis(axis, a.ndim), -1)
+    c = moveaxis(b, c, rules.normalize_axis(axis, c.ndim), -1)
+    if a.shape[-1] != c.shape[-1]:
+        raise numpy_raises(ValueError, f"vecdot: core dimensions differ ({a.shape[-1]} and {c.shape[-1]})")
+    dtype = _gufunc_dtype(np.vecdot, a, c)
+    r = matmul(b, b.reshape(a, a.shape[:-1] + (1, a.shape[-1])), b.reshape(c, c.shape + (1,)))
+    r = b.reshape(r, r.shape[:-2])
+    r = r if r.dtype == dtype else b.cast(r, dtype)
+    r.is_scalar = r.ndim == 0
+    return r
+
+
+def matvec(b, a, v, **kwargs):
+    """``np.matvec``: a batch of (m, n) matrices times n-vectors."""
+    if kwargs:
+        raise Unsupported(f"np.matvec(..., {', '.join(kwargs)}=...) is not supported")
+    a, v = _operand("matvec", a), _operand("matvec", v)
+    if a.ndim < 2 or v.ndim < 1:
+        raise numpy_raises(ValueError, "matvec: the matrix needs 2 dimensions, the vector 1")
+    dtype = _gufunc_dtype(np.matvec, a, v)
+    r = matmul(b, a, b.reshape(v, v.shape + (1,)))
+    r = b.reshape(r, r.shape[:-1])
+    return r if r.dtype == dtype else b.cast(r, dtype)
+
+
+def vecmat(b, v, a, **kwargs):
+    """``np.vecmat``: a batch of n-vectors times (n, m) matrices."""
+    if kwargs:
+        raise Unsupported(f"np.vecmat(..., {', '.join(kwargs)}=...) is not supported")
+    v, a = _operand("vecmat", v), _operand("vecmat", a)
+    if a.ndim < 2 or v.ndim < 1:
+        raise numpy_raises(ValueError, "vecmat: the vector needs 1 dimension, the matrix 2")
+    dtype = _gufunc_dtype(np.vecmat, v, a)
+    r = matmul(b, b.reshape(v, v.shape[:-1] + (1, v.shape[-1])), a)
+    r = b.reshape(r, r.shape[:-2] + r.shape[-1:])
+    return r if r.dtype == dtype else b.cast(r, dtype)

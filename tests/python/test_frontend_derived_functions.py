@@ -1,0 +1,124 @@
+"""NumPy functions captured as the steps NumPy's own code takes, compiled (fullgraph) against
+NumPy: the NaN-ignoring reductions, count_nonzero, ptp and average; flips, rot90, moveaxis,
+atleast_nd, column_stack and dstack; inner, vdot, vecdot, matvec and vecmat; nan_to_num and
+select; shifts by array amounts, bitwise_count, logaddexp2 and conjugate."""
+import numpy as np
+import pytest
+
+import hcompile as hc
+import numpy_oracle as O
+
+SHAPES = [(4, 5), (1, 1), (0, 3), (3, 0)]
+
+
+def _check_all(call, dtype, rng, shapes=SHAPES, args=1, layouts=("C", "rev"), **kw):
+    f = O.fn_from_src(f"def f({', '.join('abc'[:args])}):\n    return {call}\n")
+    kind = "nonneg" if dtype.startswith("u") else "normal"
+    for shape in shapes:
+        for layout in layouts:
+            O.check(f, *[O.make(rng, shape, dtype, kind=kind, specials=0.2, layout=layout) for _ in range(args)], **kw)
+
+
+@pytest.mark.parametrize("dtype", O.DTYPES + ["float16", "int8", "uint16"])
+@pytest.mark.parametrize("call", [
+    "np.nansum(a)", "np.nansum(a, axis=0)", "np.nansum(a, axis=1, keepdims=True)", "np.nanprod(a, axis=1)",
+    "np.nanmean(a)", "np.nanmean(a, axis=0)", "np.nanmean(a, axis=-1, keepdims=True)",
+    "np.nanvar(a)", "np.nanvar(a, axis=0)", "np.nanvar(a, axis=1, ddof=1)", "np.nanstd(a, axis=1, keepdims=True)",
+    "np.nanstd(a, ddof=1.5)", "np.nanmax(a, axis=1)", "np.nanmin(a, axis=0, keepdims=True)", "np.nanmax(a)",
+    "np.count_nonzero(a)", "np.count_nonzero(a, axis=0)", "np.count_nonzero(a, axis=1, keepdims=True)",
+    "np.ptp(a, axis=1)", "np.ptp(a)", "np.average(a)", "np.average(a, axis=0)", "np.average(a, 1, keepdims=True)",
+])
+def test_derived_reductions(call, dtype, rng):
+    _check_all(call, dtype, rng, reduce=8)
+
+
+def test_all_nan_slices_give_nan_as_numpy(rng):
+    a = np.full((3, 4), np.nan, np.float32)
+    a[1, 2] = 5.0
+    for call in ["np.nanmax(a, axis=1)", "np.nanmin(a, axis=0)", "np.nanmean(a, axis=1)", "np.nanvar(a, axis=0)",
+                 "np.nanstd(a, axis=1, ddof=1)", "np.nansum(a, axis=1)", "np.nanmax(a)"]:
+        O.check(O.fn_from_src(f"def f(a):\n    return {call}\n"), a)
+
+
+@pytest.mark.parametrize("dtype", O.DTYPES)
+@pytest.mark.parametrize("call", [
+    "np.flip(a)", "np.flip(a, 0)", "np.flip(a, axis=(0, 1))", "np.fliplr(a)", "np.flipud(a)", "np.flipud(a[0])",
+    "np.rot90(a)", "np.rot90(a, 2)", "np.rot90(a, -1)", "np.rot90(a, 3, axes=(1, 0))", "np.rot90(a, 4)",
+    "np.moveaxis(a, 0, 1)", "np.moveaxis(a[None], 0, -1)", "np.moveaxis(a[None], [0, 1], [2, 0])",
+    "np.atleast_1d(a[0, 0])", "np.atleast_2d(a[0])", "np.atleast_3d(a)", "np.atleast_3d(a[0])",
+    "np.atleast_2d(a, a[0])", "np.column_stack([a[0], a[0] * 2])", "np.column_stack((a, a))", "np.dstack([a, a])",
+    "np.flip(a, 0) + 1", "np.fliplr(a)[0]",
+])
+def test_rearrangements(call, dtype, rng):
+    _check_all(call, dtype, rng, shapes=[(4, 5), (1, 1), (3, 0)])
+
+
+def test_flipped_views_see_writes_and_write_back(rng):
+    f = O.fn_from_src("def f(a):\n    v = np.flip(a, 0)\n    v[0] = 7\n    a[:, 0] = -1\n    return v.copy(), a\n")
+    O.check(f, O.make(rng, (4, 5), "float64"))
+    f = O.fn_from_src("def f(a):\n    r = np.rot90(a)\n    a[0, 0] = 9\n    return r + 0\n")
+    O.check(f, O.make(rng, (3, 4), "int32"))
+
+
+@pytest.mark.parametrize("call", ["np.fliplr(a[0])", "np.rot90(a, axes=(0, 0))", "np.rot90(a, axes=(0, 2))",
+                                  "np.moveaxis(a, [0, 1], [0])", "np.moveaxis(a, 3, 0)", "np.inner(a, a[:, :2])",
+                                  "np.vdot(a, a[0])", "np.select([a > 0], [a, a])", "np.select([a], [a])",
+                                  "np.vecdot(a, a[:, :2])"])
+def test_errors_are_numpys(call, rng):
+    O.check_raises_same(O.fn_from_src(f"def f(a):\n    return {call}\n"), O.make(rng, (3, 4), "float64"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "bool"])
+@pytest.mark.parametrize("call", [
+    "np.inner(a, b)", "np.inner(a[0], b[1])", "np.inner(a, b[0])", "np.inner(a[0], b)", "np.inner(a[None], b)",
+    "np.inner(a, 2)", "np.vdot(a, b)", "np.vdot(a[0], b[1])", "np.vecdot(a, b)", "np.vecdot(a, b[0])",
+    "np.vecdot(a, b, axis=0)", "np.matvec(a, b[0])", "np.matvec(a[None], b[:2])", "np.vecmat(b[0], a.T)",
+    "np.vecmat(a, a.T[None])",
+])
+def test_products(call, dtype, rng):
+    if ("matvec" in call or "vecmat" in call) and not hasattr(np, "matvec"):
+        pytest.skip("NumPy before 2.2 has no matvec / vecmat")
+    f = O.fn_from_src(f"def f(a, b):\n    return {call}\n")
+    for shape in [(3, 4), (1, 1), (2, 0)]:
+        O.check(f, O.make(rng, shape, dtype), O.make(rng, shape, dtype), reduce=shape[-1] + 1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "bool"])
+@pytest.mark.parametrize("call", [
+    "np.nan_to_num(a)", "np.nan_to_num(a, nan=-1.5)", "np.nan_to_num(a, posinf=1e10, neginf=-7)",
+    "np.nan_to_num(a[0, 0])", "np.select([a > 0.5, a < -0.5], [a, b])", "np.select([a > 0], [a * 2], default=-3)",
+    "np.select([a > 0, b > 0], [1, b], 0.5)", "np.select([a > b], [a[0]], b)",
+])
+def test_nan_to_num_and_select(call, dtype, rng):
+    f = O.fn_from_src(f"def f(a, b):\n    return {call}\n")
+    for shape in [(4, 5), (1, 1), (0, 2)]:
+        O.check(f, O.make(rng, shape, dtype, specials=0.3), O.make(rng, shape, dtype, specials=0.3))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_shifts_by_arrays_and_bit_counts(dtype, rng):
+    """Amounts past the width and negative ones give NumPy's 0 (or -1 for a negative value
+    shifted right); bitwise_count counts a signed value's magnitude."""
+    info, bits = np.iinfo(dtype), np.dtype(dtype).itemsize * 8
+    a = rng.integers(info.min, info.max, 300, dtype=dtype, endpoint=True)
+    a[:4] = [info.min, info.max, 0, 1 if info.min == 0 else -1]
+    n = rng.integers(info.min if info.min < 0 and bits <= 16 else (-4 if info.min < 0 else 0), bits + 4, 300).astype(dtype)
+    f = O.fn_from_src(f"def f(a, n):\n    return (a << n, a >> n, np.left_shift(a, n[::-1]), a >> {bits - 1}, "
+                      f"a << {bits - 1}, a >> n[:1], 3 << n, np.bitwise_count(a), np.bitwise_count(a[0]))\n")
+    O.check(f, a, n)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_logaddexp2_and_conjugates(dtype, rng):
+    a = O.make(rng, (200,), dtype, specials=0.1) * 30
+    b = O.make(rng, (200,), dtype, specials=0.1) * 30
+    b[:3] = a[:3]
+    f = O.fn_from_src("def f(a, b):\n    return np.logaddexp2(a, b), np.logaddexp2(a, 3.0), np.conjugate(a), "
+                      "np.conj(b[0]), a.conj() + 1, b.conjugate()\n")
+    O.check(f, a, b, ops=6)
+
+
+def test_conj_method_is_the_array_itself(rng):
+    f = O.fn_from_src("def f(a):\n    return a.conj() is a, np.conjugate(a) is a\n")
+    a = O.make(rng, (3,), "float64")
+    assert hc.hcompile(f, fullgraph=True)(a) == f(a)
