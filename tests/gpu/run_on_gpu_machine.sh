@@ -27,7 +27,7 @@ DIFFERENTIAL="test_diff_chains.py test_diff_elementwise.py test_diff_layout.py t
   test_hardening_constants.py test_hardening_inputs.py test_hardening_odd_layouts.py test_hardening_reductions_ieee.py
   test_hardening_scalar_kinds.py test_hardening_special_values.py test_hardening_summation.py test_matmul_sums.py
   test_row_fusion.py test_frontend_random_programs.py test_stencil_fusion_random.py test_frontend_breaks.py
-  test_frontend_loops.py"
+  test_frontend_loops.py test_frontend_derived_functions.py"
 (cd tests/python && HCOMPILE_TEST_TARGET=cuda python3 -m pytest -q -p no:cacheprovider -p no:benchmark $PARALLEL -rfE \
   $DIFFERENTIAL) 2>&1 | tee "$OUT/gpu_differential.log" | tail -20
 # Again with PyTorch CUDA tensors as the arguments (zero-copy, the C++ dispatcher's path), then
