@@ -6,13 +6,13 @@ import pytest
 
 UNARY_SAME = {"neg", "abs", "square", "sign", "exp", "log", "log1p", "expm1", "sqrt", "sin",
               "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "reciprocal",
-              "floor", "ceil", "rint", "trunc", "invert"}
+              "floor", "ceil", "rint", "trunc", "invert", "popcount"}
 UNARY_BOOL = {"isnan", "isfinite", "isinf"}
 FLOAT_ONLY = {"exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
               "cosh", "arcsin", "arccos", "arctan", "isnan", "isfinite", "isinf",
               "div", "arctan2"}       # reciprocal also takes ints (core/OPS.md)
 BINARY_SAME = {"add", "sub", "mul", "div", "floordiv", "mod", "pow", "maximum", "minimum",
-               "arctan2", "bitwise_and", "bitwise_or", "bitwise_xor"}
+               "arctan2", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"}
 COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
 REDUCE = {"sum", "prod", "max", "min", "any", "all"}
 
@@ -140,7 +140,9 @@ _ELEMENTWISE_NUMPY = {
     "div": np.true_divide, "floordiv": np.floor_divide, "mod": np.remainder,
     "pow": np.power, "maximum": np.maximum, "minimum": np.minimum, "arctan2": np.arctan2,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
-    "bitwise_xor": np.bitwise_xor, "eq": np.equal, "ne": np.not_equal, "lt": np.less,
+    "bitwise_xor": np.bitwise_xor, "left_shift": np.left_shift, "right_shift": np.right_shift,
+    "popcount": lambda x: np.bitwise_count(x.view(x.dtype.str.replace("i", "u"))).astype(x.dtype),
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less,
     "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "where": np.where,
     "matmul": np.matmul,
 }

@@ -11,6 +11,7 @@ ordinary arrays); results are compared bit for bit where NumPy's are exact.
 import numpy as np
 import pytest
 
+import numpy_oracle as O
 from numpy_oracle import IDENTITY, assert_same_result, hc
 
 pytestmark = pytest.mark.skipif(IDENTITY, reason="exercises the real dispatcher")
@@ -164,3 +165,17 @@ def test_byte_swapped_never_shares_an_entry_with_native_copies(rng):
         for x in (first(base), second(base), first(base), second(base)):
             assert_bits(f(x), (x.T, x + 1))
         assert f.cache_info().entries == 2
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8"])
+@pytest.mark.parametrize("call,shape", [
+    ("a + b[::-1]", (300,)), ("a & b[::-1]", (37,)), ("(a & b)[::-1] | a", (17,)), ("a[:, ::-1] & b", (6, 8)),
+    ("(a & b).any(axis=1)", (5, 4)), ("(a ^ b).all(axis=-1)", (300, 4)), ("np.logical_and(a, b).any(axis=1)", (3, 4)),
+    ("(a | b).sum(axis=1)", (9, 4)),
+])
+def test_byte_arrays_read_backwards_or_four_a_thread(call, shape, dtype, rng):
+    """Bytes read backwards, and rows of four bytes a GPU thread reads one by one: kernels the
+    LLVM inside Halide 21 aborted on for CUDA (gpu_narrow_vectors.cpp); the values NumPy's."""
+    f = O.fn_from_src(f"def f(a, b):\n    return {call}\n")
+    kind = "nonneg" if dtype == "uint8" else "small"
+    O.check(f, O.make(rng, shape, dtype, kind=kind), O.make(rng, shape, dtype, kind=kind))

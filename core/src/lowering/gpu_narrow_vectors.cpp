@@ -45,6 +45,48 @@ ModulusRemainder in_units_of(const ModulusRemainder &alignment, int lanes) {
     return {alignment.modulus / lanes, alignment.remainder / lanes};
 }
 
+// A vector of 8-bit lanes read backwards (a ramp of negative stride: `y[::-1]` on int8, uint8 or
+// bool arrays), as its bytes loaded one by one and packed into 32-bit words by shifts. Left to
+// Halide, it is a dense load and a lane-reversing shuffle of 8-bit lanes, on which the LLVM
+// inside Halide 21 aborts the process compiling for NVPTX (an assertion in APInt::extractBits;
+// `x + y[::-1]` on int8 arrays). Null where the load is not such a one.
+Halide::Expr packed_if_reversed_bytes(const Load *load) {
+    const Ramp *ramp = load->index.as<Ramp>();
+    const std::optional<int64_t> stride = ramp ? as_const_int(ramp->stride) : std::nullopt;
+    const int lanes = load->type.lanes();
+    if (load->type.bits() != 8 || lanes % 4 != 0 || !stride || *stride >= 0 || !is_const_one(load->predicate)) {
+        return Halide::Expr();
+    }
+    std::vector<Halide::Expr> lanes16;
+    for (int i = 0; i < lanes; ++i) {
+        lanes16.push_back(Halide::cast(Halide::UInt(16), Load::make(Halide::UInt(8), load->name, simplify(ramp->base + i * ramp->stride),
+                                                                    load->image, load->param, const_true(), ModulusRemainder())));
+    }
+    return Halide::cast(load->type, Shuffle::make_concat(lanes16));
+}
+
+// A single 8-bit element at an index known to sit in a 32-bit word at a known place, as that
+// word's load and a shift. Neighbouring elements a thread reads one by one (a row of four
+// booleans reduced in a thread, unrolled) are otherwise four byte loads, which LLVM's SLP
+// vectorizer makes one vector of four bytes, and the LLVM inside Halide 21 aborts the process
+// compiling its 8-bit lane operations for NVPTX (`(a & b).any(axis=1)` over rows of four).
+// The four loads of one word are then one load. Only for the pipeline's inputs: device arrays at
+// 16-byte aligned addresses, so the word never leaves the allocation's granule (an array of a
+// length not a multiple of four ends inside its last word); not for the kernel's own allocations
+// (a one-byte accumulator), whose word would be past their end. Null where the load is not such a one.
+Halide::Expr from_word_if_aligned_byte(const Load *load) {
+    if (load->type.lanes() != 1 || load->type.bits() != 8 || !is_const_one(load->predicate) ||
+        !(load->param.defined() || load->image.defined())) {
+        return Halide::Expr();
+    }
+    const ModulusRemainder &a = load->alignment;
+    if (a.modulus % 4 != 0) return Halide::Expr();
+    const int64_t byte = ((a.remainder % 4) + 4) % 4;
+    const Halide::Expr word = Load::make(Halide::UInt(32), load->name, simplify((load->index - static_cast<int>(byte)) / 4),
+                                         load->image, load->param, const_true(), ModulusRemainder());
+    return Halide::reinterpret(load->type, Halide::cast(Halide::UInt(8), word >> static_cast<int>(8 * byte)));
+}
+
 class WholeNarrowVectorsInKernels : public lowering::KernelAwareMutator {
     using KernelAwareMutator::visit;
 
@@ -52,6 +94,8 @@ class WholeNarrowVectorsInKernels : public lowering::KernelAwareMutator {
         Halide::Expr e = IRMutator::visit(op);
         const Load *load = e.as<Load>();
         if (!in_kernel() || !load) return e;
+        if (Halide::Expr packed = packed_if_reversed_bytes(load); packed.defined()) return packed;
+        if (Halide::Expr from_word = from_word_if_aligned_byte(load); from_word.defined()) return from_word;
         const std::optional<Halide::Type> whole = whole_access_type(load->type);
         if (!whole) return e;
         const int lanes = load->type.lanes();
