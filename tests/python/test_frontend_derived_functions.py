@@ -1,7 +1,8 @@
 """NumPy functions captured as the steps NumPy's own code takes, compiled (fullgraph) against
 NumPy: the NaN-ignoring reductions, count_nonzero, ptp and average; flips, rot90, moveaxis,
 atleast_nd, column_stack and dstack; inner, vdot, vecdot, matvec and vecmat; nan_to_num and
-select; shifts by array amounts, bitwise_count, logaddexp2 and conjugate."""
+select; shifts by array amounts, bitwise_count, logaddexp2 and conjugate; ufunc.reduce and
+rounding to decimals; tile, repeat, meshgrid and the splits; cov, corrcoef and trapezoid."""
 import numpy as np
 import pytest
 
@@ -122,3 +123,53 @@ def test_conj_method_is_the_array_itself(rng):
     f = O.fn_from_src("def f(a):\n    return a.conj() is a, np.conjugate(a) is a\n")
     a = O.make(rng, (3,), "float64")
     assert hc.hcompile(f, fullgraph=True)(a) == f(a)
+
+
+@pytest.mark.parametrize("dtype", O.DTYPES + ["float16", "int8"])
+@pytest.mark.parametrize("call", [
+    "np.add.reduce(a)", "np.add.reduce(a, axis=1, keepdims=True)", "np.multiply.reduce(a, None)",
+    "np.maximum.reduce(a, axis=1)", "np.minimum.reduce(a)", "np.logical_or.reduce(a, axis=1)",
+    "np.logical_and.reduce(a, axis=None)", "np.fmax.reduce(a, axis=1)", "np.fmin.reduce(a)",
+    "np.add.reduce(a, 0, np.float64)",
+    "np.round(a, 2)", "np.round(a * 100, -1)", "a.round(3)", "np.round(a[0, 0] * 7, 1)", "np.around(a, -2)",
+])
+def test_ufunc_reductions_and_rounding_to_decimals(call, dtype, rng):
+    _check_all(call, dtype, rng, reduce=8)
+
+
+@pytest.mark.parametrize("dtype", O.DTYPES)
+@pytest.mark.parametrize("call", [
+    "np.tile(a, 2)", "np.tile(a, (2, 1))", "np.tile(a, (2, 1, 3))", "np.tile(a[0], (3, 2))", "np.tile(a, 0)",
+    "np.repeat(a, 2)", "np.repeat(a, 3, axis=1)", "np.repeat(a, 0, axis=0)", "a.repeat(2, axis=-1)",
+    "np.meshgrid(a[0], a[:, 0])", "np.meshgrid(a[0], a[:, 0], indexing='ij')", "np.meshgrid(a[0], a, sparse=True)",
+    "np.meshgrid(a[0], a[:, 0], a[0])", "np.split(a, 1)", "np.split(a, [1, 3], axis=1)", "np.array_split(a, 3, axis=1)",
+    "np.hsplit(a, [2])", "np.vsplit(a, [1, 9])", "np.split(a[0], [0, 2, 2])",
+])
+def test_tiles_repeats_grids_and_splits(call, dtype, rng):
+    _check_all(call, dtype, rng, shapes=[(4, 6), (1, 1), (2, 0)])
+
+
+def test_split_pieces_are_views(rng):
+    f = O.fn_from_src("def f(a):\n    left, right = np.split(a, 2, axis=1)\n    right[0] = -1\n    return left + 0, a\n")
+    O.check(f, O.make(rng, (3, 4), "float64"))
+
+
+@pytest.mark.parametrize("call", ["np.split(a, 3)", "np.split(a, 0)", "np.vsplit(a[0], 2)", "np.tile(a, -1)",
+                                  "np.repeat(a, -2)", "np.meshgrid(a, indexing='yx')", "np.cov(a[None])"])
+def test_more_errors_are_numpys(call, rng):
+    O.check_raises_same(O.fn_from_src(f"def f(a):\n    return {call}\n"), O.make(rng, (4, 6), "float64"))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "bool", "float16"])
+@pytest.mark.parametrize("call", [
+    "np.cov(a)", "np.cov(a, rowvar=False)", "np.cov(a[0])", "np.cov(a[0], b[1])", "np.cov(a, b)", "np.cov(a, bias=True)",
+    "np.cov(a, ddof=0)", "np.cov(a[:, :1])", "np.cov(a, dtype=np.float32)", "np.corrcoef(a)", "np.corrcoef(a[0], b[0])",
+    "np.corrcoef(a[0])", "np.corrcoef(a, rowvar=False)", "np.trapezoid(a)", "np.trapezoid(a, dx=0.5, axis=0)",
+    "np.trapezoid(a, b[0])", "np.trapezoid(a, b, axis=0)", "np.trapezoid(a[0], dx=2)",
+])
+def test_covariances_and_the_trapezoidal_rule(call, dtype, rng):
+    if "trapezoid" in call and not hasattr(np, "trapezoid"):
+        pytest.skip("NumPy before 2.0 has no trapezoid")
+    f = O.fn_from_src(f"def f(a, b):\n    return {call}\n")
+    for shape in [(4, 6), (2, 1), (3, 0)]:
+        O.check(f, O.make(rng, shape, dtype), O.make(rng, shape, dtype), reduce=shape[-1] + 2, ops=4)

@@ -571,11 +571,32 @@ def _as_scalar(v):
     return v
 
 
+def _power_of_ten(n):
+    """NumPy's power_of_ten: 10.0 multiplied in n times (not 10.0 ** n, which rounds once)."""
+    value = 1.0
+    for _ in range(n):
+        value *= 10.0
+    return value
+
+
 def round_(b, a, decimals=0, out=None):
-    if out is not None or decimals != 0:
-        raise Unsupported("np.round with decimals != 0 or out= is not supported")
+    if out is not None:
+        raise Unsupported("np.round(..., out=...) is not supported")
+    decimals = rules.int_index(decimals)
     if not is_abstract(a):
-        return run_concrete(np.round, a)
+        return run_concrete(np.round, a, decimals)
+    if decimals != 0 and not (a.dtype.kind in "iu" and decimals > 0):
+        # NumPy's PyArray_Round: x * 10^d, rinted, / 10^d (for d < 0: / then *), in the array's
+        # float dtype with the factor a Python float; integers through float64 and back.
+        if a.dtype.kind == "b":        # NumPy raises (its float64 product does not cast to bool)
+            run_concrete(np.round, np.zeros((), np.bool_), decimals)
+        first, second = (np.multiply, np.true_divide) if decimals > 0 else (np.true_divide, np.multiply)
+        factor = _power_of_ten(abs(decimals))
+        x = a if a.dtype.kind not in "iu" else b.cast(a, np.float64)
+        y = b.op("rint", [apply_ufunc(b, first, [x, factor])])
+        y = apply_ufunc(b, second, [y, factor])
+        r = b.cast(y, a.dtype) if y.dtype != a.dtype else y
+        return ArrayValue(r.node, r.dtype, r.shape, is_scalar=a.ndim == 0)
     if a.dtype.kind in "biu":
         if a.dtype.kind == "b":
             # np.round on bool goes through the float16 loop: 0.0 and 1.0 in float16.

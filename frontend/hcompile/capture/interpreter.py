@@ -82,8 +82,8 @@ def get_attribute(tracer, obj, name):
         raise Unsupported(opaque_use(f"attribute .{name} of", obj))
     if isinstance(obj, ArrayValue):
         return array_attribute(tracer.b, obj, name)
-    if isinstance(obj, np.ufunc) and name == "outer":
-        return obj.outer         # a bound method: lookaside.resolve_call gives its meaning
+    if isinstance(obj, np.ufunc) and name in ("outer", "reduce"):
+        return getattr(obj, name)   # a bound method: lookaside.resolve_call gives its meaning
     if isinstance(obj, types.ModuleType):
         try:
             value = getattr(obj, name)

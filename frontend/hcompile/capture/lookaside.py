@@ -18,7 +18,7 @@ from . import elementwise as ew
 from . import numpy_rules as rules
 from . import array_functions, joins, ranges, rearrange, shape_ops
 from . import stores
-from .derived_reductions import NAN_FUNCTIONS
+from .derived_reductions import DERIVED_FUNCTIONS, ufunc_reduce
 from .indexing import iterate_rows
 from .matmul import dot, inner, matmul, matvec, vdot, vecdot, vecmat
 from .reductions import REDUCTIONS
@@ -39,7 +39,12 @@ NUMPY_FUNCTIONS = {
     np.flip: rearrange.flip, np.fliplr: rearrange.fliplr, np.flipud: rearrange.flipud, np.rot90: rearrange.rot90,
     np.moveaxis: rearrange.moveaxis, np.atleast_1d: rearrange.at_least(1), np.atleast_2d: rearrange.at_least(2),
     np.atleast_3d: rearrange.at_least(3), np.column_stack: rearrange.column_stack, np.dstack: rearrange.dstack,
-    np.nan_to_num: array_functions.nan_to_num, np.select: array_functions.select, **NAN_FUNCTIONS,
+    np.tile: rearrange.tile, np.repeat: rearrange.repeat, np.meshgrid: rearrange.meshgrid,
+    np.split: rearrange.split, np.array_split: rearrange.array_split,
+    np.hsplit: rearrange.split_along("hsplit", lambda ndim: 1 if ndim > 1 else 0, 1),
+    np.vsplit: rearrange.split_along("vsplit", lambda ndim: 0, 2),
+    np.dsplit: rearrange.split_along("dsplit", lambda ndim: 2, 3),
+    np.nan_to_num: array_functions.nan_to_num, np.select: array_functions.select, **DERIVED_FUNCTIONS,
     np.transpose: shape_ops.transpose, np.reshape: shape_ops.reshape,
     np.expand_dims: shape_ops.expand_dims, np.squeeze: shape_ops.squeeze,
     np.ravel: shape_ops.ravel, np.copy: shape_ops.copy, np.swapaxes: shape_ops.swapaxes,
@@ -100,6 +105,7 @@ ARRAY_METHODS = {
     "__abs__": lambda b, a: ew.apply_ufunc(b, np.absolute, [a]),
     # a real array's conjugate is the array itself (NumPy hands back `self`)
     "conj": lambda b, a: a, "conjugate": lambda b, a: a,
+    "repeat": lambda b, a, repeats, axis=None: rearrange.repeat(b, a, repeats, axis),
 }
 
 ARRAY_ATTRIBUTES = {
@@ -335,6 +341,9 @@ def resolve_call(b, fn, args, kwargs):
     if isinstance(fn, types.BuiltinMethodType) and isinstance(getattr(fn, "__self__", None), np.ufunc) \
             and fn.__name__ == "outer":
         return ew.outer(b, fn.__self__, *args, **kwargs)
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(getattr(fn, "__self__", None), np.ufunc) \
+            and fn.__name__ == "reduce":
+        return ufunc_reduce(b, fn.__self__, *args, **kwargs)
     handler = _lookup(BUILTINS, fn)
     if handler is not None:
         return handler(b, *args, **kwargs)

@@ -132,3 +132,102 @@ def column_stack(b, tup):
 
 def dstack(b, tup):
     return concatenate(b, [_at_least(b, a, 3) for a in _arrays("dstack", tup)], 2)
+
+
+def _copied(b, v):
+    return ArrayValue(v.node, v.dtype, v.shape)
+
+
+def tile(b, A, reps):
+    """``A`` repeated ``reps`` times along each axis (leading axes added as NumPy's ndmin adds them):
+    each axis of A beside one of its copies, broadcast, then merged. A copy."""
+    A = _array("tile", A)
+    reps = tuple(rules.int_index(r) for r in (reps if isinstance(reps, (tuple, list)) else (reps,)))
+    if any(r < 0 for r in reps):
+        raise numpy_raises(ValueError, "negative dimensions are not allowed")
+    ndim = max(len(reps), A.ndim)
+    shape = (1,) * (ndim - A.ndim) + A.shape
+    reps = (1,) * (ndim - len(reps)) + reps
+    paired = reshape(b, A, tuple(x for s in shape for x in (1, s)))
+    spread = b.broadcast(paired, tuple(x for r, s in zip(reps, shape) for x in (r, s)))
+    return _copied(b, reshape(b, spread, tuple(r * s for r, s in zip(reps, shape))))
+
+
+def repeat(b, a, repeats, axis=None):
+    """Each element ``repeats`` times in a row along ``axis`` (of the flattened array for None);
+    one count for all elements (a count per element runs as Python). A copy."""
+    a = _array("repeat", a)
+    if not isinstance(repeats, (int, np.integer)) or isinstance(repeats, bool):
+        raise Unsupported("np.repeat with a count per element")
+    n = int(repeats)
+    if n < 0:
+        raise numpy_raises(ValueError, "repeats may not contain negative values.")
+    if axis is None:
+        a, axis = reshape(b, a, (a.size,)), 0
+    axis = rules.normalize_axis(axis, a.ndim)
+    beside = reshape(b, a, a.shape[:axis + 1] + (1,) + a.shape[axis + 1:])
+    spread = b.broadcast(beside, a.shape[:axis + 1] + (n,) + a.shape[axis + 1:])
+    return _copied(b, reshape(b, spread, a.shape[:axis] + (a.shape[axis] * n,) + a.shape[axis + 1:]))
+
+
+def meshgrid(b, *xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays: the i-th input flattened along axis i (axes 0 and 1 swapped for 'xy'),
+    broadcast to the full grid unless ``sparse``; copies (``copy=False`` views run as Python)."""
+    if indexing not in ("xy", "ij"):
+        raise numpy_raises(ValueError, "Valid values for `indexing` are 'xy' and 'ij'.")
+    if copy is not True:
+        raise Unsupported("np.meshgrid(copy=False) returns read-only views")
+    arrays = [_array("meshgrid", x) for x in xi]
+    ndim = len(arrays)
+    shapes = []
+    for i, x in enumerate(arrays):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and ndim > 1 else i
+        shapes.append(tuple(x.size if d == axis else 1 for d in range(ndim)))
+    output = [reshape(b, x, s) for x, s in zip(arrays, shapes)]
+    if not sparse:
+        full = rules.broadcast_shapes(*shapes)
+        output = [b.broadcast(o, full) for o in output]
+    return tuple(_copied(b, o) for o in output)
+
+
+def _split_points(size, sections):
+    if isinstance(sections, (int, np.integer)) and not isinstance(sections, bool):
+        count = int(sections)
+        if count <= 0:
+            raise numpy_raises(ValueError, "number sections must be larger than 0.")
+        each, extras = divmod(size, count)
+        sizes = [0] + extras * [each + 1] + (count - extras) * [each]
+        return [int(p) for p in np.cumsum(sizes)]
+    if isinstance(sections, (tuple, list)):
+        return [0] + [rules.int_index(i) for i in sections] + [size]
+    raise Unsupported(f"np.split at a {type(sections).__name__}")
+
+
+def array_split(b, ary, indices_or_sections, axis=0):
+    """Views of consecutive pieces along ``axis`` (NumPy's Python slices of each piece)."""
+    ary = _array("array_split", ary)
+    axis = rules.normalize_axis(axis, ary.ndim)
+    points = _split_points(ary.shape[axis], indices_or_sections)
+    return [getitem(b, ary, (slice(None),) * axis + (slice(start, stop),)) for start, stop in zip(points, points[1:])]
+
+
+def split(b, ary, indices_or_sections, axis=0):
+    ary = _array("split", ary)
+    if isinstance(indices_or_sections, (int, np.integer)) and not isinstance(indices_or_sections, bool):
+        size = ary.shape[rules.normalize_axis(axis, ary.ndim)]
+        if indices_or_sections == 0:     # NumPy's own N % sections
+            raise numpy_raises(ZeroDivisionError, "integer modulo by zero")
+        if size % indices_or_sections:
+            raise numpy_raises(ValueError, "array split does not result in an equal division")
+    return array_split(b, ary, indices_or_sections, axis)
+
+
+def split_along(name, axis_of, least):
+    """hsplit / vsplit / dsplit: split along the axis NumPy picks for the array's dimensions."""
+    def function(b, ary, indices_or_sections):
+        ary = _array(name, ary)
+        if ary.ndim < least:
+            raise numpy_raises(ValueError, f"{name} only works on arrays of {least} or more dimensions")
+        return split(b, ary, indices_or_sections, axis_of(ary.ndim))
+    function.__name__ = name
+    return function
