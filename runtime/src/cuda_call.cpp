@@ -77,8 +77,8 @@ int32_t get_stream(Halide::JITUserContext *user_context, void *, void **stream) 
 // Halide's dim 0 is NumPy's last axis; dense strides counting an empty axis as 1, as the kernel's
 // buffer constraints say (lower.cpp's describe_buffer), whatever the array library reports for
 // its size-1 and empty axes.
-void describe(const DeviceArray &a, DType dtype, const halide_device_interface_t *interface, halide_buffer_t &buf,
-              halide_dimension_t *dims) {
+void describe(const DeviceArray &a, uint64_t pointer, DType dtype, const halide_device_interface_t *interface,
+              halide_buffer_t &buf, halide_dimension_t *dims) {
     const int nd = static_cast<int>(a.shape.size());
     int64_t dense = 1;
     for (int d = 0; d < nd; ++d) {
@@ -90,7 +90,7 @@ void describe(const DeviceArray &a, DType dtype, const halide_device_interface_t
         dense *= std::max<int64_t>(a.shape[axis], 1);
     }
     std::memset(&buf, 0, sizeof buf);
-    buf.device = a.pointer;
+    buf.device = pointer;
     buf.device_interface = interface;
     buf.type = halide_runtime_type(dtype);
     buf.dimensions = nd;
@@ -169,6 +169,13 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
     SmallArray<halide_buffer_t, 16> buffers(n);
     SmallArray<halide_buffer_t *, 16> pointers(n);
     SmallArray<halide_dimension_t, 64> dims(n_dims);
+    // An empty array may have no device memory (PyTorch's data_ptr() is then 0), and Halide reads
+    // a null device field as "not on the device yet": it allocates 0 bytes for it, which CUDA
+    // refuses, and the call fails (a function returning an empty piece beside others: np.split).
+    // Such an array is described at another array's address: with no elements, nothing reads or
+    // writes through it.
+    uint64_t stand_in = 0;
+    for (size_t i = 0; i < n && stand_in == 0; ++i) stand_in = (i < inputs.size() ? inputs[i] : outputs[i - inputs.size()]).pointer;
     size_t next_dim = 0;
     for (size_t i = 0; i < n; ++i) {
         const bool is_input = i < inputs.size();
@@ -178,7 +185,8 @@ int run_on_cuda(const Kernel &kernel, const std::vector<DeviceArray> &inputs, co
             *error = "a device array is not aligned to 16 bytes (the kernel's vector loads need it)";
             return -1;
         }
-        describe(a, dtype, kernel.device_interface, buffers[i], dims.data() + next_dim);
+        const bool no_memory = a.pointer == 0 && std::find(a.shape.begin(), a.shape.end(), 0) != a.shape.end();
+        describe(a, no_memory ? stand_in : a.pointer, dtype, kernel.device_interface, buffers[i], dims.data() + next_dim);
         next_dim += a.shape.size();
         pointers[i] = &buffers[i];
     }
