@@ -196,3 +196,15 @@ INVARIANT = {
 def test_reduction_of_values_invariant_along_the_axis(case, n, rng):
     f = fn_from_src(f"def f(x):\n    n = {n}\n    return {INVARIANT[case]}\n")
     check(f, make(rng, (n,), "float32", "normal"), reduce=16, scale=16.0)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float32"])
+@pytest.mark.parametrize("call", ["np.sum(a, dtype=bool)", "a.sum(axis=0, dtype=np.bool_)", "np.prod(a, 1, dtype=bool)",
+                                  "np.sum(a, axis=1, dtype=bool, keepdims=True)"])
+def test_sums_accumulated_as_booleans_are_logical(call, dtype, rng):
+    """NumPy's add over booleans is a logical or, its multiply a logical and (12 Trues summed as
+    bool are True; the IR's sum counted them in one bit)."""
+    f = fn_from_src(f"def f(a):\n    return {call}\n")
+    for shape in [(4, 3), (1, 1), (0, 2)]:
+        check(f, make(rng, shape, dtype, kind="small"))
+        check(f, np.ones(shape, dtype))

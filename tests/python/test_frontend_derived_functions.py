@@ -2,7 +2,7 @@
 NumPy: the NaN-ignoring reductions, count_nonzero, ptp and average; flips, rot90, moveaxis,
 atleast_nd, column_stack and dstack; inner, vdot, vecdot, matvec and vecmat; nan_to_num and
 select; shifts by array amounts, bitwise_count, logaddexp2 and conjugate; ufunc.reduce and
-rounding to decimals; tile, repeat, meshgrid and the splits; cov, corrcoef and trapezoid."""
+rounding to decimals; tile, repeat, meshgrid and the splits; cov, corrcoef and trapezoid; einsum."""
 import numpy as np
 import pytest
 
@@ -183,3 +183,31 @@ def test_results_of_which_some_are_empty(dtype, rng):
     f = O.fn_from_src("def f(a):\n    return a[:0], a[1:3] + a[1:3], a[:, 2:2], np.split(a, [1, 9])\n")
     for shape in [(4, 5), (1, 1)]:
         O.check(f, O.make(rng, shape, dtype))
+
+
+_EINSUMS = [("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 6)]),
+            ("i,i->", [(4,), (4,)]), ("i,i", [(4,), (4,)]), ("ij,j->i", [(3, 4), (4,)]), ("ij->ji", [(3, 4)]),
+            ("ij->", [(3, 4)]), ("ij->j", [(3, 4)]), ("ji", [(3, 4)]), ("bij,bkj->bik", [(2, 3, 4), (2, 5, 4)]),
+            ("i,j->ij", [(3,), (4,)]), ("ij,ij->ij", [(3, 4), (3, 4)]), ("ij,ij->", [(3, 4), (3, 4)]),
+            ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)]), ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+            ("ij,kl->", [(2, 3), (4, 5)]), ("ijk->kji", [(2, 3, 4)]), ("ij,jk->ik", [(0, 4), (4, 5)]),
+            ("ij,jk->ik", [(3, 0), (0, 5)])]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64", "bool", "float16"])
+@pytest.mark.parametrize("subscripts,shapes", _EINSUMS, ids=[s for s, _ in _EINSUMS])
+def test_einsum(subscripts, shapes, dtype, rng):
+    f = O.fn_from_src(f"def f(*a):\n    return np.einsum({subscripts!r}, *a)\n")
+    O.check(f, *[O.make(rng, s, dtype, kind="small" if dtype != "bool" else "normal") for s in shapes],
+            reduce=max(max(s, default=1) for s in shapes) + 1)
+
+
+def test_an_einsum_transpose_is_a_view(rng):
+    f = O.fn_from_src("def f(a):\n    t = np.einsum('ij->ji', a)\n    a[0, 1] = 9\n    return t + 0\n")
+    O.check(f, O.make(rng, (3, 4), "float64"))
+
+
+@pytest.mark.parametrize("call", ["np.einsum('ij,jk->ik', a, a)", "np.einsum('ij,j->i', a, a)", "np.einsum('ij,k', a)",
+                                  "np.einsum('ij->k', a)"])
+def test_einsum_errors_are_numpys(call, rng):
+    O.check_raises_same(O.fn_from_src(f"def f(a):\n    return {call}\n"), O.make(rng, (3, 4), "float64"))

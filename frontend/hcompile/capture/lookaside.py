@@ -19,6 +19,7 @@ from . import numpy_rules as rules
 from . import array_functions, joins, ranges, rearrange, shape_ops
 from . import stores
 from .derived_reductions import DERIVED_FUNCTIONS, ufunc_reduce
+from .einsum import einsum
 from .indexing import iterate_rows
 from .matmul import dot, inner, matmul, matvec, vdot, vecdot, vecmat
 from .reductions import REDUCTIONS
@@ -35,7 +36,7 @@ NUMPY_FUNCTIONS = {
     np.mean: REDUCTIONS["mean"], np.var: REDUCTIONS["var"], np.std: REDUCTIONS["std"],
     np.any: REDUCTIONS["any"], np.all: REDUCTIONS["all"],
     np.copyto: stores.copyto, np.where: ew.where, np.clip: ew.clip, np.round: ew.round_, np.around: ew.round_,
-    np.matmul: matmul, np.dot: dot, np.inner: inner, np.vdot: vdot,
+    np.matmul: matmul, np.dot: dot, np.inner: inner, np.vdot: vdot, np.einsum: einsum,
     np.flip: rearrange.flip, np.fliplr: rearrange.fliplr, np.flipud: rearrange.flipud, np.rot90: rearrange.rot90,
     np.moveaxis: rearrange.moveaxis, np.atleast_1d: rearrange.at_least(1), np.atleast_2d: rearrange.at_least(2),
     np.atleast_3d: rearrange.at_least(3), np.column_stack: rearrange.column_stack, np.dstack: rearrange.dstack,

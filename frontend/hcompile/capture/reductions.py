@@ -58,7 +58,11 @@ def sum_or_prod(kind):
             return _concrete(kind, a, axis=axis, dtype=dtype, keepdims=keepdims)
         acc = rules.result_dtype_of(kind, [a.dtype], dtype=_dtype_key(dtype))
         axes = rules.normalize_axes(axis, a.ndim)
-        return _reduce(b, kind, b.cast(a, acc), axes, keepdims)
+        # Accumulated as booleans (dtype=bool), NumPy's add is a logical or and its multiply a
+        # logical and: the IR's any and all. (Its sum of booleans counted in one bit: 12 Trues
+        # summed to False.)
+        reduced = kind if acc != np.bool_ else {"sum": "any", "prod": "all"}[kind]
+        return _reduce(b, reduced, b.cast(a, acc), axes, keepdims)
     reduction.__name__ = kind
     return reduction
 
